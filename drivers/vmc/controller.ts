@@ -1,0 +1,76 @@
+import type { Minor } from "../../src/core/money.js";
+
+/**
+ * The vending machine controller (VMC) as the engine sees it: vendd is the cashless device. Implementations:
+ * `sim.ts` (in-process), the MDB cashless adapter line protocol over a serial port, and pulse output.
+ *
+ * Failure semantics:
+ * - Commands reject with a `VmcError` when the adapter does not confirm within its timeout or the current
+ *   state does not allow the command; a rejected command changed nothing that vendd relies on.
+ * - `approveVend(amount)` is refused unless a vend request for exactly that amount is pending: the
+ *   controller never approves an amount different from the one requested (vending-mdb §1.5 rule 5).
+ * - Events arrive in protocol order. No correlation id exists on the wire, so a `vendSucceeded` or
+ *   `vendFailed` always refers to the one approved vend; lines that do not fit the state are dropped
+ *   (logged) and never become events.
+ * - After a `reset` event any approved vend without an outcome has an unknown outcome; the engine applies
+ *   its policy (MDB §7.4.7: counts as success).
+ */
+export interface VendController {
+  readonly kind: VmcKind;
+
+  /** Opens the link, configures the reader and enables it. */
+  open(): Promise<void>;
+
+  /** Takes the reader off the bus (out of service) or back on. */
+  setEnabled(enabled: boolean): Promise<void>;
+
+  /** Authorization first: offers `funds` to the VMC (BEGIN SESSION). */
+  beginSession(funds: Minor): Promise<void>;
+
+  /** Approves the pending vend request; `amount` must equal the requested price. */
+  approveVend(amount: Minor): Promise<void>;
+
+  /** Denies the pending vend request. */
+  denyVend(): Promise<void>;
+
+  /** Ends a session vendd began that has no vend request pending. */
+  endSession(): Promise<void>;
+
+  /** Shows text on the VMC's display when it allows it (≤ 32 characters). Best effort. */
+  displayText(text: string): Promise<void>;
+
+  /** Subscribes to events; returns the unsubscribe function. */
+  onEvent(listener: (event: VmcEvent) => void): () => void;
+
+  close(): Promise<void>;
+}
+
+export type VmcKind = "sim" | "mdb-adapter" | "pulse";
+
+export type VmcEvent =
+  /** The customer chose `item` at `price` (selection first, or inside a session). */
+  | { type: "vendRequested"; item: number; price: Minor }
+  /** The VMC delivered the approved vend. */
+  | { type: "vendSucceeded"; item: number | null }
+  /** The VMC did not deliver the approved vend (refund the customer). */
+  | { type: "vendFailed" }
+  /** The VMC withdrew a vend request before it was approved or denied (timeout, return button). */
+  | { type: "vendCancelled" }
+  /** The VMC accepted a session vendd began (funds shown). */
+  | { type: "sessionStarted"; funds: Minor }
+  /** The VMC ended the session (session complete, return button). */
+  | { type: "sessionEnded" }
+  /** The adapter or VMC reset; any approved vend without an outcome is now unknown. */
+  | { type: "reset"; reason: string }
+  /** The link to the VMC is healthy (`up`) or silent (`down`). */
+  | { type: "link"; up: boolean };
+
+export class VmcError extends Error {
+  override readonly name = "VmcError";
+  constructor(
+    readonly code: "timeout" | "state" | "amount" | "io" | "closed",
+    message: string,
+  ) {
+    super(message);
+  }
+}

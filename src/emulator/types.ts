@@ -1,0 +1,91 @@
+import type { IncomingHttpHeaders } from "node:http";
+import type { Minor } from "../core/money.js";
+
+/**
+ * Internal contract of the payment-service emulator. The HTTP server (server.ts) parses a request into an
+ * `EmuRequest` and asks each interface handler in turn (V10, older interface, user simulation, admin);
+ * the first non-null `EmuResponse` is sent. Interfaces share one virtual clock, one ledger and one set of
+ * simulated app users.
+ */
+export interface EmuRequest {
+  method: string;
+  /** Path without the query string, e.g. `/v10/payments/abc`. */
+  path: string;
+  query: URLSearchParams;
+  headers: IncomingHttpHeaders;
+  /** Node's raw header list, to detect repeated headers (pos-v10 §3). */
+  rawHeaders: string[];
+  /** The exact body bytes (≤ the configured limit; larger bodies are answered 413 by the server). */
+  body: Buffer;
+  /** The absolute URL as the client requested it: `http://` + Host header + path and query. */
+  url: string;
+}
+
+export interface EmuResponse {
+  status: number;
+  /** Serialised as JSON when present; absent means an empty body. */
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface InterfaceHandler {
+  /** Answers the request, or resolves `null` when the path is not this handler's. */
+  handle(req: EmuRequest): Promise<EmuResponse | null>;
+}
+
+/** Emulator time: virtual, starts at wall-clock time and moves with it plus every admin advance. */
+export interface EmuClock {
+  now(): number;
+  /** Adds `ms` to virtual time and runs every rule that became due (expiry, auto-capture, inactivity). */
+  advance(ms: number): void;
+  /** Subscribes to time moving (after an advance, and on each periodic tick); returns unsubscribe. */
+  onTick(listener: (now: number) => void): () => void;
+}
+
+export type LedgerKind = "reserved" | "paid" | "captured" | "cancelled" | "expired" | "refunded";
+
+/** One money movement, as the exactly-once tests see it. */
+export interface LedgerEntry {
+  seq: number;
+  interface: "v10" | "legacy";
+  /** V10 paymentId (or refundId for `refunded`), older interface OrderId. */
+  id: string;
+  /** For refunds, the payment they belong to. */
+  paymentId: string | null;
+  orderId: string;
+  kind: LedgerKind;
+  amount: Minor;
+  /** Emulator time, ms since epoch. */
+  at: number;
+}
+
+export interface Ledger {
+  record(entry: Omit<LedgerEntry, "seq" | "at">): LedgerEntry;
+  entries(): readonly LedgerEntry[];
+}
+
+export type UserFeature =
+  | "creditCard"
+  | "debitCard"
+  | "receiptToken"
+  | "loyaltyMember"
+  | "noPartialCapture"
+  | "insufficientFunds"
+  | "slowToAccept"
+  | "walksAway";
+
+export interface SimUser {
+  phone: string;
+  features: readonly UserFeature[];
+}
+
+/**
+ * Implemented by each interface's model so that one user-simulation API serves both: `beaconId` is a V10
+ * PoS's beaconId or an older-interface PoSUnitId.
+ */
+export interface CheckinTarget {
+  ownsBeacon(beaconId: string): boolean;
+  checkin(beaconId: string, user: SimUser): EmuResponse;
+  accept(beaconId: string, user: SimUser): EmuResponse;
+  reject(beaconId: string): EmuResponse;
+}
