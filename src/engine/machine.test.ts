@@ -1,0 +1,479 @@
+import { describe, expect, it } from "vitest";
+import type { PaymentObservation, PaymentRef, PaymentState } from "../payment/driver.js";
+import { IDLE, transition } from "./machine.js";
+import type { Effect, EngineContext, EngineInput, EngineState, Session } from "./types.js";
+
+const ctx: EngineContext = {
+  currency: "DKK",
+  checkinUri: "servicepos://pos?id=123456789012345&source=qr",
+  paymentTimeoutMs: 60_000,
+  vendTimeoutMs: 30_000,
+  unknownOutcome: "capture",
+};
+const S: Session = { id: "s1", orderId: "vm-1-00001-abcd", item: 12, price: 150 };
+const R: PaymentRef = { id: "p1", orderId: S.orderId, mode: "reservation" };
+const obs = (state: PaymentState, extra: Partial<PaymentObservation> = {}): PaymentObservation => ({
+  ref: R,
+  state,
+  amount: 150,
+  partialCapturePossible: state === "reserved" ? true : null,
+  pollDelayMs: 1000,
+  ...extra,
+});
+const up = (state: PaymentState, extra: Partial<PaymentObservation> = {}): EngineInput => ({
+  type: "paymentUpdate",
+  sessionId: S.id,
+  observation: obs(state, extra),
+});
+
+const paying = (over: Partial<EngineState & { tag: "paying" }> = {}): EngineState => ({
+  tag: "paying",
+  session: S,
+  ref: null,
+  abandon: null,
+  issued: false,
+  ...over,
+});
+const payingRef = (over: Partial<EngineState & { tag: "paying" }> = {}) => paying({ ref: R, ...over });
+const vending: EngineState = { tag: "vending", session: S, ref: R };
+const settling = (action: "capture" | "cancel"): EngineState => ({
+  tag: "settling",
+  session: S,
+  ref: R,
+  action,
+  amount: 150,
+  result: action === "capture" ? "captured" : "cancelled",
+  reason: "r",
+});
+
+const vendRequested = (price = 150): EngineInput => ({
+  type: "vendRequested",
+  item: 12,
+  price,
+  sessionId: S.id,
+  orderId: S.orderId,
+});
+
+interface Row {
+  name: string;
+  from: EngineState;
+  input: EngineInput;
+  to: Partial<EngineState> & { tag: EngineState["tag"] };
+  effects: Effect["type"][];
+  check?: (effects: Effect[], state: EngineState) => void;
+  context?: Partial<EngineContext>;
+}
+
+const find = <T extends Effect["type"]>(effects: Effect[], type: T) =>
+  effects.find((e): e is Extract<Effect, { type: T }> => e.type === type);
+
+const CANCEL_DENY = ["stopWatching", "clearTimer", "denyVend", "show", "settle"] as const;
+const END_DENIED = ["stopWatching", "clearTimer", "denyVend", "show", "finishSession", "show"] as const;
+
+const rows: Row[] = [
+  // ---- idle ----
+  {
+    name: "idle + vend request → paying, session journaled, QR shown, payment started, timer armed",
+    from: IDLE,
+    input: vendRequested(),
+    to: { tag: "paying", ref: null, abandon: null },
+    effects: ["openSession", "show", "startPayment", "startTimer"],
+    check: (e) => {
+      expect(find(e, "show")?.screen).toMatchObject({ kind: "pay", amount: 150, checkinUri: ctx.checkinUri });
+      expect(find(e, "startTimer")).toMatchObject({ timer: "payment", ms: 60_000 });
+    },
+  },
+  {
+    name: "idle + vend request at price 0 → denied at once",
+    from: IDLE,
+    input: vendRequested(0),
+    to: { tag: "idle" },
+    effects: ["openSession", "denyVend", "finishSession"],
+    check: (e) => expect(find(e, "finishSession")?.result).toBe("denied"),
+  },
+  ...(
+    [
+      { type: "vendSucceeded", item: 1 },
+      { type: "vendFailed" },
+      { type: "vendCancelled" },
+      { type: "vmcReset", reason: "x" },
+      { type: "timeout", sessionId: "s1", timer: "payment" },
+      { type: "paymentStarted", sessionId: "s1", ref: R },
+      { type: "settled", sessionId: "s1" },
+    ] satisfies EngineInput[]
+  ).map(
+    (input): Row => ({
+      name: `idle + ${input.type} → ignored`,
+      from: IDLE,
+      input,
+      to: { tag: "idle" },
+      effects: ["ignored"],
+    }),
+  ),
+
+  // ---- paying, payment not yet confirmed ----
+  {
+    name: "paying + payment started → watch it",
+    from: paying(),
+    input: { type: "paymentStarted", sessionId: S.id, ref: R },
+    to: { tag: "paying", ref: R },
+    effects: ["watchPayment"],
+  },
+  {
+    name: "paying + start refused → deny, session denied",
+    from: paying(),
+    input: { type: "paymentStartFailed", sessionId: S.id, reason: "busy", unresolved: false },
+    to: { tag: "idle" },
+    effects: [...END_DENIED],
+    check: (e) => expect(find(e, "finishSession")?.result).toBe("denied"),
+  },
+  {
+    name: "paying + start unresolved → deny, session left unsettled for recovery",
+    from: paying(),
+    input: { type: "paymentStartFailed", sessionId: S.id, reason: "timeout", unresolved: true },
+    to: { tag: "idle" },
+    effects: [...END_DENIED],
+    check: (e) => expect(find(e, "finishSession")?.result).toBe("unsettled"),
+  },
+  {
+    name: "paying (no ref) + payment timeout → deny now, cancel when the payment is known",
+    from: paying(),
+    input: { type: "timeout", sessionId: S.id, timer: "payment" },
+    to: { tag: "paying", abandon: "customer did not pay in time" },
+    effects: ["clearTimer", "denyVend", "show"],
+  },
+  {
+    name: "paying (no ref) + VMC cancelled → abandon without deny",
+    from: paying(),
+    input: { type: "vendCancelled" },
+    to: { tag: "paying", abandon: "the machine cancelled the vend" },
+    effects: ["clearTimer"],
+  },
+  {
+    name: "paying (no ref) + VMC reset → abandon",
+    from: paying(),
+    input: { type: "vmcReset", reason: "power" },
+    to: { tag: "paying", abandon: "the machine reset (power)" },
+    effects: ["clearTimer"],
+  },
+  {
+    name: "paying + second vend request → denied, session unchanged",
+    from: paying(),
+    input: vendRequested(),
+    to: { tag: "paying", abandon: null },
+    effects: ["denyVend"],
+    check: (e) => expect(find(e, "denyVend")?.sessionId).toBeNull(),
+  },
+  {
+    name: "paying + input of another session → ignored",
+    from: paying(),
+    input: { type: "paymentStarted", sessionId: "other", ref: R },
+    to: { tag: "paying", ref: null },
+    effects: ["ignored"],
+  },
+  {
+    name: "paying + vend timer → ignored",
+    from: paying(),
+    input: { type: "timeout", sessionId: S.id, timer: "vend" },
+    to: { tag: "paying" },
+    effects: ["ignored"],
+  },
+  {
+    name: "paying + vend success (out of sequence) → ignored",
+    from: paying(),
+    input: { type: "vendSucceeded", item: 12 },
+    to: { tag: "paying" },
+    effects: ["ignored"],
+  },
+  {
+    name: "paying (no ref) + payment update → ignored",
+    from: paying(),
+    input: up("reserved"),
+    to: { tag: "paying" },
+    effects: ["ignored"],
+  },
+
+  // ---- paying, abandoned before the payment was confirmed ----
+  {
+    name: "abandoned + payment started → cancel it",
+    from: paying({ abandon: "gone" }),
+    input: { type: "paymentStarted", sessionId: S.id, ref: R },
+    to: { tag: "settling", action: "cancel", result: "cancelled" },
+    effects: ["stopWatching", "clearTimer", "settle"],
+  },
+  {
+    name: "abandoned + start failed → finish denied without a second deny",
+    from: paying({ abandon: "gone" }),
+    input: { type: "paymentStartFailed", sessionId: S.id, reason: "x", unresolved: false },
+    to: { tag: "idle" },
+    effects: ["stopWatching", "clearTimer", "finishSession", "show"],
+  },
+  {
+    name: "abandoned + another cancel → nothing more",
+    from: paying({ abandon: "gone" }),
+    input: { type: "vendCancelled" },
+    to: { tag: "paying", abandon: "gone" },
+    effects: [],
+  },
+
+  // ---- paying, payment known ----
+  {
+    name: "pending update → no change",
+    from: payingRef(),
+    input: up("pending"),
+    to: { tag: "paying" },
+    effects: [],
+  },
+  {
+    name: "issued update → approve-in-app screen",
+    from: payingRef(),
+    input: up("issued"),
+    to: { tag: "paying", issued: true },
+    effects: ["show"],
+  },
+  {
+    name: "issued again → no redraw",
+    from: payingRef({ issued: true }),
+    input: up("issued"),
+    to: { tag: "paying", issued: true },
+    effects: [],
+  },
+  {
+    name: "reserved at the price → approve exactly the price, vend timer armed",
+    from: payingRef(),
+    input: up("reserved"),
+    to: { tag: "vending" },
+    effects: ["stopWatching", "clearTimer", "approveVend", "show", "startTimer"],
+    check: (e) => {
+      expect(find(e, "approveVend")?.amount).toBe(150);
+      expect(find(e, "startTimer")).toMatchObject({ timer: "vend", ms: 30_000 });
+    },
+  },
+  {
+    name: "paid (direct payment) → approve",
+    from: payingRef(),
+    input: up("paid"),
+    to: { tag: "vending" },
+    effects: ["stopWatching", "clearTimer", "approveVend", "show", "startTimer"],
+  },
+  {
+    name: "reserved at another amount → deny and cancel, never approve",
+    from: payingRef(),
+    input: up("reserved", { amount: 100 }),
+    to: { tag: "settling", action: "cancel" },
+    effects: [...CANCEL_DENY],
+  },
+  {
+    name: "cancelled by user → deny, session denied",
+    from: payingRef(),
+    input: up("cancelled", { cancelReason: "user" }),
+    to: { tag: "idle" },
+    effects: [...END_DENIED],
+    check: (e) => expect(find(e, "finishSession")?.reason).toBe("payment cancelled by user"),
+  },
+  {
+    name: "expired → denied",
+    from: payingRef(),
+    input: up("expired"),
+    to: { tag: "idle" },
+    effects: [...END_DENIED],
+  },
+  {
+    name: "failed → denied",
+    from: payingRef(),
+    input: up("failed"),
+    to: { tag: "idle" },
+    effects: [...END_DENIED],
+  },
+  {
+    name: "captured by someone else → unsettled for review",
+    from: payingRef(),
+    input: up("captured"),
+    to: { tag: "idle" },
+    effects: [...END_DENIED],
+    check: (e) => expect(find(e, "finishSession")?.result).toBe("unsettled"),
+  },
+  {
+    name: "update of another payment → ignored",
+    from: payingRef(),
+    input: {
+      type: "paymentUpdate",
+      sessionId: S.id,
+      observation: { ...obs("reserved"), ref: { ...R, id: "p2" } },
+    },
+    to: { tag: "paying" },
+    effects: ["ignored"],
+  },
+  {
+    name: "payment timeout with a payment → deny and cancel",
+    from: payingRef(),
+    input: { type: "timeout", sessionId: S.id, timer: "payment" },
+    to: { tag: "settling", action: "cancel" },
+    effects: [...CANCEL_DENY],
+  },
+  {
+    name: "VMC cancelled with a payment → cancel without deny",
+    from: payingRef(),
+    input: { type: "vendCancelled" },
+    to: { tag: "settling", action: "cancel" },
+    effects: ["stopWatching", "clearTimer", "settle"],
+  },
+  {
+    name: "VMC reset with a payment → cancel",
+    from: payingRef(),
+    input: { type: "vmcReset", reason: "r" },
+    to: { tag: "settling", action: "cancel" },
+    effects: ["stopWatching", "clearTimer", "settle"],
+  },
+
+  // ---- vending ----
+  {
+    name: "vend success → capture the price",
+    from: vending,
+    input: { type: "vendSucceeded", item: 12 },
+    to: { tag: "settling", action: "capture", result: "captured" },
+    effects: ["clearTimer", "recordVend", "settle", "show"],
+    check: (e) => {
+      expect(find(e, "settle")).toMatchObject({ action: "capture", amount: 150, review: false });
+      expect(find(e, "recordVend")?.outcome).toBe("success");
+    },
+  },
+  {
+    name: "vend failure → cancel",
+    from: vending,
+    input: { type: "vendFailed" },
+    to: { tag: "settling", action: "cancel", result: "cancelled" },
+    effects: ["clearTimer", "recordVend", "settle", "show"],
+    check: (e) => expect(find(e, "recordVend")?.outcome).toBe("failure"),
+  },
+  {
+    name: "VMC cancelled after approval was sent → cancel",
+    from: vending,
+    input: { type: "vendCancelled" },
+    to: { tag: "settling", action: "cancel" },
+    effects: ["clearTimer", "recordVend", "settle", "show"],
+  },
+  {
+    name: "approval refused by the VMC → cancel",
+    from: vending,
+    input: { type: "approveFailed", sessionId: S.id, reason: "state" },
+    to: { tag: "settling", action: "cancel" },
+    effects: ["clearTimer", "recordVend", "settle", "show"],
+  },
+  {
+    name: "no outcome in time, policy capture → capture, flagged for review",
+    from: vending,
+    input: { type: "timeout", sessionId: S.id, timer: "vend" },
+    to: { tag: "settling", action: "capture" },
+    effects: ["clearTimer", "recordVend", "settle", "show"],
+    check: (e) => {
+      expect(find(e, "settle")).toMatchObject({ action: "capture", review: true });
+      expect(find(e, "recordVend")?.outcome).toBe("unknown");
+    },
+  },
+  {
+    name: "no outcome in time, policy cancel → cancel, flagged for review",
+    from: vending,
+    input: { type: "timeout", sessionId: S.id, timer: "vend" },
+    context: { unknownOutcome: "cancel" },
+    to: { tag: "settling", action: "cancel" },
+    effects: ["clearTimer", "recordVend", "settle", "show"],
+    check: (e) => expect(find(e, "settle")).toMatchObject({ action: "cancel", review: true }),
+  },
+  {
+    name: "VMC reset during the vend → counts as success (MDB §7.4.7), review",
+    from: vending,
+    input: { type: "vmcReset", reason: "power" },
+    to: { tag: "settling", action: "capture" },
+    effects: ["clearTimer", "recordVend", "settle", "show"],
+    check: (e) => expect(find(e, "settle")?.review).toBe(true),
+  },
+  {
+    name: "vending + payment timer → ignored",
+    from: vending,
+    input: { type: "timeout", sessionId: S.id, timer: "payment" },
+    to: { tag: "vending" },
+    effects: ["ignored"],
+  },
+  {
+    name: "vending + vend request → denied",
+    from: vending,
+    input: vendRequested(),
+    to: { tag: "vending" },
+    effects: ["denyVend"],
+  },
+  {
+    name: "vending + payment update → ignored",
+    from: vending,
+    input: up("reserved"),
+    to: { tag: "vending" },
+    effects: ["ignored"],
+  },
+  {
+    name: "vending + input of another session → ignored",
+    from: vending,
+    input: { type: "approveFailed", sessionId: "other", reason: "x" },
+    to: { tag: "vending" },
+    effects: ["ignored"],
+  },
+
+  // ---- settling ----
+  {
+    name: "settled → session finished with its result, idle",
+    from: settling("capture"),
+    input: { type: "settled", sessionId: S.id },
+    to: { tag: "idle" },
+    effects: ["finishSession", "show"],
+    check: (e) => expect(find(e, "finishSession")?.result).toBe("captured"),
+  },
+  {
+    name: "settlement failed → unsettled (decision journaled for recovery), idle",
+    from: settling("cancel"),
+    input: { type: "settleFailed", sessionId: S.id, reason: "unavailable" },
+    to: { tag: "idle" },
+    effects: ["finishSession", "show"],
+    check: (e) => expect(find(e, "finishSession")?.result).toBe("unsettled"),
+  },
+  {
+    name: "settling + vend request → denied",
+    from: settling("capture"),
+    input: vendRequested(),
+    to: { tag: "settling" },
+    effects: ["denyVend"],
+  },
+  {
+    name: "settling + vend success → ignored",
+    from: settling("capture"),
+    input: { type: "vendSucceeded", item: 1 },
+    to: { tag: "settling" },
+    effects: ["ignored"],
+  },
+  {
+    name: "settling + settled of another session → ignored",
+    from: settling("capture"),
+    input: { type: "settled", sessionId: "other" },
+    to: { tag: "settling" },
+    effects: ["ignored"],
+  },
+];
+
+describe("engine transitions (selection first)", () => {
+  it.each(rows)("$name", (row) => {
+    const { state, effects } = transition(row.from, row.input, { ...ctx, ...row.context });
+    expect(state).toMatchObject(row.to);
+    expect(effects.map((e) => e.type)).toEqual(row.effects);
+    row.check?.(effects, state);
+  });
+
+  it("never approves an amount other than the session's price", () => {
+    for (const amount of [1, 149, 151, 10_000, null]) {
+      const { effects } = transition(payingRef(), up("reserved", { amount }), ctx);
+      for (const e of effects) if (e.type === "approveVend") expect(e.amount).toBe(S.price);
+    }
+  });
+
+  it("covers every state with at least one row", () => {
+    const tags = new Set(rows.map((r) => r.from.tag));
+    expect([...tags].sort()).toEqual(["idle", "paying", "settling", "vending"]);
+  });
+});

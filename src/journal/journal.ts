@@ -1,0 +1,103 @@
+import type { Minor } from "../core/money.js";
+import type { SessionResult, SettleAction } from "../engine/types.js";
+
+/**
+ * The durable record of every session and every payment mutation: the unit's outbox. Exactly one writer
+ * connection exists, in the daemon (reliability.md §1.2).
+ *
+ * Failure semantics:
+ * - Every write method commits a transaction with `synchronous=FULL` before it returns. If it throws
+ *   (disk full, fsync failure: SQLITE_IOERR_FSYNC), nothing was recorded and the caller must not send the
+ *   request the row describes.
+ * - Reads never throw for a missing row; they return `undefined` or an empty list.
+ */
+export interface Journal {
+  /** Allocates the next order id (≤ 32 characters, unique per unit across journal resets). */
+  nextOrderId(): string;
+  openSession(s: NewSession): void;
+  /** Records a payment mutation before it is sent, with a new idempotency key. */
+  recordIntent(i: NewIntent): Intent;
+  /** Marks an intent as confirmed by the service (or definitively refused). */
+  completeIntent(intentId: number, outcome: "done" | "failed", detail: string): void;
+  /** Stores the service's payment id once known. */
+  setPaymentId(sessionId: string, paymentId: string): void;
+  /** Records that the vend was approved at the VMC (before the approval is sent). */
+  markApproved(sessionId: string, amount: Minor): void;
+  recordVend(sessionId: string, outcome: VendOutcome): void;
+  /** Records the capture-or-cancel decision and why (before the call). */
+  decide(sessionId: string, decision: Decision): void;
+  closeSession(sessionId: string, result: SessionResult, reason: string): void;
+  event(sessionId: string | null, type: string, data?: Record<string, unknown>): void;
+
+  session(sessionId: string): SessionRow | undefined;
+  intents(sessionId: string): Intent[];
+  /** Sessions not yet closed, or closed `unsettled`: what recovery must resolve. */
+  unresolved(): SessionRow[];
+  /** True when the journal owns this order as a session that is not closed. */
+  ownsLiveOrder(orderId: string): boolean;
+  sessions(opts?: { limit?: number }): SessionRow[];
+  close(): void;
+}
+
+export type VendOutcome = "success" | "failure" | "unknown" | "cancelled";
+
+export interface NewSession {
+  id: string;
+  orderId: string;
+  flow: "selection" | "checkin";
+  item: number;
+  price: Minor;
+  driver: string;
+}
+
+export type IntentOp = "start" | "capture" | "cancel" | "refund";
+
+export interface NewIntent {
+  sessionId: string;
+  op: IntentOp;
+  orderId: string;
+  paymentId: string | null;
+  amount: Minor;
+}
+
+export interface Intent extends NewIntent {
+  id: number;
+  idempotencyKey: string;
+  state: "pending" | "done" | "failed";
+  createdAt: number;
+}
+
+export interface Decision {
+  action: SettleAction;
+  amount: Minor;
+  reason: string;
+  review: boolean;
+}
+
+export interface SessionRow {
+  id: string;
+  orderId: string;
+  flow: string;
+  item: number;
+  price: Minor;
+  driver: string;
+  paymentId: string | null;
+  openedAt: number;
+  approvedAmount: Minor | null;
+  vendOutcome: VendOutcome | null;
+  decision: Decision | null;
+  result: SessionResult | null;
+  reason: string | null;
+  closedAt: number | null;
+}
+
+export class JournalError extends Error {
+  override readonly name = "JournalError";
+  constructor(
+    readonly code: "durability" | "io" | "integrity" | "unknownSession",
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * Schema migrations, applied in order inside one transaction each; `PRAGMA user_version` holds the number of
+ * migrations applied. Never edit a released migration: append a new one.
+ */
+export const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
+  CREATE TABLE sessions (
+    id TEXT PRIMARY KEY,
+    order_id TEXT NOT NULL UNIQUE,
+    flow TEXT NOT NULL,
+    item INTEGER NOT NULL,
+    price INTEGER NOT NULL CHECK (price >= 0),
+    driver TEXT NOT NULL,
+    payment_id TEXT,
+    opened_at INTEGER NOT NULL,
+    approved_amount INTEGER,
+    vend_outcome TEXT,
+    decision TEXT CHECK (decision IN ('capture', 'cancel')),
+    decision_amount INTEGER,
+    decision_reason TEXT,
+    review INTEGER NOT NULL DEFAULT 0,
+    result TEXT,
+    reason TEXT,
+    closed_at INTEGER
+  ) STRICT;
+  CREATE INDEX sessions_open ON sessions (closed_at) WHERE closed_at IS NULL OR result = 'unsettled';
+  CREATE TABLE intents (
+    id INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions (id),
+    op TEXT NOT NULL CHECK (op IN ('start', 'capture', 'cancel', 'refund')),
+    order_id TEXT NOT NULL,
+    payment_id TEXT,
+    amount INTEGER NOT NULL,
+    idempotency_key TEXT NOT NULL UNIQUE,
+    state TEXT NOT NULL CHECK (state IN ('pending', 'done', 'failed')),
+    detail TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX intents_session ON intents (session_id);
+  CREATE TABLE events (
+    id INTEGER PRIMARY KEY,
+    session_id TEXT,
+    at INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    data TEXT
+  ) STRICT;
+  CREATE INDEX events_session ON events (session_id);
+  `,
+];

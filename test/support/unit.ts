@@ -1,0 +1,73 @@
+import pino from "pino";
+import { createSimDisplay, type SimDisplay } from "../../drivers/display/sim.js";
+import { type DispenseOutcome, SimVmc } from "../../drivers/vmc/sim.js";
+import { ManualClock } from "../../src/core/clock.js";
+import { type EngineOptions, VendEngine } from "../../src/engine/runner.js";
+import type { Journal } from "../../src/journal/journal.js";
+import { openSqliteJournal, type SqliteJournal } from "../../src/journal/sqlite.js";
+import type { PaymentDriver } from "../../src/payment/driver.js";
+import { type CustomerPlan, SimPaymentDriver } from "../../src/payment/sim.js";
+
+export interface TestUnit {
+  clock: ManualClock;
+  vmc: SimVmc;
+  payment: SimPaymentDriver;
+  journal: SqliteJournal;
+  display: SimDisplay;
+  engine: VendEngine;
+  /** Moves virtual time forward, letting promises run between 100 ms steps. */
+  run(ms?: number): Promise<void>;
+}
+
+export const ENGINE_DEFAULTS: EngineOptions = {
+  currency: "DKK",
+  scheme: "servicepos",
+  paymentTimeoutMs: 60_000,
+  vendTimeoutMs: 30_000,
+  unknownOutcome: "capture",
+  paymentMode: "reservation",
+  captureType: "full",
+  settle: { maxAttempts: 5, baseDelayMs: 100, maxDelayMs: 1000 },
+};
+
+/** A whole unit in one process on a ManualClock: sim VMC, sim payment service, in-memory journal. */
+export async function startTestUnit(
+  opts: {
+    customer?: CustomerPlan;
+    dispense?: DispenseOutcome;
+    engine?: Partial<EngineOptions>;
+    journal?: (j: SqliteJournal) => Journal;
+    payment?: (p: SimPaymentDriver) => PaymentDriver;
+    journalPath?: string;
+  } = {},
+): Promise<TestUnit> {
+  const clock = new ManualClock();
+  const vmc = new SimVmc({ clock, dispenseMs: 500, outcome: () => opts.dispense ?? "success" });
+  const payment = new SimPaymentDriver({
+    clock,
+    customer: () => opts.customer ?? { action: "accept", afterMs: 1500 },
+  });
+  const journal = openSqliteJournal({ path: opts.journalPath ?? ":memory:", unitId: "vm-test", clock });
+  const display = createSimDisplay();
+  const engine = new VendEngine(
+    {
+      payment: opts.payment ? opts.payment(payment) : payment,
+      vmc,
+      display,
+      journal: opts.journal ? opts.journal(journal) : journal,
+      clock,
+      logger: pino({ level: "silent" }),
+    },
+    { ...ENGINE_DEFAULTS, ...opts.engine },
+  );
+  await engine.start();
+  return {
+    clock,
+    vmc,
+    payment,
+    journal,
+    display,
+    engine,
+    run: (ms = 120_000) => clock.advanceAsync(ms, 100),
+  };
+}
