@@ -10,6 +10,7 @@ commands:
   demo [--vends N] [--json] [--driver v10|legacy]   run a simulated unit against the local emulator
   run --config FILE                                  run the unit daemon
   config validate FILE [--secrets FILE]              check a config file; prints every error by path
+  config print FILE [--secrets FILE] [--json]        print the effective config with defaults (no secrets)
   emulator [--port N] [--host H] [--json]            run the payment-service emulator
   help                                               this text
 `;

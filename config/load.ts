@@ -1,0 +1,137 @@
+/**
+ * Loading the configuration: the main file (YAML or JSON) through the one schema, the secrets from their
+ * own file or the environment. Startup refuses an invalid configuration with every issue listed by path;
+ * there is no fallback to empty or default settings.
+ */
+import { dirname, resolve } from "node:path";
+import { readStructuredFile, secretsModeWarning } from "./files.js";
+import { ConfigError, type ConfigIssue, describeIssue, toConfigIssues } from "./issues.js";
+import { isRecord } from "./rules.js";
+import {
+  configSchema,
+  PAYMENT_DRIVERS,
+  type PaymentDriverName,
+  type VenddConfig,
+  type VenddConfigInput,
+} from "./schema.js";
+import { DEFAULT_PAYMENT_DRIVER } from "./schema-payment.js";
+import { resolveSecrets, SECRETS_FILE_ENV, type Secrets } from "./secrets.js";
+
+export { ConfigError, type ConfigIssue } from "./issues.js";
+export { toConfigInput, type VenddConfig, type VenddConfigInput } from "./schema.js";
+export { SECRET_ENV, SECRETS_FILE_ENV, type Secrets, secretValues } from "./secrets.js";
+
+/** A configuration that passed every check. */
+export interface LoadedConfig {
+  config: VenddConfig;
+  secrets: Secrets;
+  /** Problems that do not stop the unit (a secrets file readable by others, an unstable device path). */
+  warnings: string[];
+}
+
+export interface LoadOptions {
+  /** Secrets file path (the `--secrets` flag); wins over VENDD_SECRETS_FILE and `secrets.file`. */
+  secretsFile?: string;
+  /** Environment to read overrides from; default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * Validates already-parsed content. Throws `ConfigError` listing every issue.
+ * @param raw the main config as parsed from YAML/JSON.
+ * @param secretsRaw the parsed secrets file, or `undefined`/`null` when secrets come only from `env`.
+ */
+export function parseConfig(raw: unknown, secretsRaw: unknown, env: NodeJS.ProcessEnv): LoadedConfig {
+  const result = validate(raw, secretsRaw, env);
+  if (result.issues.length > 0 || result.config === undefined) throw new ConfigError(result.issues);
+  return { config: result.config, secrets: result.secrets, warnings: result.warnings };
+}
+
+/**
+ * Reads and validates a config file and its secrets. The secrets file is, in order: `opts.secretsFile`,
+ * `$VENDD_SECRETS_FILE`, or `secrets.file` in the config (relative to the config file's directory).
+ * Throws `ConfigError` listing every issue.
+ */
+export function loadConfig(file: string, opts: LoadOptions = {}): LoadedConfig {
+  const env = opts.env ?? process.env;
+  const main = readStructuredFile(file, { label: "(config file)", showMessages: true });
+  if (!main.ok) throw new ConfigError(main.issues, file, "config_unreadable");
+
+  const issues: ConfigIssue[] = [];
+  const warnings: string[] = [];
+  let secretsRaw: unknown;
+  const secretsFile = secretsFilePath(file, main.value, opts.secretsFile, env);
+  if (secretsFile !== null) {
+    const read = readStructuredFile(secretsFile, { label: "secrets.file", showMessages: false });
+    if (read.ok) secretsRaw = read.value;
+    else issues.push(...read.issues);
+    const warning = secretsModeWarning(secretsFile);
+    if (warning) warnings.push(warning);
+  }
+  const result = validate(main.value, secretsRaw, env);
+  issues.push(...result.issues);
+  if (issues.length > 0 || result.config === undefined) throw new ConfigError(issues, file);
+  return { config: result.config, secrets: result.secrets, warnings: [...warnings, ...result.warnings] };
+}
+
+/**
+ * Builds a configuration in code (the demo, tests) through the same schema: give the required keys, the
+ * rest gets its defaults. Throws `ConfigError` listing every issue. Secrets are not part of it.
+ */
+export function buildConfig(input: VenddConfigInput): VenddConfig {
+  const parsed = configSchema.safeParse(input, { error: describeIssue });
+  if (!parsed.success) throw new ConfigError(toConfigIssues(parsed.error.issues), "buildConfig");
+  return parsed.data;
+}
+
+interface Validation {
+  config?: VenddConfig;
+  secrets: Secrets;
+  issues: ConfigIssue[];
+  warnings: string[];
+}
+
+function validate(raw: unknown, secretsRaw: unknown, env: NodeJS.ProcessEnv): Validation {
+  const parsed = configSchema.safeParse(raw, { error: describeIssue });
+  const issues = parsed.success ? [] : toConfigIssues(parsed.error.issues);
+  // The driver decides which secrets are required; read it from the raw input so that a missing secret
+  // is reported in the same run as the config's own errors.
+  const driver = parsed.success ? parsed.data.payment.driver : rawDriver(raw);
+  const { secrets, issues: secretIssues } = resolveSecrets(secretsRaw, env, driver);
+  issues.push(...secretIssues);
+  if (!parsed.success) return { secrets, issues, warnings: [] };
+  return { config: parsed.data, secrets, issues, warnings: configWarnings(parsed.data) };
+}
+
+function rawDriver(raw: unknown): PaymentDriverName | undefined {
+  if (!isRecord(raw) || !isRecord(raw.payment)) return undefined;
+  const driver = raw.payment.driver;
+  if (driver === undefined) return DEFAULT_PAYMENT_DRIVER;
+  return PAYMENT_DRIVERS.find((d) => d === driver);
+}
+
+function configWarnings(config: VenddConfig): string[] {
+  const warnings: string[] = [];
+  const device = config.vmc.device;
+  if (device !== null && /^\/dev\/tty(USB|ACM)\d+$/.test(device)) {
+    warnings.push(
+      `vmc.device ${device} may change name across reboots; prefer its /dev/serial/by-id/... link`,
+    );
+  }
+  return warnings;
+}
+
+function secretsFilePath(
+  configFile: string,
+  raw: unknown,
+  flag: string | undefined,
+  env: NodeJS.ProcessEnv,
+): string | null {
+  if (flag !== undefined && flag !== "") return resolve(flag);
+  const fromEnv = env[SECRETS_FILE_ENV];
+  if (fromEnv !== undefined && fromEnv !== "") return resolve(fromEnv);
+  const section = isRecord(raw) ? raw.secrets : undefined;
+  const fromConfig = isRecord(section) ? section.file : undefined;
+  if (typeof fromConfig === "string" && fromConfig !== "") return resolve(dirname(configFile), fromConfig);
+  return null;
+}

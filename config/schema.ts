@@ -1,0 +1,137 @@
+/**
+ * The one configuration schema (style anchors, habit 5): it gives the TypeScript type (`VenddConfig`), the
+ * defaults and the runtime check. Every object is strict, so an unknown or misspelt key is an error. The
+ * reference of every key is config/README.md; config/example.yaml shows them all.
+ */
+import * as z from "zod";
+import { parseAmount } from "../src/core/money.js";
+import { ALWAYS, crossCheck, intIn, nonEmpty, serviceText } from "./rules.js";
+import { paymentSchema } from "./schema-payment.js";
+
+export { BEACON_TYPES, PAYMENT_DRIVERS, type PaymentDriverName } from "./schema-payment.js";
+
+/** Decimal places of the configured currencies (DKK and EUR both have 2). */
+export const CURRENCY_DECIMALS = 2;
+
+const unitSchema = z.strictObject({
+  /** Used in order ids, so short and plain: 1-12 of `[A-Za-z0-9-]`. */
+  id: z.string().regex(/^[A-Za-z0-9-]{1,12}$/, "must be 1-12 characters of A-Z, a-z, 0-9 and -"),
+  /** Shown in the app after check-in (PoS name: ≤ 36 valid characters, pos-v10.md §14). */
+  name: serviceText(36),
+});
+
+const journalSchema = z
+  .strictObject({
+    path: nonEmpty(4096).default("/var/lib/vendd/journal.db"),
+    /** Days a finished session stays in the journal. */
+    retentionDays: intIn(7, 36_500).default(90),
+    /** SQLite `journal_size_limit` in bytes (reliability.md §1.3: 4-16 MiB). */
+    sizeLimitBytes: intIn(0, 1_073_741_824).default(8_388_608),
+  })
+  .prefault({});
+
+/** Serial ports, prefer the stable `/dev/serial/by-id/...` names. */
+const vmcSchema = z
+  .strictObject({
+    driver: z.enum(["sim", "mdb-adapter", "pulse"]).default("sim"),
+    device: nonEmpty(4096).nullable().default(null),
+    baudRate: intIn(1200, 4_000_000).default(115_200),
+    commandTimeoutMs: intIn(10, 60_000).default(2000),
+    linkTimeoutMs: intIn(100, 600_000).default(5000),
+    /** Decimal places Y of the MDB price scale (vending-mdb.md: value = P × X × 10^-Y). */
+    decimals: intIn(0, 4).default(2),
+  })
+  .superRefine(
+    crossCheck((v) =>
+      v.driver === "mdb-adapter" && (v.device === null || v.device === undefined)
+        ? [
+            {
+              path: ["device"],
+              message: "required when vmc.driver is mdb-adapter (the adapter's serial port)",
+            },
+          ]
+        : [],
+    ),
+    ALWAYS,
+  )
+  .prefault({});
+
+const displaySchema = z
+  .strictObject({
+    kind: z.enum(["terminal", "sim", "none"]).default("terminal"),
+    /** null = standard output; otherwise a tty path such as /dev/tty1. */
+    device: nonEmpty(4096).nullable().default(null),
+    /** QR URI scheme, `{scheme}://pos?id={beaconId}&source=qr` (pos-v10.md §15). */
+    scheme: z
+      .string()
+      .regex(/^[a-z][a-z0-9+.-]*$/, "must be a lowercase URI scheme such as servicepos")
+      .default("servicepos"),
+  })
+  .prefault({});
+
+/** `sessionMax` is a decimal string at the edge; parsed exactly into minor units (src/core/money.ts). */
+const sessionMaxSchema = z.string().superRefine((text, ctx) => {
+  const problem = sessionMaxProblem(text);
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
+});
+
+function sessionMaxProblem(text: string): string | null {
+  if (!/^\d+(\.\d+)?$/.test(text)) return 'must be a decimal amount such as "20.00"';
+  const frac = text.split(".")[1] ?? "";
+  if (frac.length > CURRENCY_DECIMALS) return `must have at most ${CURRENCY_DECIMALS} decimals`;
+  let minor: number;
+  try {
+    minor = parseAmount(text, CURRENCY_DECIMALS);
+  } catch {
+    return "is out of range";
+  }
+  return minor > 0 ? null : "must be greater than 0";
+}
+
+const engineSchema = z
+  .strictObject({
+    flow: z.enum(["selection", "checkin"]).default("selection"),
+    sessionMax: sessionMaxSchema.default("20.00"),
+    /** ms the customer has to pay in. */
+    paymentTimeoutMs: intIn(1000, 600_000).default(60_000),
+    /** ms the VMC has to report the vend outcome in. */
+    vendTimeoutMs: intIn(1000, 600_000).default(60_000),
+    /** What to do when the vend outcome stays unknown (MDB §7.4.7 default: capture; reliability.md §2.4). */
+    unknownOutcome: z.enum(["capture", "cancel"]).default("capture"),
+  })
+  .transform((e) => ({ ...e, sessionMaxMinor: parseAmount(e.sessionMax, CURRENCY_DECIMALS) }))
+  .prefault({});
+
+/** The root schema. Parse with `configSchema.safeParse(raw, { error: describeIssue })` (see load.ts). */
+export const configSchema = z.strictObject({
+  unit: unitSchema,
+  board: z.enum(["sim", "pi-hat", "pi-usb", "pi-pulse", "sim-pulse"]).default("sim"),
+  currency: z.enum(["DKK", "EUR"]).default("DKK"),
+  journal: journalSchema,
+  payment: paymentSchema,
+  vmc: vmcSchema,
+  display: displaySchema,
+  engine: engineSchema,
+  logging: z
+    .strictObject({
+      level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+    })
+    .prefault({}),
+  /** Where the secrets file is; `--secrets` and VENDD_SECRETS_FILE take precedence. */
+  secrets: z.strictObject({ file: nonEmpty(4096).nullable().default(null) }).prefault({}),
+});
+
+/**
+ * The parsed configuration with every default applied. `engine.sessionMax` keeps the decimal string as
+ * written; `engine.sessionMaxMinor` is the same amount in minor units (integer, > 0) and is what code uses.
+ */
+export type VenddConfig = z.output<typeof configSchema>;
+
+/** What a config file (or `buildConfig`) may contain: defaulted keys are optional. */
+export type VenddConfigInput = z.input<typeof configSchema>;
+
+/** The config as a file would hold it: derived fields removed, so it validates again unchanged. */
+export function toConfigInput(config: VenddConfig): VenddConfigInput {
+  const { sessionMaxMinor: _derived, ...engine } = config.engine;
+  return { ...config, engine };
+}
