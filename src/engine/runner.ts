@@ -5,7 +5,8 @@ import type { VendController, VmcEvent } from "../../drivers/vmc/controller.js";
 import { VmcError } from "../../drivers/vmc/controller.js";
 import type { Clock, Timer } from "../core/clock.js";
 import type { Journal } from "../journal/journal.js";
-import type { PaymentDriver, PosIdentity } from "../payment/driver.js";
+import type { PaymentDriver, PaymentRef, PosIdentity } from "../payment/driver.js";
+import { watchPayment } from "../payment/watch.js";
 import { IDLE, transition } from "./machine.js";
 import { type SettleOptions, settlePayment, startPaymentResolved } from "./payments.js";
 import type { Effect, EngineContext, EngineInput, EngineState, SessionResult } from "./types.js";
@@ -345,34 +346,25 @@ export class VendEngine {
     }
   }
 
-  private watch(sessionId: string, ref: Parameters<PaymentDriver["status"]>[0]): void {
+  private watch(sessionId: string, ref: PaymentRef): void {
     const ac = new AbortController();
     this.watches.get(sessionId)?.abort(new Error("replaced"));
     this.watches.set(sessionId, ac);
     const { payment, clock, logger } = this.deps;
     this.track(
       (async () => {
-        let delay = 0;
-        while (!ac.signal.aborted) {
-          if (delay > 0) {
-            try {
-              await clock.sleep(delay, ac.signal);
-            } catch {
-              return;
-            }
+        try {
+          const polls = watchPayment(payment, ref, {
+            clock,
+            signal: ac.signal,
+            until: (obs) => obs.state !== "pending" && obs.state !== "issued",
+          });
+          for await (const observation of polls) {
+            this.dispatch({ type: "paymentUpdate", sessionId, observation });
           }
-          try {
-            const obs = await payment.status(ref, ac.signal);
-            if (ac.signal.aborted) return;
-            delay = obs.pollDelayMs;
-            this.dispatch({ type: "paymentUpdate", sessionId, observation: obs });
-            if (obs.state !== "pending" && obs.state !== "issued") return;
-          } catch (err) {
-            if (ac.signal.aborted) return;
-            // A failed poll keeps the last delay (pos-v10 §10); at least one second.
-            delay = Math.max(delay, 1000);
-            logger.warn({ err, session: sessionId }, "payment poll failed");
-          }
+        } catch (err) {
+          // The payment timer still runs: a watch that gives up ends in a cancel, never in a vend.
+          if (!ac.signal.aborted) logger.warn({ err, session: sessionId }, "payment watch ended");
         }
       })(),
     );

@@ -1,0 +1,94 @@
+import { parseArgs } from "node:util";
+import { createLogger } from "../core/log.js";
+import { SecretRegistry } from "../core/secrets.js";
+import { runDemo } from "../demo/unit.js";
+
+const HELP = `usage: vendd demo [--vends N] [--json] [--driver v10|legacy] [--legacy-mode reservation|payment]
+                  [--journal FILE] [--seed N] [--log-level LEVEL]
+
+Runs a simulated unit against the local payment-service emulator: a simulated vending machine requests
+vends, simulated customers check in with the app and pay, and the unit shows its screen (QR code, price,
+state) until Ctrl-C. With --vends N it stops after N vends; with --json it prints one summary line:
+{"vends":N,"captured":C,"cancelled":X,"denied":D,"consistent":true|false}
+and exits non-zero when the journal and the emulator's record of money movements disagree.
+`;
+
+/** `vendd demo`: what `npm start` runs. */
+export async function demoCommand(argv: string[]): Promise<number> {
+  let values: ReturnType<typeof parse>["values"];
+  try {
+    values = parse(argv).values;
+  } catch (err) {
+    process.stderr.write(`vendd demo: ${(err as Error).message}\n${HELP}`);
+    return 2;
+  }
+  if (values.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  const vends = values.vends === undefined ? null : Number(values.vends);
+  if (vends !== null && (!Number.isSafeInteger(vends) || vends < 1))
+    return usage("--vends must be a positive integer");
+  const driver = values.driver ?? "v10";
+  if (driver !== "v10" && driver !== "legacy") return usage("--driver must be v10 or legacy");
+  const legacyMode = values["legacy-mode"] ?? "reservation";
+  if (legacyMode !== "reservation" && legacyMode !== "payment") {
+    return usage("--legacy-mode must be reservation or payment");
+  }
+  const seed = values.seed === undefined ? Date.now() % 2 ** 31 : Number(values.seed);
+  if (!Number.isSafeInteger(seed)) return usage("--seed must be an integer");
+  const json = values.json === true;
+  // The emulator issues the demo's credentials at start; runDemo registers them here before any use.
+  const secrets = new SecretRegistry();
+  const logger = createLogger({ level: values["log-level"] ?? (json ? "error" : "warn"), secrets });
+
+  const ac = new AbortController();
+  const stop = () => ac.abort(new Error("interrupted"));
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  try {
+    const summary = await runDemo({
+      vends,
+      driver,
+      legacyMode,
+      display: json ? "none" : "terminal",
+      journalPath: values.journal ?? null,
+      seed,
+      out: process.stdout,
+      logger,
+      secrets,
+      signal: ac.signal,
+    });
+    const { problems, ...line } = summary;
+    if (json) process.stdout.write(`${JSON.stringify(line)}\n`);
+    else process.stdout.write(`\n${JSON.stringify(line)}\n`);
+    for (const p of problems) process.stderr.write(`inconsistent: ${p}\n`);
+    return summary.consistent ? 0 : 1;
+  } finally {
+    process.off("SIGINT", stop);
+    process.off("SIGTERM", stop);
+  }
+}
+
+function parse(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    strict: true,
+    allowPositionals: false,
+    options: {
+      vends: { type: "string" },
+      json: { type: "boolean" },
+      driver: { type: "string" },
+      "legacy-mode": { type: "string" },
+      journal: { type: "string" },
+      seed: { type: "string" },
+      "log-level": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+}
+
+function usage(message: string): number {
+  process.stderr.write(`vendd demo: ${message}\n${HELP}`);
+  return 2;
+}

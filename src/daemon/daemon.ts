@@ -1,0 +1,104 @@
+import type { Logger } from "pino";
+import type { LoadedConfig } from "../../config/load.js";
+import type { CheckinDisplay } from "../../drivers/display/display.js";
+import { createDisplay } from "../../drivers/display/factory.js";
+import type { VendController } from "../../drivers/vmc/controller.js";
+import { createVendController } from "../../drivers/vmc/factory.js";
+import { type Clock, systemClock } from "../core/clock.js";
+import type { Notifier } from "../core/sdnotify.js";
+import { recoverSessions } from "../engine/recovery.js";
+import { VendEngine } from "../engine/runner.js";
+import { openSqliteJournal, type SqliteJournal } from "../journal/sqlite.js";
+import type { PaymentDriver } from "../payment/driver.js";
+import { createPaymentDriver } from "../payment/factory.js";
+
+export interface DaemonDeps {
+  logger: Logger;
+  notifier: Notifier;
+  clock?: Clock;
+}
+
+export interface Daemon {
+  engine: VendEngine;
+  journal: SqliteJournal;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the unit: opens the journal (the one writer), creates the drivers from config, resolves every
+ * unresolved session with the payment service, and only then enables the VMC and reports READY.
+ */
+export async function startDaemon(loaded: LoadedConfig, deps: DaemonDeps): Promise<Daemon> {
+  const { config, secrets } = loaded;
+  const clock = deps.clock ?? systemClock;
+  const logger = deps.logger;
+  const journal = openSqliteJournal({
+    path: config.journal.path,
+    unitId: config.unit.id,
+    clock,
+    sizeLimitBytes: config.journal.sizeLimitBytes,
+  });
+  let payment: PaymentDriver | null = null;
+  let vmc: VendController | null = null;
+  let display: CheckinDisplay | null = null;
+  try {
+    payment = await createPaymentDriver(config, secrets, {
+      clock,
+      logger,
+      ownsOrder: (orderId) => journal.ownsLiveOrder(orderId),
+    });
+    display = await createDisplay(config.display.kind, {
+      devicePath: config.display.device,
+      logger: logger.child({ component: "display" }),
+    });
+    vmc = await createVendController(config, { clock, logger });
+    const paymentMode =
+      config.payment.driver === "legacy" ? (config.payment.legacy?.mode ?? "reservation") : "reservation";
+    const stopRecovery = new AbortController();
+    const report = await recoverSessions(
+      journal,
+      { payment, clock, logger: logger.child({ component: "recovery" }), signal: stopRecovery.signal },
+      { unknownOutcome: config.engine.unknownOutcome, paymentMode },
+    );
+    if (report.resolved.length + report.pending.length > 0)
+      logger.warn({ report }, "recovered unresolved sessions");
+    const engine = new VendEngine(
+      { payment, vmc, display, journal, clock, logger: logger.child({ component: "engine" }) },
+      {
+        currency: config.currency,
+        scheme: config.display.scheme,
+        paymentTimeoutMs: config.engine.paymentTimeoutMs,
+        vendTimeoutMs: config.engine.vendTimeoutMs,
+        unknownOutcome: config.engine.unknownOutcome,
+        paymentMode,
+        captureType: config.payment.legacy?.captureType ?? "full",
+      },
+    );
+    await engine.start();
+    deps.notifier.ready(`in service as ${config.unit.id}`);
+    const stopWatchdog = deps.notifier.startWatchdog();
+    const p = payment;
+    const v = vmc;
+    const d = display;
+    return {
+      engine,
+      journal,
+      async stop() {
+        deps.notifier.stopping();
+        stopWatchdog();
+        await v.setEnabled(false).catch(() => {});
+        await engine.stop();
+        await v.close();
+        await p.close();
+        await d.close();
+        journal.close();
+      },
+    };
+  } catch (err) {
+    await vmc?.close().catch(() => {});
+    await payment?.close().catch(() => {});
+    await display?.close().catch(() => {});
+    journal.close();
+    throw err;
+  }
+}

@@ -1,0 +1,240 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Logger } from "pino";
+import { buildConfig, type Secrets, secretValues, type VenddConfig } from "../../config/load.js";
+import type { CheckinDisplay, Screen } from "../../drivers/display/display.js";
+import { createDisplay } from "../../drivers/display/factory.js";
+import { sameScreen } from "../../drivers/display/render.js";
+import { SimVmc } from "../../drivers/vmc/sim.js";
+import { type Clock, systemClock } from "../core/clock.js";
+import { formatAmount } from "../core/money.js";
+import type { SecretRegistry } from "../core/secrets.js";
+import { type Emulator, startEmulator } from "../emulator/index.js";
+import { type FinishedSession, VendEngine } from "../engine/runner.js";
+import { reconcile } from "../journal/reconcile.js";
+import { openSqliteJournal, type SqliteJournal } from "../journal/sqlite.js";
+import type { PaymentDriver } from "../payment/driver.js";
+import { createPaymentDriver } from "../payment/factory.js";
+import { CATALOG, seededRandom } from "./catalog.js";
+import { SimCustomer } from "./customer.js";
+
+export interface DemoOptions {
+  /** Vends to run; null = until `signal` aborts. */
+  vends: number | null;
+  driver: "v10" | "legacy";
+  legacyMode: "reservation" | "payment";
+  /** `terminal` draws the unit's screen on `out`; `none` runs headless. */
+  display: "terminal" | "none";
+  /** Journal file; null = a temporary directory removed afterwards. */
+  journalPath: string | null;
+  seed: number;
+  out: NodeJS.WritableStream;
+  logger: Logger;
+  /** The logger's registry: the emulator-issued credentials are added to it before they are used. */
+  secrets: SecretRegistry;
+  signal: AbortSignal;
+  /** The emulator's poll interval, ms (default 1000, the service's own minimum). */
+  pollDelayMs?: number;
+  clock?: Clock;
+}
+
+export interface DemoSummary {
+  vends: number;
+  captured: number;
+  cancelled: number;
+  denied: number;
+  consistent: boolean;
+  problems: string[];
+}
+
+/** The demo's unit configuration: the same schema a real unit loads, pointed at the local emulator. */
+export function demoConfig(
+  emu: Emulator,
+  opts: DemoOptions,
+  journalPath: string,
+): { config: VenddConfig; secrets: Secrets } {
+  const { v10, legacy } = emu.info;
+  const config = buildConfig({
+    unit: { id: "demo-1", name: "vendd demo unit" },
+    journal: { path: journalPath },
+    display: { kind: opts.display },
+    engine: { paymentTimeoutMs: 60_000, vendTimeoutMs: 30_000 },
+    payment:
+      opts.driver === "v10"
+        ? {
+            driver: "v10",
+            v10: {
+              baseUrl: v10.baseUrl,
+              tokenUrl: v10.tokenUrl,
+              clientId: v10.clientId,
+              merchantVat: v10.merchantVat,
+              storeId: v10.storeId,
+              merchantBrandId: v10.merchantBrandId,
+              merchantLocationId: v10.merchantLocationId,
+            },
+          }
+        : {
+            driver: "legacy",
+            legacy: {
+              baseUrl: legacy.baseUrl,
+              merchantId: legacy.merchantId,
+              locationId: legacy.locationId,
+              posId: "demo-unit-1",
+              posUnitId: "100000000000001",
+              mode: opts.legacyMode,
+            },
+          },
+  });
+  const secrets: Secrets =
+    opts.driver === "v10"
+      ? { v10: { clientSecret: v10.clientSecret } }
+      : { legacy: { apiKey: legacy.apiKey, merchantKey: legacy.merchantKey } };
+  return { config, secrets };
+}
+
+/**
+ * Runs a whole simulated unit: the payment-service emulator on a loopback port, the unit (engine, journal,
+ * the configured payment driver over HTTP), a simulated vending machine requesting vends and simulated
+ * customers paying with the app. Returns the summary once `vends` sessions finished (or on abort).
+ */
+export async function runDemo(opts: DemoOptions): Promise<DemoSummary> {
+  const clock = opts.clock ?? systemClock;
+  const tempDir = opts.journalPath === null ? mkdtempSync(join(tmpdir(), "vendd-demo-")) : null;
+  const journalPath = opts.journalPath ?? join(tempDir ?? ".", "journal.db");
+  const emu = await startEmulator({ port: 0, host: "127.0.0.1", pollDelayMs: opts.pollDelayMs ?? 1000 });
+  let journal: SqliteJournal | null = null;
+  let payment: PaymentDriver | null = null;
+  let display: CheckinDisplay | null = null;
+  let engine: VendEngine | null = null;
+  try {
+    const { config, secrets } = demoConfig(emu, opts, journalPath);
+    for (const value of secretValues(secrets)) opts.secrets.addSecret(value);
+    const j = openSqliteJournal({
+      path: journalPath,
+      unitId: config.unit.id,
+      clock,
+      sizeLimitBytes: config.journal.sizeLimitBytes,
+    });
+    journal = j;
+    payment = await createPaymentDriver(config, secrets, {
+      clock,
+      logger: opts.logger,
+      ownsOrder: (orderId) => j.ownsLiveOrder(orderId),
+    });
+    const random = seededRandom(opts.seed);
+    const users = emu.info.users.filter(
+      (u) => !u.features.some((f) => f === "walksAway" || f === "slowToAccept" || f === "insufficientFunds"),
+    );
+    const customer = new SimCustomer({
+      app: emu.userSimulation,
+      clock,
+      logger: opts.logger,
+      phone: users[0]?.phone ?? "+4520031801",
+      scanMs: 400,
+    });
+    const vmc = new SimVmc({ clock, dispenseMs: 600 });
+    const finished: FinishedSession[] = [];
+    const inner = await createDisplay(opts.display, { out: opts.out, logger: opts.logger });
+    display = withObserver(inner, (screen, redrawn) => {
+      customer.see(screen);
+      if (redrawn && opts.display === "terminal") opts.out.write(footer(finished, config.currency));
+    });
+    const e = new VendEngine(
+      { payment, vmc, display, journal: j, clock, logger: opts.logger.child({ component: "engine" }) },
+      {
+        currency: config.currency,
+        scheme: config.display.scheme,
+        paymentTimeoutMs: config.engine.paymentTimeoutMs,
+        vendTimeoutMs: config.engine.vendTimeoutMs,
+        unknownOutcome: config.engine.unknownOutcome,
+        paymentMode: config.payment.legacy?.mode ?? "reservation",
+        captureType: config.payment.legacy?.captureType ?? "full",
+      },
+    );
+    engine = e;
+    let wake: (() => void) | null = null;
+    e.onSessionFinished((s) => {
+      finished.push(s);
+      wake?.();
+    });
+    await e.start();
+
+    const onAbort = () => wake?.();
+    opts.signal.addEventListener("abort", onAbort);
+    try {
+      while (!opts.signal.aborted && (opts.vends === null || finished.length < opts.vends)) {
+        const product = CATALOG[Math.floor(random() * CATALOG.length)] ?? CATALOG[0];
+        if (product === undefined) break;
+        const before = finished.length;
+        const done = new Promise<void>((resolve) => {
+          wake = resolve;
+        });
+        if (!vmc.requestVend(product.item, product.price)) {
+          await clock.sleep(100);
+          continue;
+        }
+        await done;
+        wake = null;
+        if (finished.length === before) break;
+        await e.whenIdle();
+        if (!opts.signal.aborted) await clock.sleep(opts.display === "terminal" ? 1500 : 50);
+      }
+    } finally {
+      opts.signal.removeEventListener("abort", onAbort);
+    }
+    await e.stop();
+    engine = null;
+    return summarize(j, emu);
+  } finally {
+    await engine?.stop();
+    await payment?.close();
+    await display?.close();
+    journal?.close();
+    await emu.close();
+    if (tempDir !== null) rmSync(tempDir, { recursive: true, force: true });
+  }
+}
+
+function summarize(journal: SqliteJournal, emu: Emulator): DemoSummary {
+  const sessions = journal.sessions();
+  const r = reconcile(sessions, emu.ledger());
+  const count = (result: string) => sessions.filter((s) => s.result === result).length;
+  return {
+    vends: sessions.length,
+    captured: count("captured"),
+    cancelled: count("cancelled"),
+    denied: count("denied"),
+    consistent: r.consistent,
+    problems: r.problems,
+  };
+}
+
+/** Lets the demo see each screen the unit draws (the customer "looks" at it). */
+function withObserver(inner: CheckinDisplay, observe: (s: Screen, redrawn: boolean) => void): CheckinDisplay {
+  let last: Screen | undefined;
+  return {
+    kind: inner.kind,
+    show(screen) {
+      const redrawn = !sameScreen(last, screen);
+      last = screen;
+      inner.show(screen);
+      observe(screen, redrawn);
+    },
+    close: () => inner.close(),
+  };
+}
+
+function footer(finished: readonly FinishedSession[], currency: string): string {
+  const recent = finished.slice(-5).map((s, i, all) => {
+    const n = finished.length - all.length + i + 1;
+    return `  #${n} ${formatAmount(s.price)} ${currency}: ${s.result}`;
+  });
+  const total = finished.filter((s) => s.result === "captured").reduce((a, s) => a + s.price, 0);
+  return [
+    "",
+    `vends: ${finished.length}   captured: ${formatAmount(total)} ${currency}   (Ctrl-C to stop)`,
+    ...recent,
+    "",
+  ].join("\n");
+}

@@ -1,0 +1,100 @@
+import pino from "pino";
+import { describe, expect, it } from "vitest";
+import { ManualClock } from "../core/clock.js";
+import { openSqliteJournal } from "../journal/sqlite.js";
+import { SimPaymentDriver } from "../payment/sim.js";
+import { recoverSessions } from "./recovery.js";
+
+async function setup() {
+  const clock = new ManualClock();
+  const journal = openSqliteJournal({ path: ":memory:", unitId: "vm-r", clock });
+  const payment = new SimPaymentDriver({ clock, customer: () => ({ action: "accept", afterMs: 0 }) });
+  const deps = { payment, clock, logger: pino({ level: "silent" }), signal: new AbortController().signal };
+  /** A session as the daemon left it when it was killed. */
+  const crashed = async (opts: {
+    created: boolean;
+    known: boolean;
+    approved?: boolean;
+    outcome?: "success" | "failure";
+  }) => {
+    const orderId = journal.nextOrderId();
+    const id = `s-${orderId}`;
+    journal.openSession({ id, orderId, flow: "selection", item: 1, price: 200, driver: "sim" });
+    const intent = journal.recordIntent({
+      sessionId: id,
+      op: "start",
+      orderId,
+      paymentId: null,
+      amount: 200,
+    });
+    if (opts.created) {
+      const ref = await payment.start({ orderId, amount: 200, idempotencyKey: intent.idempotencyKey });
+      await payment.status(ref);
+      if (opts.known) journal.setPaymentId(id, ref.id);
+    }
+    if (opts.approved) journal.markApproved(id, 200);
+    if (opts.outcome) journal.recordVend(id, opts.outcome);
+    return id;
+  };
+  const run = () => recoverSessions(journal, deps, { unknownOutcome: "capture", paymentMode: "reservation" });
+  return { clock, journal, payment, crashed, run };
+}
+
+describe("recovery of unresolved sessions at start-up", () => {
+  it("closes a session whose payment was never created as denied", async () => {
+    const t = await setup();
+    const id = await t.crashed({ created: false, known: false });
+    const report = await t.run();
+    expect(report.resolved).toEqual([expect.objectContaining({ result: "denied" })]);
+    expect(t.journal.session(id)?.closedAt).not.toBeNull();
+    expect(t.journal.intents(id)[0]?.state).toBe("failed");
+  });
+
+  it("finds a payment whose start response was lost and releases it (never approved)", async () => {
+    const t = await setup();
+    const id = await t.crashed({ created: true, known: false });
+    await t.run();
+    expect(t.journal.session(id)?.result).toBe("cancelled");
+    expect(t.payment.ledger.map((e) => e.kind)).toEqual(["reserved", "cancelled"]);
+  });
+
+  it("captures an approved vend whose outcome was lost, flagged for review (MDB §7.4.7)", async () => {
+    const t = await setup();
+    const id = await t.crashed({ created: true, known: true, approved: true });
+    await t.run();
+    const s = t.journal.session(id);
+    expect(s?.result).toBe("captured");
+    expect(s?.decision).toMatchObject({ action: "capture", review: true });
+    expect(t.payment.ledger.map((e) => e.kind)).toEqual(["reserved", "captured"]);
+  });
+
+  it("applies the recorded vend outcome: failure cancels, success captures", async () => {
+    const t = await setup();
+    const failed = await t.crashed({ created: true, known: true, approved: true, outcome: "failure" });
+    const ok = await t.crashed({ created: true, known: true, approved: true, outcome: "success" });
+    await t.run();
+    expect(t.journal.session(failed)?.result).toBe("cancelled");
+    expect(t.journal.session(ok)?.result).toBe("captured");
+  });
+
+  it("applies a journaled decision exactly once, even when run again", async () => {
+    const t = await setup();
+    const id = await t.crashed({ created: true, known: true, approved: true, outcome: "success" });
+    t.journal.decide(id, { action: "capture", amount: 200, reason: "vend delivered", review: false });
+    await t.run();
+    await t.run();
+    expect(t.payment.ledger.filter((e) => e.kind === "captured")).toHaveLength(1);
+    expect(t.journal.unresolved()).toEqual([]);
+  });
+
+  it("leaves a session unresolved while the service cannot be reached", async () => {
+    const t = await setup();
+    const id = await t.crashed({ created: true, known: true, approved: true });
+    t.payment.injectFault("status", "unavailable");
+    const report = await t.run();
+    expect(report.pending).toHaveLength(1);
+    expect(t.journal.unresolved().map((s) => s.id)).toEqual([id]);
+    await t.run();
+    expect(t.journal.unresolved()).toEqual([]);
+  });
+});

@@ -1,0 +1,134 @@
+import type { Journal, SessionRow } from "../journal/journal.js";
+import type { PaymentObservation, PaymentRef } from "../payment/driver.js";
+import { PaymentError } from "../payment/errors.js";
+import { type PaymentCallDeps, type SettleOptions, settlePayment } from "./payments.js";
+import type { SessionResult, SettleAction } from "./types.js";
+
+export interface RecoveryOptions {
+  /** What an approved vend with an unknown outcome becomes (MDB §7.4.7 default: capture). */
+  unknownOutcome: SettleAction;
+  /** How payments were started (for the ref of a session whose start response was lost). */
+  paymentMode: "reservation" | "payment";
+  settle?: Partial<SettleOptions>;
+}
+
+export interface RecoveryReport {
+  resolved: { orderId: string; result: SessionResult; how: string }[];
+  /** Sessions that could not be resolved now (service unreachable); tried again at the next sweep. */
+  pending: { orderId: string; why: string }[];
+}
+
+/**
+ * Resolves every unresolved session of the journal, before the VMC is enabled (reliability.md §2.1 step 4):
+ * query the service first, then apply the journaled decision; without a decision, apply the policy the
+ * session's recorded state implies. Never decides from the service's list of reserved payments.
+ */
+export async function recoverSessions(
+  journal: Journal,
+  deps: PaymentCallDeps,
+  opts: RecoveryOptions,
+): Promise<RecoveryReport> {
+  const report: RecoveryReport = { resolved: [], pending: [] };
+  for (const session of journal.unresolved()) {
+    try {
+      const outcome = await recoverOne(journal, deps, opts, session);
+      if (outcome.result === null) {
+        report.pending.push({ orderId: session.orderId, why: outcome.how });
+        continue;
+      }
+      journal.closeSession(session.id, outcome.result, `recovered: ${outcome.how}`);
+      journal.event(session.id, "recovered", { result: outcome.result, how: outcome.how });
+      report.resolved.push({ orderId: session.orderId, result: outcome.result, how: outcome.how });
+    } catch (err) {
+      if (!(err instanceof PaymentError)) throw err;
+      report.pending.push({ orderId: session.orderId, why: `${err.code}: ${err.message}` });
+    }
+  }
+  return report;
+}
+
+async function recoverOne(
+  journal: Journal,
+  deps: PaymentCallDeps,
+  opts: RecoveryOptions,
+  s: SessionRow,
+): Promise<{ result: SessionResult | null; how: string }> {
+  const obs = await observe(journal, deps, opts, s);
+  if (obs === null) {
+    // The service never created the payment: nothing was reserved.
+    for (const i of journal.intents(s.id))
+      if (i.state === "pending") journal.completeIntent(i.id, "failed", "not found at the service");
+    return { result: "denied", how: "payment never created" };
+  }
+  const ref = obs.ref;
+  const decision = s.decision ?? decide(s, obs, opts);
+  if (decision === null) return { result: "denied", how: `payment ${obs.state}, nothing to settle` };
+  if (s.decision === null) journal.decide(s.id, decision);
+  const intent = journal.recordIntent({
+    sessionId: s.id,
+    op: decision.action === "cancel" && ref.mode === "payment" ? "refund" : decision.action,
+    orderId: s.orderId,
+    paymentId: ref.id,
+    amount: decision.amount,
+  });
+  const r = await settlePayment(
+    deps,
+    { ref, action: decision.action, amount: decision.amount, intent, refundOrderId: `${s.orderId}r` },
+    opts.settle,
+  );
+  if (!r.ok) return { result: null, how: r.detail };
+  journal.completeIntent(intent.id, "done", r.detail);
+  return {
+    result: decision.action === "capture" ? "captured" : "cancelled",
+    how: `${decision.reason} (${r.detail})`,
+  };
+}
+
+async function observe(
+  journal: Journal,
+  deps: PaymentCallDeps,
+  opts: RecoveryOptions,
+  s: SessionRow,
+): Promise<PaymentObservation | null> {
+  if (s.paymentId !== null) {
+    const ref: PaymentRef = { id: s.paymentId, orderId: s.orderId, mode: opts.paymentMode };
+    return deps.payment.status(ref, deps.signal);
+  }
+  const found = await deps.payment.lookup(s.orderId, deps.signal);
+  if (found !== null) journal.setPaymentId(s.id, found.ref.id);
+  return found;
+}
+
+/**
+ * The decision for a session that crashed before it decided: an approved vend whose outcome is unknown
+ * follows the policy (MDB §7.4.7) and is flagged for review; a known outcome decides; a payment that was
+ * never approved is released.
+ */
+function decide(
+  s: SessionRow,
+  obs: PaymentObservation,
+  opts: RecoveryOptions,
+): { action: SettleAction; amount: number; reason: string; review: boolean } | null {
+  const holdsFunds =
+    obs.state === "reserved" || obs.state === "paid" || obs.state === "pending" || obs.state === "issued";
+  if (obs.state === "captured")
+    return { action: "capture", amount: s.price, reason: "already captured", review: true };
+  if (!holdsFunds) return null;
+  if (s.approvedAmount === null) {
+    return { action: "cancel", amount: s.price, reason: "vend never approved", review: false };
+  }
+  switch (s.vendOutcome) {
+    case "success":
+      return { action: "capture", amount: s.approvedAmount, reason: "vend delivered", review: false };
+    case "failure":
+    case "cancelled":
+      return { action: "cancel", amount: s.approvedAmount, reason: `vend ${s.vendOutcome}`, review: false };
+    default:
+      return {
+        action: opts.unknownOutcome,
+        amount: s.approvedAmount,
+        reason: `approved vend with unknown outcome; policy: ${opts.unknownOutcome}`,
+        review: true,
+      };
+  }
+}
