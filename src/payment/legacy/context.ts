@@ -1,0 +1,58 @@
+import type { Logger } from "pino";
+import type { PaymentRef } from "../driver.js";
+import type { LegacyDriverOptions } from "./options.js";
+import { statusOf } from "./read.js";
+import type { LegacyBody, LegacyTransport } from "./transport.js";
+
+/** What the driver's flows share: the transport, the options and the reservations' capture types. */
+export interface LegacyContext {
+  readonly t: LegacyTransport;
+  readonly o: LegacyDriverOptions;
+  /** ISO-8859-1 bytes of the MerchantKey (seed "HMAC of PaymentStart"). */
+  readonly merchantKey: Buffer;
+  /**
+   * CaptureType per reservation OrderId, as started by this process. The interface has no way to read it
+   * back, so after a restart the configured default applies.
+   */
+  readonly captureTypes: Map<string, "full" | "partial">;
+  readonly log?: Logger;
+}
+
+/** MerchantId, LocationId and PoSId: the key of most operations. */
+export function posKey(c: LegacyContext): { MerchantId: string; LocationId: string; PoSId: string } {
+  return { MerchantId: c.o.merchantId, LocationId: c.o.locationId, PoSId: c.o.posId };
+}
+
+/** GetPaymentStatus or GetReservationStatus of one order (status 10 = nothing exists, pos-legacy §6). */
+export async function statusBody(
+  c: LegacyContext,
+  ref: PaymentRef,
+  signal?: AbortSignal,
+): Promise<LegacyBody> {
+  const op = ref.mode === "payment" ? "GetPaymentStatus" : "GetReservationStatus";
+  return c.t.call(op, { ...posKey(c), OrderId: ref.orderId }, signal);
+}
+
+/** The seed status number of one order. */
+export async function queryStatus(c: LegacyContext, ref: PaymentRef, signal?: AbortSignal): Promise<number> {
+  const op = ref.mode === "payment" ? "GetPaymentStatus" : "GetReservationStatus";
+  return statusOf(await statusBody(c, ref, signal), op);
+}
+
+/** How many reservations' capture types are remembered (oldest forgotten first; bounded memory). */
+export const CAPTURE_TYPES_KEPT = 1000;
+
+/** Remembers a reservation's CaptureType for its capture (bounded, insertion order). */
+export function rememberCaptureType(c: LegacyContext, orderId: string, type: "full" | "partial"): void {
+  c.captureTypes.delete(orderId);
+  c.captureTypes.set(orderId, type);
+  for (const oldest of c.captureTypes.keys()) {
+    if (c.captureTypes.size <= CAPTURE_TYPES_KEPT) break;
+    c.captureTypes.delete(oldest);
+  }
+}
+
+/** Whether partial capture is possible for a reservation (its CaptureType, or the configured default). */
+export function partialAllowed(c: LegacyContext, orderId: string): boolean {
+  return (c.captureTypes.get(orderId) ?? c.o.captureType) === "partial";
+}
