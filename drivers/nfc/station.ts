@@ -1,0 +1,193 @@
+import type { Logger } from "pino";
+import type { Clock, Timer } from "../../src/core/clock.js";
+import { type BadgeEntry, createBadgeCheck, normaliseUid } from "./badges.js";
+import { NfcError } from "./errors.js";
+import { encodeNdefUri } from "./ndef.js";
+import { type TagIo, writeUriTag } from "./ntag.js";
+
+/** The surface of nfc-pcsc's `NFC` object this station uses (the sim implements it too). */
+export interface NfcLike {
+  on(event: "reader" | "error", fn: (arg: unknown) => void): unknown;
+  close?(): void;
+}
+
+/** The surface of an nfc-pcsc `Reader`. `card` carries `{ uid?: string, standard?: string }`. */
+export interface ReaderLike extends TagIo {
+  readonly name?: string;
+  on(event: "card" | "card.off" | "error" | "end", fn: (arg: unknown) => void): unknown;
+}
+
+export type NfcKind = "pcsc" | "sim";
+export type ReaderState = "connected" | "disconnected" | "degraded";
+
+/** A tap of a card that is a configured technician badge (`name`) or not (`authorized` false). */
+export interface BadgeTap {
+  authorized: boolean;
+  /** The badge owner's configured name; null when unknown. The UID itself is never exposed. */
+  name: string | null;
+}
+
+/**
+ * The unit's NFC reader: recognises technician badges and, when armed by a technician, writes the
+ * check-in URI to the next tag presented (for the sticker on the front of the machine).
+ *
+ * Failure semantics: a missing module, a missing PC/SC daemon or an unplugged reader never throws: the
+ * station reports `degraded` or `disconnected` and picks a reader up again when it is plugged back in
+ * (nfc-pcsc emits `reader` again). Only `writeNextTag` rejects, with an `NfcError`. Cards without a UID
+ * (ISO 14443-4 cards need an AID in nfc-pcsc) are ignored and logged.
+ */
+export interface NfcStation {
+  readonly kind: NfcKind;
+  readerState(): ReaderState;
+  onReaderState(fn: (state: ReaderState) => void): () => void;
+  onBadge(fn: (tap: BadgeTap) => void): () => void;
+  /**
+   * Writes `uri` to the next tag that is not a badge, presented within `timeoutMs` (default 60,000), then
+   * reads it back. Resolves with the tag's UID.
+   */
+  writeNextTag(uri: string, timeoutMs?: number): Promise<{ uid: string }>;
+  close(): Promise<void>;
+}
+
+export interface StationOptions {
+  kind: NfcKind;
+  /** nfc-pcsc's NFC object, or null when it could not be created (`unavailable` says why). */
+  nfc: NfcLike | null;
+  unavailable: string;
+  badges: readonly BadgeEntry[];
+  clock: Clock;
+  logger?: Logger;
+}
+
+interface Armed {
+  uri: string;
+  resolve: (r: { uid: string }) => void;
+  reject: (err: NfcError) => void;
+  timer: Timer;
+}
+
+export function createNfcStation(o: StationOptions): NfcStation {
+  const isBadge = createBadgeCheck(o.badges);
+  const readers = new Set<ReaderLike>();
+  const stateFns = new Set<(s: ReaderState) => void>();
+  const badgeFns = new Set<(t: BadgeTap) => void>();
+  let fault: string | null = o.nfc === null ? o.unavailable : null;
+  let armed: Armed | null = null;
+  let closed = false;
+  let last: ReaderState | null = null;
+  let taps: Promise<void> = Promise.resolve();
+
+  const state = (): ReaderState =>
+    readers.size > 0 ? "connected" : fault !== null ? "degraded" : "disconnected";
+  const changed = () => {
+    const s = state();
+    if (s === last) return;
+    last = s;
+    o.logger?.info({ state: s, reason: fault }, "nfc: reader state");
+    for (const fn of [...stateFns]) fn(s);
+  };
+
+  const onCard = async (reader: ReaderLike, card: unknown) => {
+    const raw = typeof card === "object" && card !== null ? (card as { uid?: unknown }).uid : undefined;
+    const uid = typeof raw === "string" ? normaliseUid(raw) : null;
+    if (uid === null) return o.logger?.warn("nfc: card without a readable UID ignored");
+    const name = await isBadge(uid);
+    if (name !== null || armed === null) {
+      o.logger?.info({ authorized: name !== null, name }, "nfc: badge tap");
+      for (const fn of [...badgeFns]) fn({ authorized: name !== null, name });
+      return;
+    }
+    const job = armed;
+    armed = null;
+    job.timer.cancel();
+    try {
+      const bytes = await writeUriTag(reader, job.uri);
+      o.logger?.info({ bytes }, "nfc: check-in tag written and verified");
+      job.resolve({ uid });
+    } catch (err) {
+      job.reject(err instanceof NfcError ? err : new NfcError("io", String(err)));
+    }
+  };
+
+  const attach = (reader: unknown) => {
+    if (closed || !isReader(reader)) return;
+    readers.add(reader);
+    // Taps are handled one at a time, in the order the readers reported them.
+    reader.on("card", (card) => {
+      taps = taps
+        .then(() => onCard(reader, card))
+        .catch((err: unknown) => o.logger?.error({ err }, "nfc: card handling failed"));
+    });
+    reader.on("card.off", () => {});
+    reader.on("error", (err) => o.logger?.warn({ err }, "nfc: reader error"));
+    reader.on("end", () => {
+      readers.delete(reader);
+      changed();
+    });
+    fault = null;
+    changed();
+  };
+
+  if (o.nfc !== null) {
+    o.nfc.on("reader", attach);
+    o.nfc.on("error", (err) => {
+      fault = `pcsc: ${err instanceof Error ? err.message : String(err)}`;
+      changed();
+    });
+  }
+  changed();
+
+  return {
+    kind: o.kind,
+    readerState: state,
+    onReaderState(fn) {
+      stateFns.add(fn);
+      return () => {
+        stateFns.delete(fn);
+      };
+    },
+    onBadge(fn) {
+      badgeFns.add(fn);
+      return () => {
+        badgeFns.delete(fn);
+      };
+    },
+    writeNextTag(uri, timeoutMs = 60_000) {
+      if (closed || armed !== null) {
+        return Promise.reject(
+          new NfcError("state", closed ? "station closed" : "a tag write is already armed"),
+        );
+      }
+      encodeNdefUri(uri);
+      return new Promise((resolve, reject) => {
+        const timer = o.clock.setTimer(timeoutMs, () => {
+          armed = null;
+          reject(new NfcError("timeout", "no tag presented in time"));
+        });
+        armed = { uri, resolve, reject, timer };
+      });
+    },
+    async close() {
+      closed = true;
+      if (armed !== null) {
+        armed.timer.cancel();
+        armed.reject(new NfcError("state", "station closed"));
+        armed = null;
+      }
+      readers.clear();
+      stateFns.clear();
+      badgeFns.clear();
+      try {
+        o.nfc?.close?.();
+      } catch (err) {
+        o.logger?.warn({ err }, "nfc: close failed");
+      }
+    },
+  };
+}
+
+function isReader(v: unknown): v is ReaderLike {
+  if (typeof v !== "object" || v === null) return false;
+  const r = v as Record<string, unknown>;
+  return typeof r.on === "function" && typeof r.read === "function" && typeof r.write === "function";
+}
