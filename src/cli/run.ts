@@ -51,11 +51,13 @@ export async function runCommand(argv: string[]): Promise<number> {
   });
   for (const w of loaded.warnings) logger.warn(w);
   const notifier = createNotifier(process.env, logger);
-  const daemon = await startDaemon(loaded, { logger, notifier });
-  await new Promise<void>((resolve) => {
-    process.once("SIGTERM", resolve);
-    process.once("SIGINT", resolve);
+  // Handlers first: a stop request during start-up waits for the start to finish, then stops cleanly.
+  const stopRequested = new Promise<void>((resolve) => {
+    process.once("SIGTERM", () => resolve());
+    process.once("SIGINT", () => resolve());
   });
+  const daemon = await startDaemon(loaded, { logger, notifier });
+  await stopRequested;
   logger.info("stopping");
   await daemon.stop();
   return 0;

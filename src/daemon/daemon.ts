@@ -11,6 +11,10 @@ import { VendEngine } from "../engine/runner.js";
 import { openSqliteJournal, type SqliteJournal } from "../journal/sqlite.js";
 import type { PaymentDriver } from "../payment/driver.js";
 import { createPaymentDriver } from "../payment/factory.js";
+import { startHousekeeping } from "./housekeeping.js";
+
+/** Housekeeping interval: sweeper and WAL checkpoint at idle (reliability.md §1.3), ms. */
+const HOUSEKEEPING_MS = 60_000;
 
 export interface DaemonDeps {
   logger: Logger;
@@ -54,14 +58,20 @@ export async function startDaemon(loaded: LoadedConfig, deps: DaemonDeps): Promi
     vmc = await createVendController(config, { clock, logger });
     const paymentMode =
       config.payment.driver === "legacy" ? (config.payment.legacy?.mode ?? "reservation") : "reservation";
-    const stopRecovery = new AbortController();
-    const report = await recoverSessions(
-      journal,
-      { payment, clock, logger: logger.child({ component: "recovery" }), signal: stopRecovery.signal },
-      { unknownOutcome: config.engine.unknownOutcome, paymentMode },
-    );
-    if (report.resolved.length + report.pending.length > 0)
-      logger.warn({ report }, "recovered unresolved sessions");
+    const stopping = new AbortController();
+    const recoveryLogger = logger.child({ component: "recovery" });
+    const p0 = payment;
+    const recover = async () => {
+      const report = await recoverSessions(
+        journal,
+        { payment: p0, clock, logger: recoveryLogger, signal: stopping.signal },
+        { unknownOutcome: config.engine.unknownOutcome, paymentMode },
+      );
+      if (report.resolved.length + report.pending.length > 0)
+        recoveryLogger.warn({ report }, "unresolved sessions");
+    };
+    // Every unresolved session is settled before the VMC is enabled (reliability.md §2.1 step 4).
+    await recover();
     const engine = new VendEngine(
       { payment, vmc, display, journal, clock, logger: logger.child({ component: "engine" }) },
       {
@@ -77,6 +87,16 @@ export async function startDaemon(loaded: LoadedConfig, deps: DaemonDeps): Promi
     await engine.start();
     deps.notifier.ready(`in service as ${config.unit.id}`);
     const stopWatchdog = deps.notifier.startWatchdog();
+    const housekeeping = startHousekeeping({
+      clock,
+      intervalMs: HOUSEKEEPING_MS,
+      signal: stopping.signal,
+      logger: logger.child({ component: "housekeeping" }),
+      idle: () => engine.current.tag === "idle",
+      // The sweeper: settles sessions left unsettled, using only the journal's own decisions.
+      sweep: recover,
+      checkpoint: () => journal.checkpoint(),
+    });
     const p = payment;
     const v = vmc;
     const d = display;
@@ -85,7 +105,9 @@ export async function startDaemon(loaded: LoadedConfig, deps: DaemonDeps): Promi
       journal,
       async stop() {
         deps.notifier.stopping();
+        stopping.abort(new Error("daemon stopping"));
         stopWatchdog();
+        await housekeeping;
         await v.setEnabled(false).catch(() => {});
         await engine.stop();
         await v.close();
