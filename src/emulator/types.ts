@@ -19,6 +19,12 @@ export interface EmuRequest {
   body: Buffer;
   /** The absolute URL as the client requested it: `http://` + Host header + path and query. */
   url: string;
+  /**
+   * A fault-injected pause (admin `delay` fault; absent otherwise). A handler that serialises requests (V10
+   * idempotency keys) awaits it inside its critical section, so that a retry arriving meanwhile sees the first
+   * request still running; the server awaits it (once) before answering when the handler did not.
+   */
+  hold?: () => Promise<void>;
 }
 
 export interface EmuResponse {

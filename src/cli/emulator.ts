@@ -1,0 +1,122 @@
+import { readFile } from "node:fs/promises";
+import { type EmulatorInfo, type EmulatorOptions, parseSeedFile, startEmulator } from "../emulator/index.js";
+
+const USAGE = `usage: vendd emulator [--port N] [--host 127.0.0.1] [--json] [--seed FILE] [--poll-delay-ms N]
+
+Runs the payment-service emulator (V10 and the older interface) until SIGINT or SIGTERM.
+  --port N            TCP port (default 0: a free one)
+  --host H            listen address (default 127.0.0.1)
+  --json              print exactly one JSON line with the endpoints and the seeded test credentials
+  --seed FILE         JSON file adding integrators, merchants, stores, users, callback aliases
+  --poll-delay-ms N   pollDelayInMs of payments and check-in (default 1000; test affordance, min 10)
+`;
+
+interface Args {
+  options: EmulatorOptions;
+  json: boolean;
+  seedFile: string | null;
+}
+
+function parseArgs(argv: string[]): Args | string {
+  const args: Args = { options: {}, json: false, seedFile: null };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    const value = argv[i + 1];
+    const int = (): number | null => (value !== undefined && /^\d+$/.test(value) ? Number(value) : null);
+    switch (flag) {
+      case "--json":
+        args.json = true;
+        continue;
+      case "--port": {
+        const n = int();
+        if (n === null || n > 65535) return "--port needs a number 0-65535";
+        args.options.port = n;
+        break;
+      }
+      case "--host":
+        if (value === undefined) return "--host needs an address";
+        args.options.host = value;
+        break;
+      case "--seed":
+        if (value === undefined) return "--seed needs a file";
+        args.seedFile = value;
+        break;
+      case "--poll-delay-ms": {
+        const n = int();
+        if (n === null) return "--poll-delay-ms needs a number";
+        args.options.pollDelayMs = n;
+        break;
+      }
+      default:
+        return `unknown option ${flag}`;
+    }
+    i += 1;
+  }
+  return args;
+}
+
+function summary(info: EmulatorInfo): string {
+  const lines = [
+    `payment-service emulator on port ${info.port}`,
+    `  admin API      ${info.admin}`,
+    `  V10 base URL   ${info.v10.baseUrl}`,
+    `  token URL      ${info.v10.tokenUrl}`,
+    `  clientId       ${info.v10.clientId}`,
+    `  clientSecret   ${info.v10.clientSecret}`,
+    `  merchant VAT   ${info.v10.merchantVat}   store ${info.v10.storeId} (${info.v10.merchantBrandId}/${info.v10.merchantLocationId})`,
+    `  older interface: merchantId ${info.legacy.merchantId} locationId ${info.legacy.locationId}`,
+    `    apiKey ${info.legacy.apiKey}  merchantKey ${info.legacy.merchantKey}`,
+    "  app users:",
+    ...info.users.map((u) => `    ${u.phone.padEnd(15)} ${u.features.join(", ")}`),
+    "(test credentials of this emulator instance; Ctrl-C stops it)",
+  ];
+  return `${lines.join("\n")}\n`;
+}
+
+/** The command's input and output, injected so that tests can drive it. */
+export interface EmulatorCliIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  /** Resolves when the emulator should stop (SIGINT/SIGTERM for the real command). */
+  stopped(): Promise<void>;
+}
+
+/** Runs the command with the given I/O; returns the exit code. */
+export async function runEmulatorCli(argv: string[], io: EmulatorCliIo): Promise<number> {
+  if (argv.includes("--help") || argv.includes("-h")) {
+    io.stdout(USAGE);
+    return 0;
+  }
+  const args = parseArgs(argv);
+  if (typeof args === "string") {
+    io.stderr(`vendd emulator: ${args}\n${USAGE}`);
+    return 2;
+  }
+  if (args.seedFile !== null) {
+    const text = await readFile(args.seedFile, "utf8");
+    args.options.seed = parseSeedFile(JSON.parse(text) as unknown);
+  }
+  const emulator = await startEmulator(args.options);
+  io.stdout(args.json ? `${JSON.stringify(emulator.info)}\n` : summary(emulator.info));
+  await io.stopped();
+  await emulator.close();
+  return 0;
+}
+
+/** `vendd emulator`: runs the emulator until SIGINT/SIGTERM; prints its endpoints and test credentials. */
+export function emulatorCommand(argv: string[]): Promise<number> {
+  return runEmulatorCli(argv, {
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+    stopped: () =>
+      new Promise<void>((resolve) => {
+        const stop = (): void => {
+          process.off("SIGINT", stop);
+          process.off("SIGTERM", stop);
+          resolve();
+        };
+        process.on("SIGINT", stop);
+        process.on("SIGTERM", stop);
+      }),
+  });
+}

@@ -1,0 +1,214 @@
+import { randomUUID } from "node:crypto";
+import { createAdminHandler } from "./admin.js";
+import { CallbackNotifier } from "./callbacks.js";
+import { createVirtualClock } from "./clock.js";
+import { EmulatorInputError } from "./errors.js";
+import { type FaultRule, FaultSchedule } from "./http/faults.js";
+import { startHttpServer } from "./http/server.js";
+import { createLedger } from "./ledger.js";
+import { createLegacyInterface } from "./legacy/index.js";
+import { DEFAULT_MERCHANT, makeStore, randomSecret, type SeedFile } from "./seed.js";
+import { type EmulatorStats, StatsRecorder } from "./stats.js";
+import type { EmuClock, EmuResponse, LedgerEntry, UserFeature } from "./types.js";
+import { defaultUsers, UserRegistry } from "./users.js";
+import { UserSimulation } from "./usersim.js";
+import { createV10World } from "./wiring.js";
+
+export type { FaultRule } from "./http/faults.js";
+export type { SeedFile, SeedStore } from "./seed.js";
+export { parseSeedFile } from "./seed.js";
+export type { EmulatorStats } from "./stats.js";
+export { EmulatorInputError };
+
+export interface EmulatorOptions {
+  /** TCP port (default 0: a free port). */
+  port?: number;
+  /** Listen address (default "127.0.0.1"). */
+  host?: string;
+  /**
+   * `pollDelayInMs` of payments and check-in, ms (default 1000; min 10). Below 1000 is a test affordance:
+   * the real service never goes below 1000 (pos-v10 §10).
+   */
+  pollDelayMs?: number;
+  /** From the user's accept to Reserved, emulator ms (pos-v10 §19; default one poll interval). */
+  acceptToReservedMs?: number;
+  /** Inactivity before CancelledByService, emulator ms (default 300_000). */
+  inactivityMs?: number;
+  /** Largest accepted request body, bytes (default 64 KiB); larger → 413. */
+  bodyLimitBytes?: number;
+  /** Extra integrators, merchants, stores, users and callback aliases. */
+  seed?: SeedFile;
+  /** Virtual clock start, ms since the epoch (default Date.now()). */
+  startTime?: number;
+  /** Extra accept delay of `slowToAccept` users, emulator ms (default 5000). */
+  slowAcceptMs?: number;
+  /** An unpaired check-in lapses after this, emulator ms (default 120_000, pos-v10 §10). */
+  checkinTimeoutMs?: number;
+  /** `pollDelayInMs` of refunds and the time from refund creation to Reserved, ms (default 100). */
+  refundPollDelayMs?: number;
+  /** Retention of finished payments and idempotency keys, emulator ms (default 25 h; min 24 h, pos-v10 §9). */
+  retentionMs?: number;
+  /** Real-time waits before the callback retries, ms (default [1000, 2000, 4000], pos-v10 §16). */
+  callbackRetryDelaysMs?: number[];
+  /** Real-time source (default Date.now); a constant function freezes emulator time between advances. */
+  timeSource?: () => number;
+}
+
+export interface EmulatorInfo {
+  port: number;
+  admin: string;
+  v10: {
+    baseUrl: string;
+    tokenUrl: string;
+    clientId: string;
+    clientSecret: string;
+    merchantVat: string;
+    storeId: string;
+    merchantBrandId: string;
+    merchantLocationId: string;
+  };
+  legacy: { baseUrl: string; merchantId: string; locationId: string; apiKey: string; merchantKey: string };
+  users: { phone: string; features: UserFeature[] }[];
+}
+
+export interface Emulator {
+  readonly info: EmulatorInfo;
+  readonly clock: EmuClock;
+  /** Every money movement so far (both interfaces). */
+  ledger(): readonly LedgerEntry[];
+  /** Direct model access for in-process tests and the demo's simulated customers. */
+  userSimulation: {
+    checkin(beaconId: string, phone: string): EmuResponse;
+    accept(beaconId: string, phone: string): EmuResponse;
+    reject(beaconId: string): EmuResponse;
+  };
+  faults: { add(rule: FaultRule): void; clear(): void };
+  /** Registers a notification-service alias → URL (pos-v10 §16). */
+  registerCallback(alias: string, url: string): void;
+  stats(): EmulatorStats;
+  close(): Promise<void>;
+}
+
+function bounded(name: string, value: number | undefined, fallback: number, min: number): number {
+  const v = value ?? fallback;
+  if (!Number.isSafeInteger(v) || v < min)
+    throw new EmulatorInputError(`${name} must be an integer >= ${min}`);
+  return v;
+}
+
+/** Starts the payment-service emulator (V10 and the older interface) on a loopback HTTP port. */
+export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  const host = options.host ?? "127.0.0.1";
+  const pollDelayMs = bounded("pollDelayMs", options.pollDelayMs, 1000, 10);
+  const refundPollDelayMs = bounded("refundPollDelayMs", options.refundPollDelayMs, 100, 0);
+  const retentionMs = bounded("retentionMs", options.retentionMs, 25 * 3600_000, 24 * 3600_000);
+  const config = {
+    pollDelayMs,
+    refundPollDelayMs,
+    refundReserveMs: refundPollDelayMs,
+    acceptToReservedMs: bounded("acceptToReservedMs", options.acceptToReservedMs, pollDelayMs, 0),
+    slowAcceptMs: bounded("slowAcceptMs", options.slowAcceptMs, 5000, 0),
+    inactivityMs: bounded("inactivityMs", options.inactivityMs, 300_000, 1),
+    checkinTimeoutMs: bounded("checkinTimeoutMs", options.checkinTimeoutMs, 120_000, 1),
+    retentionMs,
+  };
+  const seed = options.seed ?? {};
+  const clock = createVirtualClock({
+    startTime: options.startTime ?? Date.now(),
+    timeSource: options.timeSource,
+  });
+  const ledger = createLedger(clock);
+  const stats = new StatsRecorder();
+  const users = new UserRegistry([...defaultUsers(), ...(seed.users ?? [])]);
+  const callbacks = new CallbackNotifier(stats, { retryDelaysMs: options.callbackRetryDelaysMs });
+  for (const c of seed.callbacks ?? []) callbacks.register(c.alias, c.url);
+  const clientId = `integrator-${randomSecret(6)}`;
+  const clientSecret = randomSecret();
+  const integrators = new Map<string, string>([[clientId, clientSecret]]);
+  for (const i of seed.integrators ?? []) integrators.set(i.clientId, i.clientSecret);
+  const mainStore = makeStore(DEFAULT_MERCHANT.vat, randomUUID(), {
+    merchantBrandId: DEFAULT_MERCHANT.merchantBrandId,
+    merchantLocationId: DEFAULT_MERCHANT.merchantLocationId,
+    storeName: "Emulator Store",
+  });
+  const v10 = createV10World({
+    config,
+    clock,
+    ledger,
+    stats,
+    integrators,
+    callbacks,
+    stores: [mainStore],
+    merchants: seed.merchants ?? [],
+  });
+  const legacySeed = {
+    merchantId: DEFAULT_MERCHANT.merchantBrandId,
+    locationId: DEFAULT_MERCHANT.merchantLocationId,
+    apiKey: randomUUID(),
+    merchantKey: randomSecret(32),
+    locationName: "Emulator Store",
+  };
+  const legacy = createLegacyInterface({ clock, ledger, findUser: (p) => users.find(p) }, legacySeed);
+  const usersim = new UserSimulation(
+    [
+      { target: v10.checkinTarget, modelsUserFeatures: true },
+      { target: legacy, modelsUserFeatures: false },
+    ],
+    { findUser: (p) => users.find(p), tokens: v10.tokens, clock, slowAcceptMs: config.slowAcceptMs },
+  );
+  const faults = new FaultSchedule();
+  const admin = createAdminHandler({ clock, ledger, faults, stats, users, callbacks });
+  const server = await startHttpServer(
+    {
+      handlers: [v10.handler, legacy, usersim, v10.tokens, admin],
+      faults,
+      stats,
+      bodyLimitBytes: bounded("bodyLimitBytes", options.bodyLimitBytes, 64 * 1024, 1),
+    },
+    host,
+    options.port ?? 0,
+  );
+  const origin = `http://${host.includes(":") ? `[${host}]` : host}:${server.port}`;
+  const info: EmulatorInfo = {
+    port: server.port,
+    admin: `${origin}/_admin`,
+    v10: {
+      baseUrl: origin,
+      tokenUrl: `${origin}/integrator-authentication/connect/token`,
+      clientId,
+      clientSecret,
+      merchantVat: DEFAULT_MERCHANT.vat,
+      storeId: mainStore.storeId,
+      merchantBrandId: DEFAULT_MERCHANT.merchantBrandId,
+      merchantLocationId: DEFAULT_MERCHANT.merchantLocationId,
+    },
+    legacy: {
+      baseUrl: origin,
+      merchantId: legacySeed.merchantId,
+      locationId: legacySeed.locationId,
+      apiKey: legacySeed.apiKey,
+      merchantKey: legacySeed.merchantKey,
+    },
+    users: users.list().map((u) => ({ phone: u.phone, features: [...u.features] })),
+  };
+  return {
+    info,
+    clock,
+    ledger: () => ledger.entries(),
+    userSimulation: {
+      checkin: (beaconId, phone) => usersim.checkin(beaconId, phone),
+      accept: (beaconId, phone) => usersim.accept(beaconId, phone),
+      reject: (beaconId) => usersim.reject(beaconId),
+    },
+    faults: { add: (rule) => faults.add(rule), clear: () => faults.clear() },
+    registerCallback: (alias, url) => callbacks.register(alias, url),
+    stats: () => stats.snapshot(),
+    async close() {
+      usersim.close();
+      legacy.close();
+      v10.close();
+      clock.stop();
+      await Promise.all([server.close(), callbacks.close()]);
+    },
+  };
+}
