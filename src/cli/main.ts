@@ -12,6 +12,9 @@ commands:
   config validate FILE [--secrets FILE]              check a config file; prints every error by path
   config print FILE [--secrets FILE] [--json]        print the effective config with defaults (no secrets)
   emulator [--port N] [--host H] [--json]            run the payment-service emulator
+  sim-vmc --device PATH [--script FILE]              simulate an MDB cashless adapter + VMC on a PTY
+  doctor [--config FILE] [--secrets FILE] [--json]   check every configured device and the payment service
+  nfc write-tag [--config FILE] [--uri URI]          write the check-in URI to the next blank NFC tag
   help                                               this text
 `;
 
@@ -27,6 +30,12 @@ async function load(name: string): Promise<Command | null> {
       return (await import("./config.js")).configCommand;
     case "emulator":
       return (await import("./emulator.js")).emulatorCommand;
+    case "sim-vmc":
+      return (await import("./simVmc.js")).simVmcCommand;
+    case "doctor":
+      return (await import("./doctor.js")).doctorCommand;
+    case "nfc":
+      return (await import("./nfc.js")).nfcCommand;
     default:
       return null;
   }
