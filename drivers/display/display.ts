@@ -20,6 +20,8 @@ export type Screen =
   | { kind: "pay"; amount: Minor; currency: string; checkinUri: string; item: number | null }
   | { kind: "approveInApp"; amount: Minor; currency: string }
   | { kind: "vending"; amount: Minor; currency: string }
+  /** Check-in first: funds reserved; the customer chooses products up to `available`. */
+  | { kind: "session"; available: Minor; currency: string }
   | { kind: "thankYou"; amount: Minor; currency: string }
   | { kind: "cancelled"; reason: string }
   | { kind: "outOfService"; reason: string };

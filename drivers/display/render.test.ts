@@ -9,6 +9,12 @@ const uri = checkinUri("servicepos", "123456789012345");
 const render = (s: Screen, o = opts) => renderScreen(s, o).join("\n");
 
 describe("renderScreen", () => {
+  it("draws the check-in session screen with the funds left", () => {
+    expect(render({ kind: "session", available: 1250, currency: "EUR" })).toBe(
+      "[session] 12.50 EUR available\nChoose your products on the machine",
+    );
+  });
+
   it("draws every screen with its state name, amount and text", () => {
     expect(render({ kind: "idle", checkinUri: uri, message: "Choose a product" })).toMatchInlineSnapshot(`
       "[idle]

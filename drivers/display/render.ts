@@ -44,6 +44,10 @@ export function renderScreen(screen: Screen, opts: RenderOptions): string[] {
       return compose(opts, header("vending", money(screen.amount, screen.currency)), [
         "Vending, please wait",
       ]);
+    case "session":
+      return compose(opts, header("session", `${money(screen.available, screen.currency)} available`), [
+        "Choose your products on the machine",
+      ]);
     case "thankYou":
       return compose(opts, header("thankYou", money(screen.amount, screen.currency)), ["Paid. Thank you!"]);
     case "cancelled":

@@ -12,11 +12,12 @@ export interface SimVmcOptions {
   outcome?: (vend: { item: number; price: Minor }) => DispenseOutcome;
 }
 
+/** `session`: funds offered by the reader (authorization first); vends inside it return to it. */
 type SimState =
   | { tag: "disabled" }
   | { tag: "enabled" }
-  | { tag: "requested"; item: number; price: Minor }
-  | { tag: "vending"; item: number; price: Minor }
+  | { tag: "requested"; item: number; price: Minor; session: boolean }
+  | { tag: "vending"; item: number; price: Minor; session: boolean }
   | { tag: "session"; funds: Minor };
 
 export interface SimVend {
@@ -33,6 +34,7 @@ export interface SimVend {
 export class SimVmc implements VendController {
   readonly kind = "sim" as const;
   private state: SimState = { tag: "disabled" };
+  private funds: Minor = 0;
   private readonly listeners = new Set<(e: VmcEvent) => void>();
   /** Every vend request and how it ended. */
   readonly vends: SimVend[] = [];
@@ -57,6 +59,7 @@ export class SimVmc implements VendController {
     if (this.state.tag !== "enabled")
       throw new VmcError("state", `cannot begin a session while ${this.state.tag}`);
     this.state = { tag: "session", funds };
+    this.funds = funds;
     this.emit({ type: "sessionStarted", funds });
   }
 
@@ -65,7 +68,7 @@ export class SimVmc implements VendController {
     if (s.tag !== "requested") throw new VmcError("state", `no vend request pending (${s.tag})`);
     if (s.price !== amount)
       throw new VmcError("amount", `approval ${amount} differs from the request ${s.price}`);
-    this.state = { tag: "vending", item: s.item, price: s.price };
+    this.state = { tag: "vending", item: s.item, price: s.price, session: s.session };
     const outcome = this.opts.outcome?.({ item: s.item, price: s.price }) ?? "success";
     if (outcome === "none") return;
     this.opts.clock.setTimer(this.opts.dispenseMs ?? 300, () => {
@@ -78,11 +81,13 @@ export class SimVmc implements VendController {
     const s = this.state;
     if (s.tag !== "requested") return;
     this.vends.push({ item: s.item, price: s.price, result: "denied" });
-    this.state = { tag: "enabled" };
+    this.state = this.after(s);
   }
 
   async endSession(): Promise<void> {
-    if (this.state.tag === "session") {
+    const s = this.state;
+    if (s.tag === "session" || ((s.tag === "requested" || s.tag === "vending") && s.session)) {
+      if (s.tag !== "session") this.vends.push({ item: s.item, price: s.price, result: "cancelled" });
       this.state = { tag: "enabled" };
       this.emit({ type: "sessionEnded" });
     }
@@ -104,19 +109,35 @@ export class SimVmc implements VendController {
 
   // ---- the machine's side (the customer and the mechanics), for the demo and tests ----
 
-  /** The customer chooses `item` at `price`. Returns false when the machine is not ready for it. */
+  /** Funds offered in the current session, or null outside one. */
+  get sessionFunds(): Minor | null {
+    return this.state.tag === "session" ? this.state.funds : null;
+  }
+
+  /**
+   * The customer chooses `item` at `price` (selection first, or inside a session). Returns false when the
+   * machine is not ready for it.
+   */
   requestVend(item: number, price: Minor): boolean {
-    if (this.state.tag !== "enabled") return false;
-    this.state = { tag: "requested", item, price };
+    const s = this.state;
+    if (s.tag !== "enabled" && s.tag !== "session") return false;
+    this.state = { tag: "requested", item, price, session: s.tag === "session" };
     this.emit({ type: "vendRequested", item, price });
     return true;
+  }
+
+  /** The customer is done (SESSION COMPLETE, or the return button in a session). */
+  finishSession(): void {
+    if (this.state.tag !== "session") return;
+    this.state = { tag: "enabled" };
+    this.emit({ type: "sessionEnded" });
   }
 
   dispenseSuccess(): void {
     const s = this.state;
     if (s.tag !== "vending") return;
     this.vends.push({ item: s.item, price: s.price, result: "delivered" });
-    this.state = { tag: "enabled" };
+    this.state = this.after(s);
     this.emit({ type: "vendSucceeded", item: s.item });
   }
 
@@ -124,7 +145,7 @@ export class SimVmc implements VendController {
     const s = this.state;
     if (s.tag !== "vending") return;
     this.vends.push({ item: s.item, price: s.price, result: "failed" });
-    this.state = { tag: "enabled" };
+    this.state = this.after(s);
     this.emit({ type: "vendFailed" });
   }
 
@@ -133,7 +154,7 @@ export class SimVmc implements VendController {
     const s = this.state;
     if (s.tag !== "requested") return;
     this.vends.push({ item: s.item, price: s.price, result: "cancelled" });
-    this.state = { tag: "enabled" };
+    this.state = this.after(s);
     this.emit({ type: "vendCancelled" });
   }
 
@@ -144,6 +165,11 @@ export class SimVmc implements VendController {
       this.vends.push({ item: s.item, price: s.price, result: "reset" });
     this.state = { tag: "enabled" };
     this.emit({ type: "reset", reason });
+  }
+
+  /** Where a vend leaves the machine: back in the session it belonged to, or enabled. */
+  private after(s: { session: boolean }): SimState {
+    return s.session ? { tag: "session", funds: this.funds } : { tag: "enabled" };
   }
 
   private emit(e: VmcEvent): void {

@@ -75,6 +75,11 @@ export async function startDaemon(loaded: LoadedConfig, deps: DaemonDeps): Promi
     const engine = new VendEngine(
       { payment, vmc, display, journal, clock, logger: logger.child({ component: "engine" }) },
       {
+        flow: config.engine.flow,
+        // The older interface has no check-in query: it keeps an idle reservation instead (pos-legacy §9).
+        checkinMode:
+          config.payment.driver === "v10" ? (config.payment.v10?.checkin ?? "poll") : "idlePayment",
+        sessionMax: config.engine.sessionMaxMinor,
         currency: config.currency,
         scheme: config.display.scheme,
         paymentTimeoutMs: config.engine.paymentTimeoutMs,

@@ -4,6 +4,9 @@ import { IDLE, transition } from "./machine.js";
 import type { Effect, EngineContext, EngineInput, EngineState, Session } from "./types.js";
 
 const ctx: EngineContext = {
+  flow: "selection",
+  checkinMode: "poll",
+  sessionMax: 2000,
   currency: "DKK",
   checkinUri: "servicepos://pos?id=123456789012345&source=qr",
   paymentTimeoutMs: 60_000,
@@ -28,6 +31,7 @@ const up = (state: PaymentState, extra: Partial<PaymentObservation> = {}): Engin
 
 const paying = (over: Partial<EngineState & { tag: "paying" }> = {}): EngineState => ({
   tag: "paying",
+  purpose: "vend",
   session: S,
   ref: null,
   abandon: null,

@@ -32,7 +32,7 @@ async function setup() {
       await payment.status(ref);
       if (opts.known) journal.setPaymentId(id, ref.id);
     }
-    if (opts.approved) journal.markApproved(id, 200);
+    if (opts.approved) journal.approveVend(id, 1, 200);
     if (opts.outcome) journal.recordVend(id, opts.outcome);
     return id;
   };
@@ -96,5 +96,33 @@ describe("recovery of unresolved sessions at start-up", () => {
     expect(t.journal.unresolved().map((s) => s.id)).toEqual([id]);
     await t.run();
     expect(t.journal.unresolved()).toEqual([]);
+  });
+});
+
+describe("recovery of check-in sessions (multi-vend)", () => {
+  it("captures the delivered vends plus, by policy, the one whose outcome was lost", async () => {
+    const t = await setup();
+    const id = await t.crashed({ created: true, known: true });
+    t.journal.approveVend(id, 1, 50);
+    t.journal.recordVend(id, "success");
+    t.journal.approveVend(id, 2, 30);
+    t.journal.recordVend(id, "failure");
+    t.journal.approveVend(id, 3, 70);
+    await t.run();
+    const s = t.journal.session(id);
+    expect(s?.decision).toMatchObject({ action: "capture", amount: 120, review: true });
+    expect(t.payment.ledger.map((e) => [e.kind, e.amount])).toEqual([
+      ["reserved", 200],
+      ["captured", 120],
+    ]);
+  });
+
+  it("releases a session whose vends all failed", async () => {
+    const t = await setup();
+    const id = await t.crashed({ created: true, known: true });
+    t.journal.approveVend(id, 1, 50);
+    t.journal.recordVend(id, "failure");
+    await t.run();
+    expect(t.journal.session(id)?.result).toBe("cancelled");
   });
 });

@@ -61,7 +61,7 @@ async function recoverOne(
     return { result: "denied", how: "payment never created" };
   }
   const ref = obs.ref;
-  const decision = s.decision ?? decide(s, obs, opts);
+  const decision = s.decision ?? decide(journal, s, obs, opts);
   if (decision === null) return { result: "denied", how: `payment ${obs.state}, nothing to settle` };
   if (s.decision === null) journal.decide(s.id, decision);
   const intent = journal.recordIntent({
@@ -100,11 +100,12 @@ async function observe(
 }
 
 /**
- * The decision for a session that crashed before it decided: an approved vend whose outcome is unknown
- * follows the policy (MDB §7.4.7) and is flagged for review; a known outcome decides; a payment that was
- * never approved is released.
+ * The decision for a session that crashed before it decided, from its journaled vends: delivered vends are
+ * captured; an approved vend whose outcome is unknown follows the policy (MDB §7.4.7) and flags the session
+ * for review; failed or cancelled vends are not charged; with nothing to charge the payment is released.
  */
 function decide(
+  journal: Journal,
   s: SessionRow,
   obs: PaymentObservation,
   opts: RecoveryOptions,
@@ -114,21 +115,17 @@ function decide(
   if (obs.state === "captured")
     return { action: "capture", amount: s.price, reason: "already captured", review: true };
   if (!holdsFunds) return null;
-  if (s.approvedAmount === null) {
-    return { action: "cancel", amount: s.price, reason: "vend never approved", review: false };
+  const vends = journal.vends(s.id);
+  const delivered = vends.filter((v) => v.outcome === "success").reduce((a, v) => a + v.price, 0);
+  const unknown = vends
+    .filter((v) => v.outcome === null || v.outcome === "unknown")
+    .reduce((a, v) => a + v.price, 0);
+  const amount = delivered + (opts.unknownOutcome === "capture" ? unknown : 0);
+  const review = unknown > 0;
+  if (amount > 0) {
+    const why = review ? `vends with unknown outcome; policy: ${opts.unknownOutcome}` : "vends delivered";
+    return { action: "capture", amount, reason: why, review };
   }
-  switch (s.vendOutcome) {
-    case "success":
-      return { action: "capture", amount: s.approvedAmount, reason: "vend delivered", review: false };
-    case "failure":
-    case "cancelled":
-      return { action: "cancel", amount: s.approvedAmount, reason: `vend ${s.vendOutcome}`, review: false };
-    default:
-      return {
-        action: opts.unknownOutcome,
-        amount: s.approvedAmount,
-        reason: `approved vend with unknown outcome; policy: ${opts.unknownOutcome}`,
-        review: true,
-      };
-  }
+  const why = vends.length === 0 ? "vend never approved" : "nothing delivered";
+  return { action: "cancel", amount: s.price, reason: why, review };
 }

@@ -7,11 +7,17 @@ import type { Clock, Timer } from "../core/clock.js";
 import type { Journal } from "../journal/journal.js";
 import type { PaymentDriver, PaymentRef, PosIdentity } from "../payment/driver.js";
 import { watchPayment } from "../payment/watch.js";
-import { IDLE, transition } from "./machine.js";
+import { IDLE, rest, transition } from "./machine.js";
 import { type SettleOptions, settlePayment, startPaymentResolved } from "./payments.js";
 import type { Effect, EngineContext, EngineInput, EngineState, SessionResult } from "./types.js";
 
 export interface EngineOptions {
+  /** Selection first (default) or check-in first. */
+  flow?: EngineContext["flow"];
+  /** Check-in first: `poll` the check-in query, or keep an `idlePayment` initiated. */
+  checkinMode?: EngineContext["checkinMode"];
+  /** Check-in first: the amount reserved per session, minor units. */
+  sessionMax?: number;
   currency: string;
   /** QR scheme of the check-in URI (pos-v10 §15). */
   scheme: string;
@@ -54,8 +60,10 @@ export class VendEngine {
   private readonly timers = new Map<string, Timer>();
   private readonly watches = new Map<string, AbortController>();
   private readonly inflight = new Set<Promise<unknown>>();
+  private readonly observers = new Set<Promise<unknown>>();
   private readonly finishedListeners = new Set<(s: FinishedSession) => void>();
   private unsubscribeVmc: (() => void) | null = null;
+  private checkinWatch: AbortController | null = null;
   private readonly stopController = new AbortController();
   private failed: Error | null = null;
   private identity: PosIdentity | null = null;
@@ -80,6 +88,9 @@ export class VendEngine {
     display.show({ kind: "outOfService", reason: "Starting" });
     this.identity = await payment.open(this.stopController.signal);
     this.ctx = {
+      flow: this.opts.flow ?? "selection",
+      checkinMode: this.opts.checkinMode ?? "poll",
+      sessionMax: this.opts.sessionMax ?? 2000,
       currency: this.opts.currency,
       checkinUri: checkinUri(this.opts.scheme, this.identity.beaconId),
       paymentTimeoutMs: this.opts.paymentTimeoutMs,
@@ -89,7 +100,9 @@ export class VendEngine {
     this.unsubscribeVmc = vmc.onEvent((e) => this.onVmcEvent(e));
     await vmc.open();
     logger.info({ posId: this.identity.posId, beaconId: this.identity.beaconId }, "unit in service");
-    display.show({ kind: "idle", checkinUri: null, message: "Choose a product" });
+    const start = rest(this.ctx);
+    this.state = start.state;
+    this.runEffects(start.effects);
   }
 
   /** Stops timers and polls, waits for in-flight settlements, closes nothing it does not own. */
@@ -98,9 +111,11 @@ export class VendEngine {
     for (const t of this.timers.values()) t.cancel();
     this.timers.clear();
     for (const w of this.watches.values()) w.abort(new Error("engine stopped"));
+    this.checkinWatch?.abort(new Error("engine stopped"));
     this.watches.clear();
     this.unsubscribeVmc?.();
     await this.settledInflight();
+    await Promise.allSettled([...this.observers]);
   }
 
   onSessionFinished(listener: (s: FinishedSession) => void): () => void {
@@ -112,7 +127,8 @@ export class VendEngine {
   async whenIdle(): Promise<void> {
     for (;;) {
       await this.settledInflight();
-      if (this.state.tag === "idle" && this.inflight.size === 0 && this.queue.length === 0) return;
+      const resting = this.state.tag === "idle" || (this.state.tag === "ready" && !this.state.allocating);
+      if (resting && this.inflight.size === 0 && this.queue.length === 0) return;
       await new Promise<void>((r) => setImmediate(r));
     }
   }
@@ -143,6 +159,10 @@ export class VendEngine {
     }
     const { state, effects } = transition(this.state, input, ctx);
     this.state = state;
+    this.runEffects(effects);
+  }
+
+  private runEffects(effects: readonly Effect[]): void {
     for (const effect of effects) {
       try {
         this.run(effect);
@@ -189,8 +209,10 @@ export class VendEngine {
       case "reset":
         this.dispatch({ type: "vmcReset", reason: e.reason });
         return;
-      case "sessionStarted":
       case "sessionEnded":
+        this.dispatch({ type: "sessionEnded" });
+        return;
+      case "sessionStarted":
       case "link":
         this.deps.logger.info({ vmc: e }, "vmc event");
         return;
@@ -201,7 +223,11 @@ export class VendEngine {
     const { journal, display, logger, vmc, clock } = this.deps;
     switch (effect.type) {
       case "openSession":
-        journal.openSession({ ...effect.session, flow: "selection", driver: this.deps.payment.kind });
+        journal.openSession({
+          ...effect.session,
+          flow: this.ctx?.flow ?? "selection",
+          driver: this.deps.payment.kind,
+        });
         logger.info(
           { session: effect.session.id, orderId: effect.session.orderId, price: effect.session.price },
           "vend requested",
@@ -228,8 +254,9 @@ export class VendEngine {
               orderId: session.orderId,
               amount: session.price,
               idempotencyKey: intent.idempotencyKey,
-              mode: this.opts.paymentMode,
-              captureType: this.opts.captureType,
+              mode: effect.purpose === "session" ? "reservation" : this.opts.paymentMode,
+              // A check-in session captures what was vended: the older interface needs CaptureType Partial.
+              captureType: effect.purpose === "session" ? "partial" : this.opts.captureType,
             },
           ).then((r) => {
             if (r.kind === "started") {
@@ -258,7 +285,7 @@ export class VendEngine {
         return;
       case "approveVend": {
         const { session, amount } = effect;
-        journal.markApproved(session.id, amount);
+        journal.approveVend(session.id, effect.item, amount);
         this.track(
           vmc.approveVend(amount).catch((err: unknown) => {
             if (err instanceof VmcError && err.code !== "timeout") {
@@ -271,6 +298,25 @@ export class VendEngine {
         );
         return;
       }
+      case "allocateSession": {
+        const orderId = journal.nextOrderId();
+        // Answered as an input, after the current step's effects.
+        queueMicrotask(() => this.dispatch({ type: "sessionAllocated", sessionId: randomUUID(), orderId }));
+        return;
+      }
+      case "watchCheckin":
+        this.watchCheckin();
+        return;
+      case "stopCheckin":
+        this.checkinWatch?.abort(new Error("stopped"));
+        this.checkinWatch = null;
+        return;
+      case "beginSession":
+        this.background(vmc.beginSession(effect.funds), "begin session");
+        return;
+      case "endSession":
+        this.background(vmc.endSession(), "end session");
+        return;
       case "denyVend":
         logger.info({ session: effect.sessionId, reason: effect.reason }, "vend denied");
         this.background(vmc.denyVend(), "deny vend");
@@ -368,6 +414,41 @@ export class VendEngine {
         }
       })(),
     );
+  }
+
+  /** Check-in first, `poll` mode: polls the check-in query at the service's pace until a check-in. */
+  private watchCheckin(): void {
+    this.checkinWatch?.abort(new Error("replaced"));
+    const ac = new AbortController();
+    this.checkinWatch = ac;
+    const { payment, clock, logger } = this.deps;
+    this.observe(
+      (async () => {
+        let delay = 0;
+        while (!ac.signal.aborted) {
+          try {
+            if (delay > 0) await clock.sleep(delay, ac.signal);
+            const obs = await payment.checkin(ac.signal);
+            delay = Math.max(obs.pollDelayMs, 1000);
+            if (obs.checkedIn && !ac.signal.aborted) {
+              this.dispatch({ type: "checkedIn" });
+              return;
+            }
+          } catch (err) {
+            if (ac.signal.aborted) return;
+            delay = Math.max(delay, 1000);
+            logger.warn({ err }, "check-in poll failed");
+          }
+        }
+      })(),
+    );
+  }
+
+  /** Long-lived observations (the check-in poll): awaited by stop(), not by whenIdle(). */
+  private observe(p: Promise<unknown>): void {
+    const tracked = p.catch((err: unknown) => this.fail(err, null));
+    this.observers.add(tracked);
+    void tracked.finally(() => this.observers.delete(tracked));
   }
 
   private track(p: Promise<unknown>): void {

@@ -8,15 +8,27 @@ import type { PaymentObservation, PaymentRef } from "../payment/driver.js";
  * their results, the VMC's events and timer expiries back as inputs. Nothing here does I/O or reads a clock.
  */
 
-/** One customer session: from the VMC's vend request to the payment's final settlement. */
+/**
+ * One customer session, from the first payment request to the payment's final settlement. Selection first:
+ * one vend at `price`. Check-in first: a reservation of `price` (the session maximum) and any number of
+ * vends within it.
+ */
 export interface Session {
   /** Journal id of the session (UUID). */
   id: string;
   /** Merchant order id sent to the service (≤ 32 characters). */
   orderId: string;
-  /** VMC item (selection) number. */
+  /** VMC item (selection) number; 0 for a check-in session. */
   item: number;
-  /** Requested price in minor units; the only amount vendd ever approves for this vend. */
+  /** Amount of the payment in minor units: the vend's price, or the session maximum. */
+  price: Minor;
+}
+
+export type Flow = "selection" | "checkin";
+
+/** A vend inside a check-in session. */
+export interface SessionVend {
+  item: number;
   price: Minor;
 }
 
@@ -34,9 +46,17 @@ export type SessionResult =
   | "unsettled";
 
 export type EngineState =
+  /** Selection first, no session: waiting for the VMC's vend request. */
   | { tag: "idle" }
+  /**
+   * Check-in first, no session: the QR code is shown. `allocating` while the runner creates the next
+   * session's ids (after a check-in, or at once in `idlePayment` mode).
+   */
+  | { tag: "ready"; allocating: boolean }
   | {
       tag: "paying";
+      /** `vend`: a VMC vend request waits for this payment; `session`: a check-in session's reservation. */
+      purpose: "vend" | "session";
       session: Session;
       /** Null until the service has confirmed the payment's creation. */
       ref: PaymentRef | null;
@@ -46,6 +66,17 @@ export type EngineState =
       issued: boolean;
     }
   | { tag: "vending"; session: Session; ref: PaymentRef }
+  /** Check-in first: funds reserved and offered to the VMC; the customer chooses products. */
+  | { tag: "session"; session: Session; ref: PaymentRef; funds: Minor; partial: boolean; vended: Minor }
+  | {
+      tag: "sessionVending";
+      session: Session;
+      ref: PaymentRef;
+      funds: Minor;
+      partial: boolean;
+      vended: Minor;
+      current: SessionVend;
+    }
   | {
       tag: "settling";
       session: Session;
@@ -57,11 +88,21 @@ export type EngineState =
       reason: string;
     };
 
-export type TimerName = "payment" | "vend";
+/**
+ * `payment`: the customer must have paid; `vend`: the VMC must report the vend; `session`: the customer must
+ * choose (check-in session); `retry`: check-in first, start the next idle payment after a refused start.
+ */
+export type TimerName = "payment" | "vend" | "session" | "retry";
 
 export type EngineInput =
   /** The VMC asked for a vend; the runner has allocated the session's ids. */
   | { type: "vendRequested"; item: number; price: Minor; sessionId: string; orderId: string }
+  /** Check-in first: a customer checked in on the PoS (check-in poll). */
+  | { type: "checkedIn" }
+  /** Check-in first: the runner allocated the ids of the next session (answer to `allocateSession`). */
+  | { type: "sessionAllocated"; sessionId: string; orderId: string }
+  /** The VMC ended the session (session complete, return button). */
+  | { type: "sessionEnded" }
   | { type: "paymentStarted"; sessionId: string; ref: PaymentRef }
   /**
    * The payment could not be started. `unresolved` is true when the service may still hold it (ambiguous
@@ -83,12 +124,21 @@ export type Effect =
   /** Journal the new session durably before anything is sent for it. */
   | { type: "openSession"; session: Session }
   /** Journal the payment intent (with its idempotency key), then start the payment. */
-  | { type: "startPayment"; session: Session }
+  | { type: "startPayment"; session: Session; purpose: "vend" | "session" }
   /** Poll the payment, honouring the service's poll delay, until told to stop or it is final. */
   | { type: "watchPayment"; session: Session; ref: PaymentRef }
   | { type: "stopWatching"; sessionId: string }
   /** Journal "vend approved" durably, then approve exactly `amount` at the VMC. */
-  | { type: "approveVend"; session: Session; amount: Minor }
+  | { type: "approveVend"; session: Session; item: number; amount: Minor }
+  /** Check-in first: create the next session's ids and answer with `sessionAllocated`. */
+  | { type: "allocateSession" }
+  /** Check-in first (`poll` mode): poll the check-in query while the QR code is shown. */
+  | { type: "watchCheckin" }
+  | { type: "stopCheckin" }
+  /** Check-in first: offer the reserved funds to the VMC (BEGIN SESSION). */
+  | { type: "beginSession"; session: Session; funds: Minor }
+  /** Check-in first: tell the VMC the session is over. */
+  | { type: "endSession"; session: Session }
   /** Deny the pending vend request (`sessionId` null: a request that never became a session). */
   | { type: "denyVend"; sessionId: string | null; reason: string }
   /** Journal the decision and the intent, then capture or cancel. Retried by the runner until confirmed. */
@@ -112,6 +162,14 @@ export type Effect =
 
 /** Fixed facts the machine needs; from config and from the payment driver's `open()`. */
 export interface EngineContext {
+  flow: Flow;
+  /**
+   * Check-in first: how the unit learns of a check-in. `poll`: poll the check-in query while the QR code is
+   * shown; `idlePayment`: keep a payment for the session maximum initiated while idle.
+   */
+  checkinMode: "poll" | "idlePayment";
+  /** Check-in first: the amount reserved per session, minor units. */
+  sessionMax: Minor;
   currency: string;
   /** QR content that lets a customer check in on this unit. */
   checkinUri: string;

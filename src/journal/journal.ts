@@ -21,9 +21,15 @@ export interface Journal {
   completeIntent(intentId: number, outcome: "done" | "failed", detail: string): void;
   /** Stores the service's payment id once known. */
   setPaymentId(sessionId: string, paymentId: string): void;
-  /** Records that the vend was approved at the VMC (before the approval is sent). */
-  markApproved(sessionId: string, amount: Minor): void;
+  /**
+   * Records a vend approved at the VMC, before the approval is sent: a vend row, and the session's running
+   * approved total.
+   */
+  approveVend(sessionId: string, item: number, price: Minor): void;
+  /** Records the outcome of the session's vend that has none yet. */
   recordVend(sessionId: string, outcome: VendOutcome): void;
+  /** The session's vends in order. */
+  vends(sessionId: string): VendRow[];
   /** Records the capture-or-cancel decision and why (before the call). */
   decide(sessionId: string, decision: Decision): void;
   closeSession(sessionId: string, result: SessionResult, reason: string): void;
@@ -40,6 +46,13 @@ export interface Journal {
 }
 
 export type VendOutcome = "success" | "failure" | "unknown" | "cancelled";
+
+export interface VendRow {
+  id: number;
+  item: number;
+  price: Minor;
+  outcome: VendOutcome | null;
+}
 
 export interface NewSession {
   id: string;

@@ -48,4 +48,16 @@ export const MIGRATIONS: readonly string[] = [
   ) STRICT;
   CREATE INDEX events_session ON events (session_id);
   `,
+  `
+  CREATE TABLE vends (
+    id INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions (id),
+    item INTEGER NOT NULL,
+    price INTEGER NOT NULL CHECK (price > 0),
+    outcome TEXT CHECK (outcome IN ('success', 'failure', 'unknown', 'cancelled')),
+    approved_at INTEGER NOT NULL,
+    settled_at INTEGER
+  ) STRICT;
+  CREATE INDEX vends_session ON vends (session_id);
+  `,
 ];

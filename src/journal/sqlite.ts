@@ -12,6 +12,7 @@ import type {
   NewSession,
   SessionRow,
   VendOutcome,
+  VendRow,
 } from "./journal.js";
 import { JournalError } from "./journal.js";
 import { MIGRATIONS } from "./migrations.js";
@@ -116,8 +117,17 @@ export class SqliteJournal implements Journal {
         "UPDATE intents SET state = @state, detail = @detail, updated_at = @at WHERE id = @id",
       ),
       setPaymentId: db.prepare("UPDATE sessions SET payment_id = @paymentId WHERE id = @id"),
-      approved: db.prepare("UPDATE sessions SET approved_amount = @amount WHERE id = @id"),
+      approved: db.prepare(
+        "UPDATE sessions SET approved_amount = COALESCE(approved_amount, 0) + @price WHERE id = @id",
+      ),
+      vendRow: db.prepare(
+        "INSERT INTO vends (session_id, item, price, approved_at) VALUES (@id, @item, @price, @at)",
+      ),
       vend: db.prepare("UPDATE sessions SET vend_outcome = @outcome WHERE id = @id"),
+      vendOutcome: db.prepare(
+        "UPDATE vends SET outcome = @outcome, settled_at = @at WHERE id = (SELECT max(id) FROM vends WHERE session_id = @id AND outcome IS NULL)",
+      ),
+      vends: db.prepare("SELECT id, item, price, outcome FROM vends WHERE session_id = ? ORDER BY id"),
       decide: db.prepare(
         "UPDATE sessions SET decision = @action, decision_amount = @amount, decision_reason = @reason, review = @review WHERE id = @id",
       ),
@@ -200,14 +210,26 @@ export class SqliteJournal implements Journal {
     );
   }
 
-  markApproved(sessionId: string, amount: Minor): void {
-    this.write("approved", () => this.changed(this.stmts.approved.run({ id: sessionId, amount }), sessionId));
+  approveVend(sessionId: string, item: number, price: Minor): void {
+    this.write("approved", () =>
+      this.db.transaction(() => {
+        this.changed(this.stmts.approved.run({ id: sessionId, price }), sessionId);
+        this.stmts.vendRow.run({ id: sessionId, item, price, at: this.opts.clock.now() });
+      })(),
+    );
   }
 
   recordVend(sessionId: string, outcome: VendOutcome): void {
     this.write("vend outcome", () =>
-      this.changed(this.stmts.vend.run({ id: sessionId, outcome }), sessionId),
+      this.db.transaction(() => {
+        this.changed(this.stmts.vend.run({ id: sessionId, outcome }), sessionId);
+        this.stmts.vendOutcome.run({ id: sessionId, outcome, at: this.opts.clock.now() });
+      })(),
     );
+  }
+
+  vends(sessionId: string): VendRow[] {
+    return (this.stmts.vends.all(sessionId) as VendRow[]).map((v) => ({ ...v }));
   }
 
   decide(sessionId: string, d: Decision): void {

@@ -63,6 +63,7 @@ export class SimPaymentDriver implements PaymentDriver {
   private readonly payments = new Map<string, SimPayment>();
   private readonly faults: { op: SimOp; fault: SimFault }[] = [];
   private seq = 0;
+  private checkedIn = false;
 
   constructor(private readonly opts: SimPaymentOptions) {}
 
@@ -86,6 +87,7 @@ export class SimPaymentDriver implements PaymentDriver {
         orderId: req.orderId,
         mode: req.mode ?? "reservation",
       };
+      this.checkedIn = false;
       this.payments.set(ref.id, {
         ref,
         amount: req.amount,
@@ -156,8 +158,13 @@ export class SimPaymentDriver implements PaymentDriver {
       .filter((o) => o.state === "pending" || o.state === "issued" || o.state === "reserved");
   }
 
+  /** A customer checks in on the PoS (seen by `checkin()` until the next payment pairs with it). */
+  customerChecksIn(): void {
+    this.checkedIn = true;
+  }
+
   async checkin(): Promise<CheckinObservation> {
-    return { checkedIn: false, pollDelayMs: this.opts.pollDelayMs ?? 1000 };
+    return { checkedIn: this.checkedIn, pollDelayMs: this.opts.pollDelayMs ?? 1000 };
   }
 
   async close(): Promise<void> {}

@@ -34,6 +34,7 @@ export const ENGINE_DEFAULTS: EngineOptions = {
 export async function startTestUnit(
   opts: {
     customer?: CustomerPlan;
+    partialCapturePossible?: boolean;
     dispense?: DispenseOutcome;
     engine?: Partial<EngineOptions>;
     journal?: (j: SqliteJournal) => Journal;
@@ -46,6 +47,9 @@ export async function startTestUnit(
   const payment = new SimPaymentDriver({
     clock,
     customer: () => opts.customer ?? { action: "accept", afterMs: 1500 },
+    ...(opts.partialCapturePossible === undefined
+      ? {}
+      : { partialCapturePossible: opts.partialCapturePossible }),
   });
   const journal = openSqliteJournal({ path: opts.journalPath ?? ":memory:", unitId: "vm-test", clock });
   const display = createSimDisplay();
