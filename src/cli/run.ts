@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig, secretValues } from "../../config/load.js";
+import { faultPointsFromEnv } from "../core/faults.js";
 import { createLogger } from "../core/log.js";
 import { createNotifier } from "../core/sdnotify.js";
 import { startDaemon } from "../daemon/daemon.js";
@@ -56,7 +57,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     process.once("SIGTERM", () => resolve());
     process.once("SIGINT", () => resolve());
   });
-  const daemon = await startDaemon(loaded, { logger, notifier });
+  const daemon = await startDaemon(loaded, { logger, notifier, faults: faultPointsFromEnv(process.env) });
   await stopRequested;
   logger.info("stopping");
   await daemon.stop();

@@ -5,6 +5,7 @@ import { createDisplay } from "../../drivers/display/factory.js";
 import type { VendController } from "../../drivers/vmc/controller.js";
 import { createVendController } from "../../drivers/vmc/factory.js";
 import { type Clock, systemClock } from "../core/clock.js";
+import { type FaultPoints, NO_FAULTS } from "../core/faults.js";
 import type { Notifier } from "../core/sdnotify.js";
 import { recoverSessions } from "../engine/recovery.js";
 import { VendEngine } from "../engine/runner.js";
@@ -20,6 +21,8 @@ export interface DaemonDeps {
   logger: Logger;
   notifier: Notifier;
   clock?: Clock;
+  /** Crash points for the crash tests (default none; `vendd run` arms them from VENDD_FAULT_POINT). */
+  faults?: FaultPoints;
 }
 
 export interface Daemon {
@@ -73,7 +76,15 @@ export async function startDaemon(loaded: LoadedConfig, deps: DaemonDeps): Promi
     // Every unresolved session is settled before the VMC is enabled (reliability.md §2.1 step 4).
     await recover();
     const engine = new VendEngine(
-      { payment, vmc, display, journal, clock, logger: logger.child({ component: "engine" }) },
+      {
+        payment,
+        vmc,
+        display,
+        journal,
+        clock,
+        logger: logger.child({ component: "engine" }),
+        faults: deps.faults ?? NO_FAULTS,
+      },
       {
         flow: config.engine.flow,
         // The older interface has no check-in query: it keeps an idle reservation instead (pos-legacy §9).

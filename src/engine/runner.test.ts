@@ -179,3 +179,19 @@ describe("vend engine runner (selection first, sim devices, virtual time)", () =
     expect(captured).toBe(sessions.reduce((a, s) => a + s.price, 0));
   });
 });
+
+describe("journal cost of a vend", () => {
+  it("commits a selection-first vend in 5 transactions (one fsync each), whatever else it writes", async () => {
+    unit = await startTestUnit({ customer: { action: "accept", afterMs: 0 } });
+    unit.vmc.requestVend(1, 100);
+    await unit.run(10_000);
+    const before = unit.journal.commits;
+    for (let i = 0; i < 10; i++) {
+      unit.vmc.requestVend(1, 100);
+      await unit.run(10_000);
+    }
+    expect(unit.journal.sessions().filter((s) => s.result === "captured")).toHaveLength(11);
+    // open+intent, payment id, approval, outcome+decision+intent, completion+close
+    expect((unit.journal.commits - before) / 10).toBe(5);
+  });
+});

@@ -12,6 +12,13 @@ import type { SessionResult, SettleAction } from "../engine/types.js";
  * - Reads never throw for a missing row; they return `undefined` or an empty list.
  */
 export interface Journal {
+  /**
+   * Runs `fn` as one transaction: its writes commit together, with one fsync, when the outermost call
+   * returns; a throw rolls all of them back. Calls nest (the inner ones join the outer transaction).
+   */
+  atomically<T>(fn: () => T): T;
+  /** Number of transactions committed so far (each is one WAL fsync with synchronous=FULL). */
+  readonly commits: number;
   /** Allocates the next order id (≤ 32 characters, unique per unit across journal resets). */
   nextOrderId(): string;
   openSession(s: NewSession): void;

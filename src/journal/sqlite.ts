@@ -163,9 +163,30 @@ export class SqliteJournal implements Journal {
     }
   }
 
+  private depth = 0;
+  private committed = 0;
+
+  get commits(): number {
+    return this.committed;
+  }
+
+  atomically<T>(fn: () => T): T {
+    if (this.depth > 0) return fn();
+    this.depth++;
+    try {
+      const result = this.db.transaction(fn)();
+      this.committed++;
+      return result;
+    } finally {
+      this.depth--;
+    }
+  }
+
   private write<T>(what: string, fn: () => T): T {
     try {
-      return fn();
+      const result = fn();
+      if (this.depth === 0) this.committed++;
+      return result;
     } catch (e) {
       if (e instanceof JournalError) throw e;
       throw new JournalError("io", `journal write failed (${what}): ${(e as Error).message}`, { cause: e });

@@ -1,0 +1,25 @@
+import { describe, expect, it } from "vitest";
+import { FAULT_POINTS, faultPointsFromEnv, NO_FAULTS } from "./faults.js";
+
+describe("fault points", () => {
+  it("are inert unless VENDD_FAULT_POINT is set", () => {
+    expect(faultPointsFromEnv({})).toBe(NO_FAULTS);
+    expect(faultPointsFromEnv({ VENDD_FAULT_POINT: "" })).toBe(NO_FAULTS);
+  });
+
+  it("kill at the named point's first hit, or its Nth", () => {
+    const kills: string[] = [];
+    const first = faultPointsFromEnv({ VENDD_FAULT_POINT: "settle.sent" }, () => kills.push("first"));
+    first.hit("start.recorded");
+    first.hit("settle.sent");
+    first.hit("settle.sent");
+    const third = faultPointsFromEnv({ VENDD_FAULT_POINT: "start.recorded@3" }, () => kills.push("third"));
+    for (let i = 0; i < 5; i++) third.hit("start.recorded");
+    expect(kills).toEqual(["first", "third"]);
+  });
+
+  it("refuse an unknown point or a bad count, listing the valid names", () => {
+    expect(() => faultPointsFromEnv({ VENDD_FAULT_POINT: "nowhere" })).toThrow(FAULT_POINTS[0]);
+    expect(() => faultPointsFromEnv({ VENDD_FAULT_POINT: "settle.sent@0" })).toThrow(/bad hit number/);
+  });
+});

@@ -1,0 +1,60 @@
+/**
+ * Named fault points: labelled steps of the money path where a crash test can kill the daemon. Inert unless
+ * armed (a seam, not a test-mode branch): production passes `NO_FAULTS`, or `faultPointsFromEnv`, which is
+ * armed only when `VENDD_FAULT_POINT` is set.
+ */
+export const FAULT_POINTS = [
+  "session.opened",
+  "start.recorded",
+  "start.sent",
+  "start.completed",
+  "approve.recorded",
+  "approve.sent",
+  "vend.recorded",
+  "settle.recorded",
+  "settle.sent",
+  "settle.completed",
+  "session.closed",
+] as const;
+
+export type FaultPointName = (typeof FAULT_POINTS)[number];
+
+export interface FaultPoints {
+  /** Called when the money path passes the named step. */
+  hit(name: FaultPointName): void;
+}
+
+export const NO_FAULTS: FaultPoints = { hit() {} };
+
+export class FaultPointError extends Error {
+  override readonly name = "FaultPointError";
+}
+
+/**
+ * `VENDD_FAULT_POINT=name` kills the process with SIGKILL at the first hit of `name`; `name@N` at the Nth.
+ * An unknown name is an error (a crash test that arms nothing would prove nothing).
+ */
+export function faultPointsFromEnv(env: NodeJS.ProcessEnv, kill: () => void = sigkillSelf): FaultPoints {
+  const spec = env.VENDD_FAULT_POINT;
+  if (spec === undefined || spec === "") return NO_FAULTS;
+  const [name, nth] = spec.split("@");
+  const point = FAULT_POINTS.find((p) => p === name);
+  if (point === undefined) {
+    throw new FaultPointError(
+      `VENDD_FAULT_POINT: unknown point ${JSON.stringify(name)}; valid: ${FAULT_POINTS.join(", ")}`,
+    );
+  }
+  const at = nth === undefined ? 1 : Number(nth);
+  if (!Number.isSafeInteger(at) || at < 1)
+    throw new FaultPointError(`VENDD_FAULT_POINT: bad hit number in ${spec}`);
+  let hits = 0;
+  return {
+    hit(n) {
+      if (n === point && ++hits === at) kill();
+    },
+  };
+}
+
+function sigkillSelf(): void {
+  process.kill(process.pid, "SIGKILL");
+}
