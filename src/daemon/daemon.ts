@@ -112,6 +112,7 @@ export async function startDaemon(loaded: LoadedConfig, deps: DaemonDeps): Promi
       // The sweeper: settles sessions left unsettled, using only the journal's own decisions.
       sweep: recover,
       checkpoint: () => journal.checkpoint(),
+      retain: () => journal.retain(clock.now() - config.journal.retentionDays * 86_400_000),
     });
     const p = payment;
     const v = vmc;

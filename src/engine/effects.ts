@@ -40,6 +40,11 @@ export function runEffect(host: EffectHost, effect: Effect): void {
   switch (effect.type) {
     case "openSession":
       journal.openSession({ ...effect.session, flow: host.ctx.flow, driver: payment.kind });
+      journal.event(effect.session.id, "opened", {
+        flow: host.ctx.flow,
+        item: effect.session.item,
+        price: effect.session.price,
+      });
       host.faults.hit("session.opened");
       logger.info(
         { session: effect.session.id, orderId: effect.session.orderId, price: effect.session.price },
@@ -60,6 +65,7 @@ export function runEffect(host: EffectHost, effect: Effect): void {
     case "approveVend": {
       const { session, item, amount } = effect;
       journal.approveVend(session.id, item, amount);
+      journal.event(session.id, "approved", { item, amount });
       host.faults.hit("approve.recorded");
       host.launch(() =>
         host.track(
@@ -107,11 +113,13 @@ export function runEffect(host: EffectHost, effect: Effect): void {
       return;
     case "recordVend":
       journal.recordVend(effect.session.id, effect.outcome);
+      journal.event(effect.session.id, "vend", { outcome: effect.outcome });
       host.faults.hit("vend.recorded");
       return;
     case "finishSession": {
       const { session, result, reason } = effect;
       journal.closeSession(session.id, result, reason);
+      journal.event(session.id, "closed", { result, reason });
       host.faults.hit("session.closed");
       logger.info({ session: session.id, orderId: session.orderId, result, reason }, "session finished");
       host.finished({
@@ -164,6 +172,7 @@ function startPayment(host: EffectHost, effect: Extract<Effect, { type: "startPa
           if (r.kind === "started") {
             host.faults.hit("start.sent");
             journal.setPaymentId(session.id, r.ref.id);
+            journal.event(session.id, "payment", { paymentId: r.ref.id });
             journal.completeIntent(intent.id, "done", `payment ${r.ref.id}`);
             host.faults.hit("start.completed");
             host.dispatch({ type: "paymentStarted", sessionId: session.id, ref: r.ref });
@@ -186,6 +195,7 @@ function settle(host: EffectHost, effect: Extract<Effect, { type: "settle" }>): 
   const { journal, clock, logger, payment } = host.deps;
   const { session, ref, action, amount, reason, review } = effect;
   journal.decide(session.id, { action, amount, reason, review });
+  journal.event(session.id, "decided", { action, amount, reason, review });
   const intent = journal.recordIntent({
     sessionId: session.id,
     op: action === "cancel" && ref.mode === "payment" ? "refund" : action,

@@ -49,6 +49,12 @@ export interface Journal {
   /** True when the journal owns this order as a session that is not closed. */
   ownsLiveOrder(orderId: string): boolean;
   sessions(opts?: { limit?: number }): SessionRow[];
+  /**
+   * Retention: deletes sessions closed before `before` (ms) with their intents, vends and events, in
+   * transactions of at most `batch` sessions. Never deletes an open or unsettled session.
+   * @returns the number of sessions deleted.
+   */
+  retain(before: number, batch?: number): number;
   close(): void;
 }
 

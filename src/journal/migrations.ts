@@ -60,4 +60,12 @@ export const MIGRATIONS: readonly string[] = [
   ) STRICT;
   CREATE INDEX vends_session ON vends (session_id);
   `,
+  `
+  CREATE TRIGGER events_append_only BEFORE UPDATE ON events
+  BEGIN
+    SELECT RAISE(ABORT, 'the event log is append-only');
+  END;
+  CREATE INDEX sessions_closed ON sessions (closed_at) WHERE closed_at IS NOT NULL;
+  CREATE INDEX events_at ON events (at);
+  `,
 ];

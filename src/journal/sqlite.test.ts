@@ -149,3 +149,54 @@ describe("sqlite journal", () => {
     expect(() => openSqliteJournal({ path, unitId: "vm", clock: new ManualClock() })).toThrow(/newer/);
   });
 });
+
+describe("journal retention and the event log", () => {
+  const DAY = 86_400_000;
+  function journalWith(clock: ManualClock) {
+    const j = openSqliteJournal({ path: ":memory:", unitId: "vm-ret", clock });
+    const session = (id: string, close: "captured" | "unsettled" | null) => {
+      j.openSession({ id, orderId: j.nextOrderId(), flow: "selection", item: 1, price: 100, driver: "sim" });
+      j.recordIntent({ sessionId: id, op: "start", orderId: id, paymentId: null, amount: 100 });
+      j.approveVend(id, 1, 100);
+      j.event(id, "opened");
+      if (close !== null) j.closeSession(id, close, "test");
+    };
+    return { j, session };
+  }
+
+  it("deletes old settled sessions in batches and never an open or unsettled one", () => {
+    const clock = new ManualClock();
+    const { j, session } = journalWith(clock);
+    for (let i = 0; i < 25; i++) session(`old-${i}`, "captured");
+    session("old-open", null);
+    session("old-unsettled", "unsettled");
+    clock.advance(100 * DAY);
+    session("new", "captured");
+    expect(j.retain(clock.now() - 90 * DAY, 10)).toBe(25);
+    expect(
+      j
+        .sessions()
+        .map((s) => s.id)
+        .sort(),
+    ).toEqual(["new", "old-open", "old-unsettled"]);
+    expect(j.intents("old-3")).toEqual([]);
+    expect(j.vends("old-3")).toEqual([]);
+    expect(
+      j
+        .unresolved()
+        .map((s) => s.id)
+        .sort(),
+    ).toEqual(["old-open", "old-unsettled"]);
+    j.close();
+  });
+
+  it("refuses to change an event once written (append-only)", () => {
+    const path = join(dir, "events.db");
+    const j = openSqliteJournal({ path, unitId: "vm-ev", clock: new ManualClock() });
+    j.event(null, "boot", { n: 1 });
+    j.close();
+    const raw = new Database(path);
+    expect(() => raw.prepare("UPDATE events SET type = 'x'").run()).toThrow(/append-only/);
+    raw.close();
+  });
+});

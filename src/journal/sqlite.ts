@@ -142,6 +142,14 @@ export class SqliteJournal implements Journal {
       ),
       ownsLive: db.prepare("SELECT 1 FROM sessions WHERE order_id = ? AND closed_at IS NULL"),
       sessions: db.prepare("SELECT * FROM sessions ORDER BY opened_at DESC, rowid DESC LIMIT ?"),
+      expired: db.prepare(
+        "SELECT id FROM sessions WHERE closed_at IS NOT NULL AND closed_at < ? AND result <> 'unsettled' LIMIT ?",
+      ),
+      dropEvents: db.prepare("DELETE FROM events WHERE session_id = ?"),
+      dropVends: db.prepare("DELETE FROM vends WHERE session_id = ?"),
+      dropIntents: db.prepare("DELETE FROM intents WHERE session_id = ?"),
+      dropSession: db.prepare("DELETE FROM sessions WHERE id = ?"),
+      dropLooseEvents: db.prepare("DELETE FROM events WHERE session_id IS NULL AND at < ?"),
     };
   }
 
@@ -307,6 +315,26 @@ export class SqliteJournal implements Journal {
 
   sessions(opts?: { limit?: number }): SessionRow[] {
     return (this.stmts.sessions.all(opts?.limit ?? 1_000_000) as SessionDbRow[]).map(toSession);
+  }
+
+  retain(before: number, batch = 500): number {
+    let deleted = 0;
+    for (;;) {
+      const n = this.atomically(() => {
+        const ids = this.stmts.expired.all(before, batch) as { id: string }[];
+        for (const { id } of ids) {
+          this.stmts.dropEvents.run(id);
+          this.stmts.dropVends.run(id);
+          this.stmts.dropIntents.run(id);
+          this.stmts.dropSession.run(id);
+        }
+        return ids.length;
+      });
+      deleted += n;
+      if (n < batch) break;
+    }
+    this.atomically(() => this.stmts.dropLooseEvents.run(before));
+    return deleted;
   }
 
   /** `PRAGMA integrity_check`; "ok" when healthy. */
