@@ -9,6 +9,8 @@ export interface PaymentFactoryDeps {
   logger: Logger;
   /** The journal's answer to "is this order a live session of ours?" (1301 / busy-PoS recovery). */
   ownsOrder(orderId: string): boolean;
+  /** Jitter source in [0, 1) for retry backoff (default Math.random); seeded in repeatable fault runs. */
+  random?: () => number;
 }
 
 export class PaymentConfigError extends Error {
@@ -58,6 +60,7 @@ export async function createPaymentDriver(
         timeouts: v10.timeouts,
         retries: v10.retries,
         clock: deps.clock,
+        ...(deps.random === undefined ? {} : { random: deps.random }),
         logger,
         ownsOrder: deps.ownsOrder,
         newKey: randomUUID,
