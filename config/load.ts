@@ -4,6 +4,14 @@
  * there is no fallback to empty or default settings.
  */
 import { dirname, resolve } from "node:path";
+import {
+  annotateIssues,
+  BoardError,
+  type BoardProfile,
+  boardNameOf,
+  loadBoard,
+  mergeUnder,
+} from "../boards/index.js";
 import { readStructuredFile, secretsModeWarning } from "./files.js";
 import { ConfigError, type ConfigIssue, describeIssue, toConfigIssues } from "./issues.js";
 import { isRecord } from "./rules.js";
@@ -21,6 +29,9 @@ export { ConfigError, type ConfigIssue } from "./issues.js";
 export { toConfigInput, type VenddConfig, type VenddConfigInput } from "./schema.js";
 export { SECRET_ENV, SECRETS_FILE_ENV, type Secrets, secretValues } from "./secrets.js";
 
+/** Where a unit's configuration lives when a command is not given `--config` (the systemd unit's path). */
+export const DEFAULT_CONFIG_FILE = "/etc/vendd/config.yaml";
+
 /** A configuration that passed every check. */
 export interface LoadedConfig {
   config: VenddConfig;
@@ -34,15 +45,30 @@ export interface LoadOptions {
   secretsFile?: string;
   /** Environment to read overrides from; default `process.env`. */
   env?: NodeJS.ProcessEnv;
+  /** Directory of the board profiles; default the package's `boards/`. */
+  boardsDir?: string;
+  /**
+   * Whether a secret the payment driver needs must be present (default true). Tools that never talk to
+   * the payment service (`vendd nfc write-tag`) pass false; a malformed secrets file is still an error.
+   */
+  requireSecrets?: boolean;
 }
+
+/** Options of `parseConfig` and `buildConfig`. */
+export type ParseOptions = Pick<LoadOptions, "boardsDir" | "requireSecrets">;
 
 /**
  * Validates already-parsed content. Throws `ConfigError` listing every issue.
  * @param raw the main config as parsed from YAML/JSON.
  * @param secretsRaw the parsed secrets file, or `undefined`/`null` when secrets come only from `env`.
  */
-export function parseConfig(raw: unknown, secretsRaw: unknown, env: NodeJS.ProcessEnv): LoadedConfig {
-  const result = validate(raw, secretsRaw, env);
+export function parseConfig(
+  raw: unknown,
+  secretsRaw: unknown,
+  env: NodeJS.ProcessEnv,
+  opts: ParseOptions = {},
+): LoadedConfig {
+  const result = validate(raw, secretsRaw, env, opts);
   if (result.issues.length > 0 || result.config === undefined) throw new ConfigError(result.issues);
   return { config: result.config, secrets: result.secrets, warnings: result.warnings };
 }
@@ -68,7 +94,7 @@ export function loadConfig(file: string, opts: LoadOptions = {}): LoadedConfig {
     const warning = secretsModeWarning(secretsFile);
     if (warning) warnings.push(warning);
   }
-  const result = validate(main.value, secretsRaw, env);
+  const result = validate(main.value, secretsRaw, env, opts);
   issues.push(...result.issues);
   if (issues.length > 0 || result.config === undefined) throw new ConfigError(issues, file);
   return { config: result.config, secrets: result.secrets, warnings: [...warnings, ...result.warnings] };
@@ -78,10 +104,48 @@ export function loadConfig(file: string, opts: LoadOptions = {}): LoadedConfig {
  * Builds a configuration in code (the demo, tests) through the same schema: give the required keys, the
  * rest gets its defaults. Throws `ConfigError` listing every issue. Secrets are not part of it.
  */
-export function buildConfig(input: VenddConfigInput): VenddConfig {
-  const parsed = configSchema.safeParse(input, { error: describeIssue });
-  if (!parsed.success) throw new ConfigError(toConfigIssues(parsed.error.issues), "buildConfig");
+export function buildConfig(input: VenddConfigInput, opts: ParseOptions = {}): VenddConfig {
+  const board = withBoard(input, opts);
+  const parsed = configSchema.safeParse(board.merged, { error: describeIssue });
+  const issues = [...board.issues, ...(parsed.success ? [] : board.explain(parsed.error.issues))];
+  if (!parsed.success || issues.length > 0) throw new ConfigError(issues, "buildConfig");
   return parsed.data;
+}
+
+interface Boarded {
+  /** The raw config with the board's values merged under it (the raw config when there is no board). */
+  merged: unknown;
+  /** Problems with the board profile itself, at the path `board`. */
+  issues: ConfigIssue[];
+  /** The schema's issues as config issues, marked where the value came from the board. */
+  explain(issues: Parameters<typeof toConfigIssues>[0]): ConfigIssue[];
+}
+
+/**
+ * Merges the named board profile (default `sim`) under the raw config, before parsing, so schema defaults
+ * never mask an explicit value (boards/index.ts). An unknown name is left to the schema to report.
+ */
+function withBoard(raw: unknown, opts: ParseOptions): Boarded {
+  const name = boardNameOf(raw);
+  let board: BoardProfile | null = null;
+  const issues: ConfigIssue[] = [];
+  if (name !== null) {
+    try {
+      board = loadBoard(name, opts.boardsDir === undefined ? {} : { dir: opts.boardsDir });
+    } catch (err) {
+      if (!(err instanceof BoardError)) throw err;
+      issues.push(...err.issues);
+    }
+  }
+  const b = board;
+  return {
+    merged: b === null ? raw : mergeUnder(b.values, raw),
+    issues,
+    explain: (zodIssues) => {
+      const out = toConfigIssues(zodIssues);
+      return b === null ? out : annotateIssues(out, raw, b);
+    },
+  };
 }
 
 interface Validation {
@@ -91,13 +155,15 @@ interface Validation {
   warnings: string[];
 }
 
-function validate(raw: unknown, secretsRaw: unknown, env: NodeJS.ProcessEnv): Validation {
-  const parsed = configSchema.safeParse(raw, { error: describeIssue });
-  const issues = parsed.success ? [] : toConfigIssues(parsed.error.issues);
+function validate(raw: unknown, secretsRaw: unknown, env: NodeJS.ProcessEnv, opts: ParseOptions): Validation {
+  const board = withBoard(raw, opts);
+  const parsed = configSchema.safeParse(board.merged, { error: describeIssue });
+  const issues = [...board.issues, ...(parsed.success ? [] : board.explain(parsed.error.issues))];
   // The driver decides which secrets are required; read it from the raw input so that a missing secret
   // is reported in the same run as the config's own errors.
   const driver = parsed.success ? parsed.data.payment.driver : rawDriver(raw);
-  const { secrets, issues: secretIssues } = resolveSecrets(secretsRaw, env, driver);
+  const required = opts.requireSecrets === false ? undefined : driver;
+  const { secrets, issues: secretIssues } = resolveSecrets(secretsRaw, env, required);
   issues.push(...secretIssues);
   if (!parsed.success) return { secrets, issues, warnings: [] };
   return { config: parsed.data, secrets, issues, warnings: configWarnings(parsed.data) };

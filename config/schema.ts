@@ -5,7 +5,8 @@
  */
 import * as z from "zod";
 import { parseAmount } from "../src/core/money.js";
-import { ALWAYS, crossCheck, intIn, nonEmpty, serviceText } from "./rules.js";
+import { ALWAYS, crossCheck, intIn, isRecord, nonEmpty, serviceText } from "./rules.js";
+import { bleSchema, gpioSchema, nfcSchema, pulseIssues, pulseSchema } from "./schema-devices.js";
 import { paymentSchema } from "./schema-payment.js";
 
 export { BEACON_TYPES, PAYMENT_DRIVERS, type PaymentDriverName } from "./schema-payment.js";
@@ -31,7 +32,7 @@ const journalSchema = z
   .prefault({});
 
 /** Serial ports, prefer the stable `/dev/serial/by-id/...` names. */
-const vmcSchema = z
+export const vmcSchema = z
   .strictObject({
     driver: z.enum(["sim", "mdb-adapter", "pulse"]).default("sim"),
     device: nonEmpty(4096).nullable().default(null),
@@ -56,7 +57,7 @@ const vmcSchema = z
   )
   .prefault({});
 
-const displaySchema = z
+export const displaySchema = z
   .strictObject({
     kind: z.enum(["terminal", "sim", "none"]).default("terminal"),
     /** null = standard output; otherwise a tty path such as /dev/tty1. */
@@ -102,24 +103,38 @@ const engineSchema = z
   .transform((e) => ({ ...e, sessionMaxMinor: parseAmount(e.sessionMax, CURRENCY_DECIMALS) }))
   .prefault({});
 
+/** Names of the board profiles in boards/ (`boards/<name>.json`). */
+export const BOARD_NAMES = ["sim", "pi-hat", "pi-usb", "pi-pulse", "sim-pulse"] as const;
+export type BoardName = (typeof BOARD_NAMES)[number];
+
 /** The root schema. Parse with `configSchema.safeParse(raw, { error: describeIssue })` (see load.ts). */
-export const configSchema = z.strictObject({
-  unit: unitSchema,
-  board: z.enum(["sim", "pi-hat", "pi-usb", "pi-pulse", "sim-pulse"]).default("sim"),
-  currency: z.enum(["DKK", "EUR"]).default("DKK"),
-  journal: journalSchema,
-  payment: paymentSchema,
-  vmc: vmcSchema,
-  display: displaySchema,
-  engine: engineSchema,
-  logging: z
-    .strictObject({
-      level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-    })
-    .prefault({}),
-  /** Where the secrets file is; `--secrets` and VENDD_SECRETS_FILE take precedence. */
-  secrets: z.strictObject({ file: nonEmpty(4096).nullable().default(null) }).prefault({}),
-});
+export const configSchema = z
+  .strictObject({
+    unit: unitSchema,
+    /** Hardware profile: its values are merged under this config before parsing (boards/index.ts). */
+    board: z.enum(BOARD_NAMES).default("sim"),
+    currency: z.enum(["DKK", "EUR"]).default("DKK"),
+    journal: journalSchema,
+    payment: paymentSchema,
+    vmc: vmcSchema,
+    display: displaySchema,
+    ble: bleSchema,
+    nfc: nfcSchema,
+    gpio: gpioSchema,
+    pulse: pulseSchema,
+    engine: engineSchema,
+    logging: z
+      .strictObject({
+        level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+      })
+      .prefault({}),
+    /** Where the secrets file is; `--secrets` and VENDD_SECRETS_FILE take precedence. */
+    secrets: z.strictObject({ file: nonEmpty(4096).nullable().default(null) }).prefault({}),
+  })
+  .superRefine(
+    crossCheck((root) => pulseIssues(isRecord(root.vmc) ? root.vmc.driver : undefined, root.pulse)),
+    ALWAYS,
+  );
 
 /**
  * The parsed configuration with every default applied. `engine.sessionMax` keeps the decimal string as

@@ -1,15 +1,23 @@
 import type { Logger } from "pino";
 import type { VenddConfig } from "../../config/load.js";
 import type { Clock } from "../../src/core/clock.js";
+import type { GpioPort } from "../gpio/port.js";
 import type { VendController } from "./controller.js";
 
 export interface VmcFactoryDeps {
   clock: Clock;
   logger: Logger;
+  /**
+   * The GPIO port for the `pulse` driver (the controller opens and closes it). Default: a new port from
+   * the config's `gpio` section (the board's IO plugin). A simulation passes its sim port to drive inputs.
+   */
+  gpio?: GpioPort;
 }
 
+/** The configuration cannot give a vend controller (code `config`). */
 export class VmcConfigError extends Error {
   override readonly name = "VmcConfigError";
+  readonly code = "config";
 }
 
 /**
@@ -40,8 +48,22 @@ export async function createVendController(
         logger: deps.logger.child({ component: "vmc" }),
       });
     }
-    case "pulse":
-      throw new VmcConfigError("the pulse vend controller is configured through a board profile (boards/)");
+    case "pulse": {
+      // The pins, timing and price come from the board profile (boards/) and the config's `pulse` section.
+      const { gpioOptions, pulseOptions } = await import("../../src/boards/devices.js");
+      const { createPulseController } = await import("./pulse/controller.js");
+      const deviceDeps = { clock: deps.clock, logger: deps.logger };
+      let gpio = deps.gpio;
+      if (gpio === undefined) {
+        const { createGpio } = await import("../gpio/factory.js");
+        gpio = await createGpio(gpioOptions(config, deviceDeps));
+      }
+      try {
+        return createPulseController(pulseOptions(config, gpio, deviceDeps));
+      } catch (err) {
+        throw new VmcConfigError(`pulse: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
     default:
       throw new VmcConfigError(
         `unknown vmc driver ${JSON.stringify(String(vmc.driver))}; valid: sim, mdb-adapter, pulse`,

@@ -4,14 +4,19 @@ import { SecretRegistry } from "../core/secrets.js";
 import { runDemo } from "../demo/unit.js";
 
 const HELP = `usage: vendd demo [--vends N] [--json] [--driver v10|legacy] [--legacy-mode reservation|payment]
-                  [--journal FILE] [--seed N] [--log-level LEVEL]
+                  [--board sim|sim-pulse] [--journal FILE] [--seed N] [--log-level LEVEL]
 
 Runs a simulated unit against the local payment-service emulator: a simulated vending machine requests
 vends, simulated customers check in with the app and pay, and the unit shows its screen (QR code, price,
 state) until Ctrl-C. With --vends N it stops after N vends; with --json it prints one summary line:
 {"vends":N,"captured":C,"cancelled":X,"denied":D,"consistent":true|false}
 and exits non-zero when the journal and the emulator's record of money movements disagree.
+--board sim-pulse runs a pulse machine (boards/sim-pulse.json) on simulated GPIO: the customer presses its
+start button and the unit pays for the board's one price, then sends the pulses.
 `;
+
+/** Boards the demo can simulate entirely (boards/*.json with simulated devices). */
+const DEMO_BOARDS = ["sim", "sim-pulse"] as const;
 
 /** `vendd demo`: what `npm start` runs. */
 export async function demoCommand(argv: string[]): Promise<number> {
@@ -35,6 +40,8 @@ export async function demoCommand(argv: string[]): Promise<number> {
   if (legacyMode !== "reservation" && legacyMode !== "payment") {
     return usage("--legacy-mode must be reservation or payment");
   }
+  const board = DEMO_BOARDS.find((b) => b === (values.board ?? "sim"));
+  if (board === undefined) return usage(`--board must be one of: ${DEMO_BOARDS.join(", ")}`);
   const seed = values.seed === undefined ? Date.now() % 2 ** 31 : Number(values.seed);
   if (!Number.isSafeInteger(seed)) return usage("--seed must be an integer");
   const json = values.json === true;
@@ -51,6 +58,7 @@ export async function demoCommand(argv: string[]): Promise<number> {
       vends,
       driver,
       legacyMode,
+      ...(values.board === undefined ? {} : { board }),
       display: json ? "none" : "terminal",
       journalPath: values.journal ?? null,
       seed,
@@ -80,6 +88,7 @@ function parse(argv: string[]) {
       json: { type: "boolean" },
       driver: { type: "string" },
       "legacy-mode": { type: "string" },
+      board: { type: "string" },
       journal: { type: "string" },
       seed: { type: "string" },
       "log-level": { type: "string" },

@@ -3,10 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import { buildConfig, type Secrets, secretValues, type VenddConfig } from "../../config/load.js";
+import type { BoardName } from "../../config/schema.js";
 import type { CheckinDisplay, Screen } from "../../drivers/display/display.js";
 import { createDisplay } from "../../drivers/display/factory.js";
 import { sameScreen } from "../../drivers/display/render.js";
-import { SimVmc } from "../../drivers/vmc/sim.js";
 import { type Clock, systemClock } from "../core/clock.js";
 import { formatAmount } from "../core/money.js";
 import type { SecretRegistry } from "../core/secrets.js";
@@ -16,8 +16,9 @@ import { reconcile } from "../journal/reconcile.js";
 import { openSqliteJournal, type SqliteJournal } from "../journal/sqlite.js";
 import type { PaymentDriver } from "../payment/driver.js";
 import { createPaymentDriver } from "../payment/factory.js";
-import { CATALOG, seededRandom } from "./catalog.js";
+import { seededRandom } from "./catalog.js";
 import { SimCustomer } from "./customer.js";
+import { createVendSource } from "./vendSource.js";
 
 export interface DemoOptions {
   /** Vends to run; null = until `signal` aborts. */
@@ -37,6 +38,11 @@ export interface DemoOptions {
   /** The emulator's poll interval, ms (default 1000, the service's own minimum). */
   pollDelayMs?: number;
   clock?: Clock;
+  /**
+   * The board profile the unit is built from (default `sim`: the catalog machine). `sim-pulse` builds the
+   * pulse controller on the simulated GPIO; the customer presses its start button (src/demo/vendSource.ts).
+   */
+  board?: BoardName;
 }
 
 export interface DemoSummary {
@@ -57,6 +63,7 @@ export function demoConfig(
   const { v10, legacy } = emu.info;
   const config = buildConfig({
     unit: { id: "demo-1", name: "vendd demo unit" },
+    ...(opts.board === undefined ? {} : { board: opts.board }),
     journal: { path: journalPath },
     display: { kind: opts.display },
     engine: { paymentTimeoutMs: 60_000, vendTimeoutMs: 30_000 },
@@ -133,7 +140,8 @@ export async function runDemo(opts: DemoOptions): Promise<DemoSummary> {
       phone: users[0]?.phone ?? "+4520031801",
       scanMs: 400,
     });
-    const vmc = new SimVmc({ clock, dispenseMs: 600 });
+    const source = await createVendSource(config, { clock, logger: opts.logger });
+    const vmc = source.vmc;
     const finished: FinishedSession[] = [];
     const inner = await createDisplay(opts.display, { out: opts.out, logger: opts.logger });
     display = withObserver(inner, (screen, redrawn) => {
@@ -164,13 +172,11 @@ export async function runDemo(opts: DemoOptions): Promise<DemoSummary> {
     opts.signal.addEventListener("abort", onAbort);
     try {
       while (!opts.signal.aborted && (opts.vends === null || finished.length < opts.vends)) {
-        const product = CATALOG[Math.floor(random() * CATALOG.length)] ?? CATALOG[0];
-        if (product === undefined) break;
         const before = finished.length;
         const done = new Promise<void>((resolve) => {
           wake = resolve;
         });
-        if (!vmc.requestVend(product.item, product.price)) {
+        if (!source.request(random)) {
           await clock.sleep(100);
           continue;
         }

@@ -1,0 +1,104 @@
+import { execFile } from "node:child_process";
+import { closeSync, constants, existsSync, openSync } from "node:fs";
+import { statfs } from "node:fs/promises";
+import Database from "better-sqlite3";
+import type { Logger } from "pino";
+import type { Secrets, VenddConfig } from "../../config/load.js";
+import type { BeaconAdvertiser } from "../../drivers/ble/beacon.js";
+import type { GpioPort } from "../../drivers/gpio/port.js";
+import type { NfcStation } from "../../drivers/nfc/station.js";
+import type { VendController } from "../../drivers/vmc/controller.js";
+import { beaconOptions, gpioOptions, nfcOptions } from "../boards/devices.js";
+import type { Clock } from "../core/clock.js";
+import { fetchServiceToken, readAssignedPosUnit } from "./payment.js";
+
+/** Everything a check touches outside the process: real devices by default, fakes in tests. */
+export interface DoctorDeps {
+  clock: Clock;
+  logger: Logger;
+  /** The configured vend controller, not yet opened. */
+  openVmc(config: VenddConfig): Promise<VendController>;
+  /** The configured GPIO port, not yet opened. */
+  openGpio(config: VenddConfig): Promise<GpioPort>;
+  openBeacon(config: VenddConfig): Promise<BeaconAdvertiser>;
+  openNfc(config: VenddConfig): Promise<NfcStation>;
+  /** Opens `path` for writing without creating it (O_NOCTTY) and closes it; throws the system error. */
+  probeWritable(path: string): void;
+  exists(path: string): boolean;
+  /** Free space for unprivileged users at `dir`: blocks available and block size in bytes. */
+  statfs(dir: string): Promise<{ bavail: number; bsize: number }>;
+  /** `timedatectl show -p NTPSynchronized`: true/false, or null when timedatectl is not available. */
+  ntpSynchronized(): Promise<boolean | null>;
+  /** `PRAGMA integrity_check` rows on a read-only connection (`["ok"]` when sound). */
+  integrityCheck(path: string): string[];
+  /** Fetches one V10 token with the client credentials; rejects with a PaymentError. */
+  fetchToken(config: VenddConfig, secrets: Secrets, signal: AbortSignal): Promise<void>;
+  /** One signed read-only legacy request (ReadPoSAssignPoSUnitId): the PoSUnitId, null if unregistered. */
+  readPosUnit(config: VenddConfig, secrets: Secrets, signal: AbortSignal): Promise<string | null>;
+}
+
+/** The real dependencies. Drivers are imported by their factories, only when their check runs. */
+export function defaultDoctorDeps(clock: Clock, logger: Logger): DoctorDeps {
+  const deviceDeps = { clock, logger };
+  return {
+    clock,
+    logger,
+    async openVmc(config) {
+      const { createVendController } = await import("../../drivers/vmc/factory.js");
+      return createVendController(config, deviceDeps);
+    },
+    async openGpio(config) {
+      const { createGpio } = await import("../../drivers/gpio/factory.js");
+      return createGpio(gpioOptions(config, deviceDeps));
+    },
+    async openBeacon(config) {
+      const { createBeacon } = await import("../../drivers/ble/factory.js");
+      return createBeacon(config.ble.kind, beaconOptions(config, deviceDeps));
+    },
+    async openNfc(config) {
+      if (config.nfc.kind === "sim") {
+        // The simulated board's reader is always plugged in, like its other simulated devices.
+        const { createSimNfcStation } = await import("../../drivers/nfc/sim.js");
+        const station = createSimNfcStation(nfcOptions(config, deviceDeps));
+        station.sim.plug();
+        return station;
+      }
+      const { createNfc } = await import("../../drivers/nfc/factory.js");
+      return createNfc(config.nfc.kind, nfcOptions(config, deviceDeps));
+    },
+    probeWritable(path) {
+      closeSync(openSync(path, constants.O_WRONLY | constants.O_NOCTTY));
+    },
+    exists: (path) => existsSync(path),
+    async statfs(dir) {
+      const s = await statfs(dir);
+      return { bavail: s.bavail, bsize: s.bsize };
+    },
+    ntpSynchronized: () =>
+      new Promise((resolve) => {
+        execFile(
+          "timedatectl",
+          ["show", "-p", "NTPSynchronized", "--value"],
+          { timeout: 2000 },
+          (err, stdout) => {
+            const value = String(stdout).trim();
+            resolve(err ? null : value === "yes" ? true : value === "no" ? false : null);
+          },
+        );
+      }),
+    integrityCheck(path) {
+      // Read-only: the daemon is the journal's only writer (reliability.md §1).
+      const db = new Database(path, { readonly: true, fileMustExist: true });
+      try {
+        const rows: unknown[] = db.prepare("PRAGMA integrity_check(20)").all();
+        return rows.map((row) =>
+          typeof row === "object" && row !== null ? String(Object.values(row)[0]) : String(row),
+        );
+      } finally {
+        db.close();
+      }
+    },
+    fetchToken: (config, secrets, signal) => fetchServiceToken(config, secrets, { clock, signal }),
+    readPosUnit: (config, secrets, signal) => readAssignedPosUnit(config, secrets, { clock, logger, signal }),
+  };
+}
