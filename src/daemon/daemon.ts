@@ -1,9 +1,11 @@
 import type { Logger } from "pino";
-import type { LoadedConfig } from "../../config/load.js";
+import type { LoadedConfig, VenddConfig } from "../../config/load.js";
 import type { CheckinDisplay } from "../../drivers/display/display.js";
 import { createDisplay } from "../../drivers/display/factory.js";
+import type { GpioPort } from "../../drivers/gpio/port.js";
 import type { VendController } from "../../drivers/vmc/controller.js";
 import { createVendController } from "../../drivers/vmc/factory.js";
+import { gpioOptions } from "../boards/devices.js";
 import { type Clock, systemClock } from "../core/clock.js";
 import { type FaultPoints, NO_FAULTS } from "../core/faults.js";
 import type { Notifier } from "../core/sdnotify.js";
@@ -13,6 +15,7 @@ import { openSqliteJournal, type SqliteJournal } from "../journal/sqlite.js";
 import type { PaymentDriver } from "../payment/driver.js";
 import { createPaymentDriver } from "../payment/factory.js";
 import { startHousekeeping } from "./housekeeping.js";
+import { startPeripherals } from "./peripherals.js";
 
 /** Housekeeping interval: sweeper and WAL checkpoint at idle (reliability.md §1.3), ms. */
 const HOUSEKEEPING_MS = 60_000;
@@ -48,6 +51,7 @@ export async function startDaemon(loaded: LoadedConfig, deps: DaemonDeps): Promi
   let payment: PaymentDriver | null = null;
   let vmc: VendController | null = null;
   let display: CheckinDisplay | null = null;
+  let gpio: GpioPort | null = null;
   try {
     payment = await createPaymentDriver(config, secrets, {
       clock,
@@ -58,7 +62,8 @@ export async function startDaemon(loaded: LoadedConfig, deps: DaemonDeps): Promi
       devicePath: config.display.device,
       logger: logger.child({ component: "display" }),
     });
-    vmc = await createVendController(config, { clock, logger });
+    gpio = await openGpio(config, clock, logger);
+    vmc = await createVendController(config, { clock, logger, ...(gpio === null ? {} : { gpio }) });
     const paymentMode =
       config.payment.driver === "legacy" ? (config.payment.legacy?.mode ?? "reservation") : "reservation";
     const stopping = new AbortController();
@@ -101,6 +106,7 @@ export async function startDaemon(loaded: LoadedConfig, deps: DaemonDeps): Promi
       },
     );
     await engine.start();
+    const peripherals = await startPeripherals(config, { clock, logger, engine, gpio });
     deps.notifier.ready(`in service as ${config.unit.id}`);
     const stopWatchdog = deps.notifier.startWatchdog();
     const housekeeping = startHousekeeping({
@@ -117,6 +123,7 @@ export async function startDaemon(loaded: LoadedConfig, deps: DaemonDeps): Promi
     const p = payment;
     const v = vmc;
     const d = display;
+    const g = gpio;
     return {
       engine,
       journal,
@@ -125,11 +132,13 @@ export async function startDaemon(loaded: LoadedConfig, deps: DaemonDeps): Promi
         stopping.abort(new Error("daemon stopping"));
         stopWatchdog();
         await housekeeping;
+        await peripherals.close();
         await v.setEnabled(false).catch(() => {});
         await engine.stop();
         await v.close();
         await p.close();
         await d.close();
+        if (config.vmc.driver !== "pulse") await g?.close().catch(() => {});
         journal.close();
       },
     };
@@ -139,5 +148,26 @@ export async function startDaemon(loaded: LoadedConfig, deps: DaemonDeps): Promi
     await display?.close().catch(() => {});
     journal.close();
     throw err;
+  }
+}
+
+/**
+ * One GPIO port for the whole unit, when the board uses GPIO (the pulse controller, or panel pins). The
+ * pulse controller opens it itself; otherwise it is opened here. An unavailable port degrades the panel,
+ * it does not stop the unit (unless the pulse controller needs it, which then fails to open).
+ */
+async function openGpio(config: VenddConfig, clock: Clock, logger: Logger): Promise<GpioPort | null> {
+  const pins = config.gpio.pins;
+  const panel = pins.statusLed !== null || pins.serviceButton !== null || pins.doorSwitch !== null;
+  if (config.vmc.driver !== "pulse" && !panel) return null;
+  const { createGpio } = await import("../../drivers/gpio/factory.js");
+  const port = await createGpio(gpioOptions(config, { clock, logger }));
+  if (config.vmc.driver === "pulse") return port;
+  try {
+    await port.open();
+    return port;
+  } catch (err) {
+    logger.warn({ err }, "GPIO unavailable: no status LED, service button or door switch");
+    return null;
   }
 }

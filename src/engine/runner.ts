@@ -73,6 +73,7 @@ export class VendEngine implements EffectHost {
   private unsubscribeVmc: (() => void) | null = null;
   private readonly stopController = new AbortController();
   private failed: Error | null = null;
+  private serviceReason: string | null = null;
   private identity: PosIdentity | null = null;
 
   constructor(
@@ -105,6 +106,40 @@ export class VendEngine implements EffectHost {
   /** The error that took the unit out of service, if any. */
   get failure(): Error | null {
     return this.failed;
+  }
+
+  /** Why the unit is out of service by request (service mode, door open), or null. */
+  get outOfService(): string | null {
+    return this.serviceReason;
+  }
+
+  /**
+   * Takes the unit out of service (`reason`) or back in (`null`): between sessions only, so a running sale
+   * finishes first. Out of service, the VMC is disabled and the screen says why.
+   */
+  async setOutOfService(reason: string | null): Promise<void> {
+    this.serviceReason = reason;
+    const s = this.state;
+    if (reason !== null && s.tag === "paying" && s.purpose === "session" && !s.issued) {
+      // An idle payment nobody has taken yet is released now (as its customer timer would).
+      this.dispatch({ type: "timeout", sessionId: s.session.id, timer: "payment" });
+    }
+    await this.whenIdle();
+    if (this.serviceReason !== reason || this.failed !== null) return;
+    const { vmc, display } = this.deps;
+    if (reason !== null) {
+      this.stopCheckin();
+      await vmc.setEnabled(false);
+      display.show({ kind: "outOfService", reason });
+      this.deps.logger.warn({ reason }, "out of service");
+      return;
+    }
+    await vmc.setEnabled(true);
+    this.deps.logger.info("back in service");
+    if (this.context === null) return;
+    const back = rest(this.context);
+    this.state = back.state;
+    this.runEffects(back.effects);
   }
 
   /** Brings the PoS into service at the payment service, then enables the VMC. */
@@ -152,7 +187,7 @@ export class VendEngine implements EffectHost {
   async whenIdle(): Promise<void> {
     for (;;) {
       await this.settledInflight();
-      const resting = this.state.tag === "idle" || (this.state.tag === "ready" && !this.state.allocating);
+      const resting = this.state.tag === "idle" || this.state.tag === "ready";
       if (resting && this.inflight.size === 0 && this.queue.length === 0) return;
       await new Promise<void>((r) => setImmediate(r));
     }
@@ -181,8 +216,10 @@ export class VendEngine implements EffectHost {
   }
 
   private runEffects(effects: readonly Effect[]): void {
+    // Out of service, the rest state opens nothing new and keeps the out-of-service screen.
+    const active = this.serviceReason === null ? effects : effects.filter((e) => !opensSessions(e));
     this.atomic(() => {
-      for (const effect of effects) runEffect(this, effect);
+      for (const effect of active) runEffect(this, effect);
     });
   }
 
@@ -213,7 +250,7 @@ export class VendEngine implements EffectHost {
   }
 
   private onVmcEvent(e: VmcEvent): void {
-    if (this.failed !== null) {
+    if (this.failed !== null || (this.serviceReason !== null && this.state.tag === "idle")) {
       if (e.type === "vendRequested") this.background(this.deps.vmc.denyVend(), "deny while out of service");
       return;
     }
@@ -335,4 +372,13 @@ export class VendEngine implements EffectHost {
     this.deps.display.show({ kind: "outOfService", reason: "Service required" });
     this.background(this.deps.vmc.setEnabled(false), "disable VMC");
   }
+}
+
+/** Effects of the rest state that invite a new customer. */
+function opensSessions(e: Effect): boolean {
+  return (
+    e.type === "allocateSession" ||
+    e.type === "watchCheckin" ||
+    (e.type === "show" && e.screen.kind === "idle")
+  );
 }

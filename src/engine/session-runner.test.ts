@@ -107,3 +107,38 @@ describe("vend engine runner (check-in first, multi-vend, virtual time)", () => 
     expect(unit.payment.calls.filter((c) => c.op === "start")).toHaveLength(2);
   });
 });
+
+describe("out of service by request", () => {
+  it("releases the idle payment, disables the VMC, denies vends, and comes back with a new idle payment", async () => {
+    unit = await startTestUnit({
+      engine: { ...CHECKIN, checkinMode: "idlePayment" },
+      customer: { action: "absent" },
+    });
+    await unit.run(2_000);
+    const going = unit.engine.setOutOfService("Service mode");
+    await unit.run(5_000);
+    await going;
+    expect(unit.vmc.status).toBe("disabled");
+    expect(unit.display.last()).toEqual({ kind: "outOfService", reason: "Service mode" });
+    expect(unit.payment.calls.filter((c) => c.op === "cancel")).toHaveLength(1);
+    await unit.run(30_000);
+    expect(unit.payment.calls.filter((c) => c.op === "start")).toHaveLength(1);
+    const back = unit.engine.setOutOfService(null);
+    await unit.run(2_000);
+    await back;
+    expect(unit.vmc.status).toBe("enabled");
+    expect(unit.payment.calls.filter((c) => c.op === "start")).toHaveLength(2);
+  });
+
+  it("lets a running sale finish before going out of service (selection first)", async () => {
+    unit = await startTestUnit({ customer: { action: "accept", afterMs: 1000 } });
+    unit.vmc.requestVend(1, 300);
+    await unit.run(500);
+    const going = unit.engine.setOutOfService("Door open");
+    await unit.run(10_000);
+    await going;
+    expect(unit.journal.sessions()[0]?.result).toBe("captured");
+    expect(unit.vmc.status).toBe("disabled");
+    expect(unit.vmc.requestVend(2, 100)).toBe(false);
+  });
+});

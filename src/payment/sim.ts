@@ -17,7 +17,9 @@ import { PaymentError } from "./errors.js";
 export type CustomerPlan =
   | { action: "accept"; afterMs: number }
   | { action: "reject"; afterMs: number }
-  | { action: "ignore" };
+  | { action: "ignore" }
+  /** Nobody checks in: the payment stays pending (an idle payment waiting for a customer). */
+  | { action: "absent" };
 
 export type SimOp = "start" | "capture" | "cancel" | "refund" | "status";
 
@@ -190,6 +192,7 @@ export class SimPaymentDriver implements PaymentDriver {
   /** Applies the customer's plan up to the clock's now. */
   private advance(p: SimPayment): SimPayment {
     if (p.state !== "pending" && p.state !== "issued") return p;
+    if (p.plan.action === "absent") return p;
     const age = this.opts.clock.now() - p.createdAt;
     if (p.plan.action === "ignore") {
       p.state = "issued";

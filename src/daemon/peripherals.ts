@@ -1,0 +1,117 @@
+import type { Logger } from "pino";
+import type { VenddConfig } from "../../config/load.js";
+import type { BeaconAdvertiser } from "../../drivers/ble/beacon.js";
+import { createPanel, type Panel } from "../../drivers/gpio/panel.js";
+import type { GpioPort } from "../../drivers/gpio/port.js";
+import type { NfcStation } from "../../drivers/nfc/station.js";
+import { beaconOptions, nfcOptions } from "../boards/devices.js";
+import type { Clock } from "../core/clock.js";
+
+/** The part of the engine the peripherals drive. */
+export interface ServiceControl {
+  setOutOfService(reason: string | null): Promise<void>;
+  readonly pos: { beaconId: string } | null;
+}
+
+export interface Peripherals {
+  /** Current reason the unit is out of service by request (service mode, door), or null. */
+  readonly reason: string | null;
+  /** The BLE beacon, when enabled (its state shows in the console and doctor). */
+  readonly beacon: BeaconAdvertiser | null;
+  close(): Promise<void>;
+}
+
+/**
+ * The unit's own peripherals around the engine (issue: check-in peripherals): the BLE beacon advertises the
+ * beaconId while the unit is in service and stops when it is not; the status LED shows ready or fault; the
+ * service button and an authorised technician badge toggle service mode; an open door takes the unit out of
+ * service until it closes. A missing or failing device degrades (logged), never stops the unit.
+ */
+export async function startPeripherals(
+  config: VenddConfig,
+  deps: {
+    clock: Clock;
+    logger: Logger;
+    engine: ServiceControl;
+    gpio: GpioPort | null;
+    /** Already-created devices (tests, simulations); otherwise created from config. */
+    devices?: { beacon?: BeaconAdvertiser; nfc?: NfcStation };
+  },
+): Promise<Peripherals> {
+  const logger = deps.logger.child({ component: "peripherals" });
+  let serviceMode = false;
+  let doorOpen = false;
+  let reason: string | null = null;
+  let beacon: BeaconAdvertiser | null = null;
+  let nfc: NfcStation | null = null;
+  let panel: Panel | null = null;
+
+  const apply = async () => {
+    const next = doorOpen ? "Door open" : serviceMode ? "Service mode" : null;
+    if (next === reason) return;
+    reason = next;
+    panel?.setStatus(next === null ? "ready" : "fault");
+    if (next === null) {
+      const id = deps.engine.pos?.beaconId;
+      if (beacon !== null && id !== undefined) await beacon.start(id);
+    } else {
+      await beacon?.stop();
+    }
+    await deps.engine.setOutOfService(next);
+  };
+  const toggle = (by: string) => {
+    serviceMode = !serviceMode;
+    logger.warn({ by, serviceMode }, "service mode toggled");
+    void apply().catch((err: unknown) => logger.error({ err }, "service mode change failed"));
+  };
+
+  if (config.ble.enabled) {
+    const { createBeacon } = await import("../../drivers/ble/factory.js");
+    beacon =
+      deps.devices?.beacon ??
+      (await createBeacon(config.ble.kind, beaconOptions(config, { clock: deps.clock, logger })));
+    beacon.onStateChange((state, why) => {
+      if (state === "degraded") logger.warn({ reason: why }, "BLE beacon degraded; QR and NFC still work");
+      else logger.info({ state }, "BLE beacon");
+    });
+    const id = deps.engine.pos?.beaconId;
+    if (id !== undefined) await beacon.start(id);
+  }
+  if (config.nfc.enabled) {
+    const { createNfc } = await import("../../drivers/nfc/factory.js");
+    nfc =
+      deps.devices?.nfc ??
+      (await createNfc(config.nfc.kind, nfcOptions(config, { clock: deps.clock, logger })));
+    nfc.onReaderState((state) => logger.info({ state }, "NFC reader"));
+    nfc.onBadge((tap) => {
+      if (tap.authorized) toggle(`badge ${tap.name ?? "?"}`);
+      else logger.warn("unknown badge presented");
+    });
+  }
+  const pins = config.gpio.pins;
+  if (
+    deps.gpio !== null &&
+    (pins.statusLed !== null || pins.serviceButton !== null || pins.doorSwitch !== null)
+  ) {
+    panel = createPanel({ gpio: deps.gpio, clock: deps.clock, pins });
+    panel.setStatus("ready");
+    panel.onServiceButton(() => toggle("service button"));
+    panel.onDoor((open) => {
+      doorOpen = open;
+      logger.warn({ open }, "door");
+      void apply().catch((err: unknown) => logger.error({ err }, "door change failed"));
+    });
+  }
+  return {
+    get reason() {
+      return reason;
+    },
+    beacon,
+    async close() {
+      panel?.setStatus("off");
+      panel?.close();
+      await beacon?.close();
+      await nfc?.close();
+    },
+  };
+}
