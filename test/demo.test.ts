@@ -23,6 +23,21 @@ describe("vendd demo (built CLI, emulator on loopback, real HTTP, file journal)"
     expect(summary(r.stdout)).toEqual({ vends: 3, captured: 3, cancelled: 0, denied: 0, consistent: true });
   }, 100_000);
 
+  it.each([["v10"], ["legacy"]])(
+    "runs the check-in-first flow with the %s driver: sessions captured and consistent",
+    async (driver) => {
+      const r = await vendd(
+        ["demo", "--flow", "checkin", "--driver", driver, "--vends", "2", "--json", "--seed", "4"],
+        {
+          timeoutMs: 90_000,
+        },
+      );
+      expect(r.code).toBe(0);
+      expect(summary(r.stdout)).toEqual({ vends: 2, captured: 2, cancelled: 0, denied: 0, consistent: true });
+    },
+    100_000,
+  );
+
   it("shows the QR screen and completed vends on the terminal", async () => {
     const r = await vendd(["demo", "--vends", "2", "--seed", "1"], { timeoutMs: 90_000 });
     expect(r.code).toBe(0);

@@ -4,13 +4,16 @@ import { SecretRegistry } from "../core/secrets.js";
 import { runDemo } from "../demo/unit.js";
 
 const HELP = `usage: vendd demo [--vends N] [--json] [--driver v10|legacy] [--legacy-mode reservation|payment]
-                  [--board sim|sim-pulse] [--journal FILE] [--seed N] [--log-level LEVEL]
+                  [--board sim|sim-pulse] [--flow selection|checkin] [--journal FILE] [--seed N]
+                  [--log-level LEVEL]
 
 Runs a simulated unit against the local payment-service emulator: a simulated vending machine requests
 vends, simulated customers check in with the app and pay, and the unit shows its screen (QR code, price,
 state) until Ctrl-C. With --vends N it stops after N vends; with --json it prints one summary line:
 {"vends":N,"captured":C,"cancelled":X,"denied":D,"consistent":true|false}
 and exits non-zero when the journal and the emulator's record of money movements disagree.
+--flow checkin runs the check-in-first flow: each customer checks in on the idle QR code, the unit reserves
+the session maximum, the customer buys one to three products, and the unit captures what was vended.
 --board sim-pulse runs a pulse machine (boards/sim-pulse.json) on simulated GPIO: the customer presses its
 start button and the unit pays for the board's one price, then sends the pulses.
 `;
@@ -42,6 +45,8 @@ export async function demoCommand(argv: string[]): Promise<number> {
   }
   const board = DEMO_BOARDS.find((b) => b === (values.board ?? "sim"));
   if (board === undefined) return usage(`--board must be one of: ${DEMO_BOARDS.join(", ")}`);
+  const flow = values.flow ?? "selection";
+  if (flow !== "selection" && flow !== "checkin") return usage("--flow must be selection or checkin");
   const seed = values.seed === undefined ? Date.now() % 2 ** 31 : Number(values.seed);
   if (!Number.isSafeInteger(seed)) return usage("--seed must be an integer");
   const json = values.json === true;
@@ -59,6 +64,7 @@ export async function demoCommand(argv: string[]): Promise<number> {
       driver,
       legacyMode,
       ...(values.board === undefined ? {} : { board }),
+      flow,
       display: json ? "none" : "terminal",
       journalPath: values.journal ?? null,
       seed,
@@ -89,6 +95,7 @@ function parse(argv: string[]) {
       driver: { type: "string" },
       "legacy-mode": { type: "string" },
       board: { type: "string" },
+      flow: { type: "string" },
       journal: { type: "string" },
       seed: { type: "string" },
       "log-level": { type: "string" },

@@ -7,7 +7,8 @@
 const USAGE = `usage: vendd <command> [options]
 
 commands:
-  demo [--vends N] [--json] [--driver v10|legacy]   run a simulated unit against the local emulator
+  demo [--vends N] [--json] [--driver v10|legacy] [--flow selection|checkin] [--board sim|sim-pulse]
+                                                     run a simulated unit against the local emulator
   run --config FILE                                  run the unit daemon
   config validate FILE [--secrets FILE]              check a config file; prints every error by path
   config print FILE [--secrets FILE] [--json]        print the effective config with defaults (no secrets)

@@ -9,6 +9,7 @@ import { gpioOptions } from "../boards/devices.js";
 import { type Clock, systemClock } from "../core/clock.js";
 import { type FaultPoints, NO_FAULTS } from "../core/faults.js";
 import type { Notifier } from "../core/sdnotify.js";
+import { engineOptions } from "../engine/options.js";
 import { recoverSessions } from "../engine/recovery.js";
 import { VendEngine } from "../engine/runner.js";
 import { openSqliteJournal, type SqliteJournal } from "../journal/sqlite.js";
@@ -64,8 +65,7 @@ export async function startDaemon(loaded: LoadedConfig, deps: DaemonDeps): Promi
     });
     gpio = await openGpio(config, clock, logger);
     vmc = await createVendController(config, { clock, logger, ...(gpio === null ? {} : { gpio }) });
-    const paymentMode =
-      config.payment.driver === "legacy" ? (config.payment.legacy?.mode ?? "reservation") : "reservation";
+    const options = engineOptions(config);
     const stopping = new AbortController();
     const recoveryLogger = logger.child({ component: "recovery" });
     const p0 = payment;
@@ -73,7 +73,7 @@ export async function startDaemon(loaded: LoadedConfig, deps: DaemonDeps): Promi
       const report = await recoverSessions(
         journal,
         { payment: p0, clock, logger: recoveryLogger, signal: stopping.signal },
-        { unknownOutcome: config.engine.unknownOutcome, paymentMode },
+        { unknownOutcome: options.unknownOutcome, paymentMode: options.paymentMode },
       );
       if (report.resolved.length + report.pending.length > 0)
         recoveryLogger.warn({ report }, "unresolved sessions");
@@ -90,20 +90,7 @@ export async function startDaemon(loaded: LoadedConfig, deps: DaemonDeps): Promi
         logger: logger.child({ component: "engine" }),
         faults: deps.faults ?? NO_FAULTS,
       },
-      {
-        flow: config.engine.flow,
-        // The older interface has no check-in query: it keeps an idle reservation instead (pos-legacy §9).
-        checkinMode:
-          config.payment.driver === "v10" ? (config.payment.v10?.checkin ?? "poll") : "idlePayment",
-        sessionMax: config.engine.sessionMaxMinor,
-        currency: config.currency,
-        scheme: config.display.scheme,
-        paymentTimeoutMs: config.engine.paymentTimeoutMs,
-        vendTimeoutMs: config.engine.vendTimeoutMs,
-        unknownOutcome: config.engine.unknownOutcome,
-        paymentMode,
-        captureType: config.payment.legacy?.captureType ?? "full",
-      },
+      options,
     );
     await engine.start();
     const peripherals = await startPeripherals(config, { clock, logger, engine, gpio });

@@ -39,12 +39,26 @@ export function beaconIdFromUri(uri: string): string | null {
 export class SimCustomer {
   private beaconId: string | null = null;
   private busy = false;
+  private arriving = false;
+  private idleUri: string | null = null;
 
   constructor(private readonly opts: SimCustomerOptions) {}
 
+  /**
+   * Check-in first: a customer walks up and scans the QR code of the idle screen (now, or as soon as it is
+   * shown).
+   */
+  arrive(): void {
+    this.arriving = true;
+    if (this.idleUri !== null) this.scanIdle(this.idleUri);
+  }
+
   /** Feeds the customer what the unit's display shows. */
   see(screen: Screen): void {
-    if (screen.kind === "pay" && !this.busy) {
+    if (screen.kind === "idle") this.idleUri = screen.checkinUri;
+    if (screen.kind === "idle" && screen.checkinUri !== null && this.arriving) {
+      this.scanIdle(screen.checkinUri);
+    } else if (screen.kind === "pay" && !this.busy) {
       this.beaconId = beaconIdFromUri(screen.checkinUri);
       if (this.beaconId !== null) void this.scanAndCheckIn(this.beaconId);
     } else if (screen.kind === "approveInApp" && this.beaconId !== null) {
@@ -54,6 +68,14 @@ export class SimCustomer {
     } else if (screen.kind === "idle") {
       this.beaconId = null;
     }
+  }
+
+  private scanIdle(uri: string): void {
+    const id = beaconIdFromUri(uri);
+    if (id === null || this.busy) return;
+    this.arriving = false;
+    this.beaconId = id;
+    void this.scanAndCheckIn(id);
   }
 
   private async scanAndCheckIn(beaconId: string): Promise<void> {

@@ -7,16 +7,18 @@ import type { BoardName } from "../../config/schema.js";
 import type { CheckinDisplay, Screen } from "../../drivers/display/display.js";
 import { createDisplay } from "../../drivers/display/factory.js";
 import { sameScreen } from "../../drivers/display/render.js";
+import { SimVmc } from "../../drivers/vmc/sim.js";
 import { type Clock, systemClock } from "../core/clock.js";
 import { formatAmount } from "../core/money.js";
 import type { SecretRegistry } from "../core/secrets.js";
 import { type Emulator, startEmulator } from "../emulator/index.js";
+import { engineOptions } from "../engine/options.js";
 import { type FinishedSession, VendEngine } from "../engine/runner.js";
 import { reconcile } from "../journal/reconcile.js";
 import { openSqliteJournal, type SqliteJournal } from "../journal/sqlite.js";
 import type { PaymentDriver } from "../payment/driver.js";
 import { createPaymentDriver } from "../payment/factory.js";
-import { seededRandom } from "./catalog.js";
+import { CATALOG, seededRandom } from "./catalog.js";
 import { SimCustomer } from "./customer.js";
 import { createVendSource } from "./vendSource.js";
 
@@ -43,6 +45,8 @@ export interface DemoOptions {
    * pulse controller on the simulated GPIO; the customer presses its start button (src/demo/vendSource.ts).
    */
   board?: BoardName;
+  /** Selection first (default: the machine asks for a product, then the customer pays) or check-in first. */
+  flow?: "selection" | "checkin";
 }
 
 export interface DemoSummary {
@@ -66,7 +70,12 @@ export function demoConfig(
     ...(opts.board === undefined ? {} : { board: opts.board }),
     journal: { path: journalPath },
     display: { kind: opts.display },
-    engine: { paymentTimeoutMs: 60_000, vendTimeoutMs: 30_000 },
+    engine: {
+      flow: opts.flow ?? "selection",
+      sessionMax: "50.00",
+      paymentTimeoutMs: 60_000,
+      vendTimeoutMs: 30_000,
+    },
     payment:
       opts.driver === "v10"
         ? {
@@ -150,15 +159,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoSummary> {
     });
     const e = new VendEngine(
       { payment, vmc, display, journal: j, clock, logger: opts.logger.child({ component: "engine" }) },
-      {
-        currency: config.currency,
-        scheme: config.display.scheme,
-        paymentTimeoutMs: config.engine.paymentTimeoutMs,
-        vendTimeoutMs: config.engine.vendTimeoutMs,
-        unknownOutcome: config.engine.unknownOutcome,
-        paymentMode: config.payment.legacy?.mode ?? "reservation",
-        captureType: config.payment.legacy?.captureType ?? "full",
-      },
+      engineOptions(config),
     );
     engine = e;
     let wake: (() => void) | null = null;
@@ -172,6 +173,11 @@ export async function runDemo(opts: DemoOptions): Promise<DemoSummary> {
     opts.signal.addEventListener("abort", onAbort);
     try {
       while (!opts.signal.aborted && (opts.vends === null || finished.length < opts.vends)) {
+        if (config.engine.flow === "checkin" && vmc instanceof SimVmc) {
+          await checkinSession({ vmc, customer, clock, random, signal: opts.signal, finished });
+          if (!opts.signal.aborted) await clock.sleep(opts.display === "terminal" ? 1500 : 50);
+          continue;
+        }
         const before = finished.length;
         const done = new Promise<void>((resolve) => {
           wake = resolve;
@@ -202,9 +208,48 @@ export async function runDemo(opts: DemoOptions): Promise<DemoSummary> {
   }
 }
 
+/**
+ * One check-in-first customer: arrives and checks in on the idle QR code, accepts the reservation in the
+ * app, then chooses one to three products within the funds on the machine and ends the session.
+ */
+async function checkinSession(d: {
+  vmc: SimVmc;
+  customer: SimCustomer;
+  clock: Clock;
+  random: () => number;
+  signal: AbortSignal;
+  finished: readonly FinishedSession[];
+}): Promise<void> {
+  const before = d.finished.length;
+  const until = async (ok: () => boolean, ms: number) => {
+    for (let waited = 0; !ok() && waited < ms && !d.signal.aborted; waited += 100) await d.clock.sleep(100);
+    return ok();
+  };
+  d.customer.arrive();
+  if (!(await until(() => d.vmc.sessionFunds !== null || d.finished.length > before, 90_000))) return;
+  let left = d.vmc.sessionFunds ?? 0;
+  const wanted = 1 + Math.floor(d.random() * 3);
+  for (let i = 0; i < wanted && d.vmc.sessionFunds !== null; i++) {
+    const affordable = CATALOG.filter((p) => p.price <= left);
+    const product = affordable[Math.floor(d.random() * affordable.length)];
+    if (product === undefined || !d.vmc.requestVend(product.item, product.price)) break;
+    await until(() => d.vmc.status !== "requested" && d.vmc.status !== "vending", 60_000);
+    if (d.vmc.vends.at(-1)?.result === "delivered") left -= product.price;
+  }
+  d.vmc.finishSession();
+  await until(() => d.finished.length > before, 60_000);
+}
+
+/**
+ * The run's summary from the journal, checked against the emulator's ledger. A check-in session counts as
+ * a vend only when funds were reserved: an idle reservation nobody took (released at stop) sold nothing.
+ */
 function summarize(journal: SqliteJournal, emu: Emulator): DemoSummary {
-  const sessions = journal.sessions();
-  const r = reconcile(sessions, emu.ledger());
+  const all = journal.sessions();
+  const ledger = emu.ledger();
+  const r = reconcile(all, ledger);
+  const held = new Set(ledger.filter((e) => e.kind === "reserved" || e.kind === "paid").map((e) => e.id));
+  const sessions = all.filter((s) => s.flow !== "checkin" || (s.paymentId !== null && held.has(s.paymentId)));
   const count = (result: string) => sessions.filter((s) => s.result === result).length;
   return {
     vends: sessions.length,

@@ -91,7 +91,9 @@ async function observe(
   s: SessionRow,
 ): Promise<PaymentObservation | null> {
   if (s.paymentId !== null) {
-    const ref: PaymentRef = { id: s.paymentId, orderId: s.orderId, mode: opts.paymentMode };
+    // Check-in sessions are always reservations; vend payments follow the configured mode.
+    const mode = s.flow === "checkin" ? "reservation" : opts.paymentMode;
+    const ref: PaymentRef = { id: s.paymentId, orderId: s.orderId, mode };
     return deps.payment.status(ref, deps.signal);
   }
   const found = await deps.payment.lookup(s.orderId, deps.signal);

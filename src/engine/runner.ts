@@ -119,11 +119,7 @@ export class VendEngine implements EffectHost {
    */
   async setOutOfService(reason: string | null): Promise<void> {
     this.serviceReason = reason;
-    const s = this.state;
-    if (reason !== null && s.tag === "paying" && s.purpose === "session" && !s.issued) {
-      // An idle payment nobody has taken yet is released now (as its customer timer would).
-      this.dispatch({ type: "timeout", sessionId: s.session.id, timer: "payment" });
-    }
+    if (reason !== null) this.releaseIdlePayment();
     await this.whenIdle();
     if (this.serviceReason !== reason || this.failed !== null) return;
     const { vmc, display } = this.deps;
@@ -165,9 +161,14 @@ export class VendEngine implements EffectHost {
     this.runEffects(start.effects);
   }
 
-  /** Stops timers and polls, and waits for in-flight settlements. Closes nothing it does not own. */
+  /**
+   * Stops: an idle payment nobody has taken is released (customers must not check in on a unit that is
+   * going down), then timers and polls stop and in-flight settlements finish. Closes nothing it does not own.
+   */
   async stop(): Promise<void> {
-    this.stopController.abort(new Error("engine stopped"));
+    this.serviceReason = "Stopping";
+    this.releaseIdlePayment();
+    // Polls and timers end now; settlements already sent finish (bounded by their own retries).
     for (const t of this.timers.values()) t.cancel();
     this.timers.clear();
     for (const w of this.watches.values()) w.abort(new Error("engine stopped"));
@@ -175,7 +176,16 @@ export class VendEngine implements EffectHost {
     this.stopCheckin();
     this.unsubscribeVmc?.();
     await this.settledInflight();
+    this.stopController.abort(new Error("engine stopped"));
     await Promise.allSettled([...this.observers]);
+  }
+
+  /** An idle payment nobody has taken yet is released now, as its customer timer would. */
+  private releaseIdlePayment(): void {
+    const s = this.state;
+    if (s.tag === "paying" && s.purpose === "session" && !s.issued) {
+      this.dispatch({ type: "timeout", sessionId: s.session.id, timer: "payment" });
+    }
   }
 
   onSessionFinished(listener: (s: FinishedSession) => void): () => void {
