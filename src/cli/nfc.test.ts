@@ -118,4 +118,16 @@ describe("vendd nfc write-tag (sim station)", () => {
     expect((await run(["write-tag", "--timeout", "0"])).code).toBe(2);
     expect((await run(["write-tag", "--uri", "not a uri"])).code).toBe(2);
   });
+
+  it("hashes a badge UID for the config, and the hash matches that badge only", async () => {
+    const { createBadgeCheck } = await import("../../drivers/nfc/badges.js");
+    const r = await run(["hash-badge", "04A1B2C3D4E5F6"]);
+    expect(r.code).toBe(0);
+    const hash = r.stdout.trim();
+    expect(hash).toMatch(/^scrypt\$/);
+    const check = createBadgeCheck([{ name: "Ann", hash }]);
+    expect(await check("04a1b2c3d4e5f6")).toBe("Ann");
+    expect(await check("04A1B2C3D4E5F7")).toBeNull();
+    expect((await run(["hash-badge", "not-hex"])).code).toBe(2);
+  });
 });

@@ -7,6 +7,7 @@ import { parseArgs } from "node:util";
 import { type Logger, pino } from "pino";
 import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig, type VenddConfig } from "../../config/load.js";
 import { checkinUri } from "../../drivers/display/display.js";
+import { hashBadgeUid, normaliseUid } from "../../drivers/nfc/badges.js";
 import { NfcError } from "../../drivers/nfc/errors.js";
 import type { NfcStation } from "../../drivers/nfc/station.js";
 import { configuredBeaconId, nfcOptions } from "../boards/devices.js";
@@ -14,6 +15,10 @@ import { type Clock, systemClock } from "../core/clock.js";
 import type { CliIo } from "./config.js";
 
 const HELP = `usage: vendd nfc write-tag [--config FILE] [--uri URI] [--timeout SECONDS]
+       vendd nfc hash-badge UID
+
+hash-badge prints the scrypt hash of a technician badge's UID (hex, e.g. 04A1B2C3D4E5F6) for the config's
+nfc.badges list: the config holds only the hash, never the UID.
 
 Writes the unit's check-in URI ({scheme}://pos?id={beaconId}&source=qr, from the config: payment.v10.beaconId
 or payment.legacy.posUnitId) to the next NFC tag presented to the reader, reads it back and prints the tag's
@@ -59,7 +64,16 @@ export async function nfcCommand(argv: string[], io?: CliIo, deps?: NfcCommandDe
     out.stdout.write(HELP);
     return 0;
   }
-  if (positionals.length !== 1 || positionals[0] !== "write-tag") return usage("expected: write-tag");
+  if (positionals[0] === "hash-badge") {
+    const uid = positionals[1];
+    if (positionals.length !== 2 || uid === undefined || normaliseUid(uid) === null) {
+      return usage("hash-badge takes one UID in hex (4, 7 or 10 bytes), e.g. 04A1B2C3D4E5F6");
+    }
+    out.stdout.write(`${await hashBadgeUid(uid)}\n`);
+    return 0;
+  }
+  if (positionals.length !== 1 || positionals[0] !== "write-tag")
+    return usage("expected: write-tag or hash-badge");
   const timeoutS = values.timeout === undefined ? 60 : Number(values.timeout);
   if (!Number.isInteger(timeoutS) || timeoutS < 1 || timeoutS > 3600) {
     return usage("--timeout must be a whole number of seconds from 1 to 3600");
