@@ -4,7 +4,8 @@ import { SecretRegistry } from "../core/secrets.js";
 import { runDemo } from "../demo/unit.js";
 
 const HELP = `usage: vendd demo [--vends N] [--json] [--driver v10|legacy] [--legacy-mode reservation|payment]
-                  [--board sim|sim-pulse] [--flow selection|checkin] [--journal FILE] [--seed N]
+                  [--board sim|sim-pulse] [--flow selection|checkin] [--vmc auto|pty|sim]
+                  [--journal FILE] [--seed N]
                   [--log-level LEVEL]
 
 Runs a simulated unit against the local payment-service emulator: a simulated vending machine requests
@@ -12,6 +13,9 @@ vends, simulated customers check in with the app and pay, and the unit shows its
 state) until Ctrl-C. With --vends N it stops after N vends; with --json it prints one summary line:
 {"vends":N,"captured":C,"cancelled":X,"denied":D,"consistent":true|false}
 and exits non-zero when the journal and the emulator's record of money movements disagree.
+--vmc pty runs the simulated machine behind the MDB cashless adapter line protocol on a real pseudo-terminal,
+driven by the unit's serial driver (needs socat); --vmc sim calls it in process; auto (default) picks pty
+when socat is installed.
 --flow checkin runs the check-in-first flow: each customer checks in on the idle QR code, the unit reserves
 the session maximum, the customer buys one to three products, and the unit captures what was vended.
 --board sim-pulse runs a pulse machine (boards/sim-pulse.json) on simulated GPIO: the customer presses its
@@ -47,6 +51,15 @@ export async function demoCommand(argv: string[]): Promise<number> {
   if (board === undefined) return usage(`--board must be one of: ${DEMO_BOARDS.join(", ")}`);
   const flow = values.flow ?? "selection";
   if (flow !== "selection" && flow !== "checkin") return usage("--flow must be selection or checkin");
+  const vmcLink = values.vmc ?? "auto";
+  if (vmcLink !== "auto" && vmcLink !== "pty" && vmcLink !== "sim")
+    return usage("--vmc must be auto, pty or sim");
+  const { socatAvailable } = await import("../../drivers/vmc/simulator/pty.js");
+  const hasSocat = socatAvailable();
+  if (vmcLink === "pty" && !hasSocat) return usage("--vmc pty needs socat (Debian package socat)");
+  if (vmcLink === "auto" && !hasSocat && values.json !== true) {
+    process.stderr.write("note: socat not found; the simulated machine runs in process (--vmc sim)\n");
+  }
   const seed = values.seed === undefined ? Date.now() % 2 ** 31 : Number(values.seed);
   if (!Number.isSafeInteger(seed)) return usage("--seed must be an integer");
   const json = values.json === true;
@@ -65,6 +78,7 @@ export async function demoCommand(argv: string[]): Promise<number> {
       legacyMode,
       ...(values.board === undefined ? {} : { board }),
       flow,
+      vmcLink: vmcLink === "sim" || !hasSocat ? "sim" : "pty",
       display: json ? "none" : "terminal",
       journalPath: values.journal ?? null,
       seed,
@@ -96,6 +110,7 @@ function parse(argv: string[]) {
       "legacy-mode": { type: "string" },
       board: { type: "string" },
       flow: { type: "string" },
+      vmc: { type: "string" },
       journal: { type: "string" },
       seed: { type: "string" },
       "log-level": { type: "string" },

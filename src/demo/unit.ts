@@ -47,6 +47,11 @@ export interface DemoOptions {
   board?: BoardName;
   /** Selection first (default: the machine asks for a product, then the customer pays) or check-in first. */
   flow?: "selection" | "checkin";
+  /**
+   * The sim machine's link: `pty` runs it behind the MDB adapter line protocol on a real pseudo-terminal
+   * (needs socat); `sim` calls it in process. Default `sim`.
+   */
+  vmcLink?: "pty" | "sim";
 }
 
 export interface DemoSummary {
@@ -123,6 +128,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoSummary> {
   let payment: PaymentDriver | null = null;
   let display: CheckinDisplay | null = null;
   let engine: VendEngine | null = null;
+  let vendSource: { close(): Promise<void> } | null = null;
   try {
     const { config, secrets } = demoConfig(emu, opts, journalPath);
     for (const value of secretValues(secrets)) opts.secrets.addSecret(value);
@@ -149,7 +155,9 @@ export async function runDemo(opts: DemoOptions): Promise<DemoSummary> {
       phone: users[0]?.phone ?? "+4520031801",
       scanMs: 400,
     });
-    const source = await createVendSource(config, { clock, logger: opts.logger });
+    const pty = opts.vmcLink === "pty" && (opts.flow ?? "selection") === "selection";
+    const source = await createVendSource(config, { clock, logger: opts.logger, pty });
+    vendSource = source;
     const vmc = source.vmc;
     const finished: FinishedSession[] = [];
     const inner = await createDisplay(opts.display, { out: opts.out, logger: opts.logger });
@@ -200,6 +208,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoSummary> {
     return summarize(j, emu);
   } finally {
     await engine?.stop();
+    await vendSource?.close();
     await payment?.close();
     await display?.close();
     journal?.close();

@@ -17,6 +17,8 @@ export interface VendSource {
   request(random: () => number): boolean;
   /** The simulated GPIO the pulse machine is wired to (what the pulses look like); null for the sim machine. */
   gpio: SimGpio | null;
+  /** Releases what the source opened (the PTY and its serial port). */
+  close(): Promise<void>;
 }
 
 export class DemoBoardError extends Error {
@@ -31,8 +33,9 @@ export class DemoBoardError extends Error {
  */
 export async function createVendSource(
   config: VenddConfig,
-  deps: { clock: Clock; logger: Logger },
+  deps: { clock: Clock; logger: Logger; pty?: boolean },
 ): Promise<VendSource> {
+  if (config.vmc.driver === "sim" && deps.pty === true) return ptyCatalogSource(config, deps);
   if (config.vmc.driver === "sim") return catalogSource(new SimVmc({ clock: deps.clock, dispenseMs: 600 }));
   if (config.vmc.driver === "pulse" && config.gpio.kind === "sim" && config.pulse.pins.start !== null) {
     const gpio = createSimGpio({ clock: deps.clock });
@@ -48,6 +51,7 @@ function catalogSource(vmc: SimVmc): VendSource {
   return {
     vmc,
     gpio: null,
+    close: () => vmc.close(),
     request(random) {
       const product = CATALOG[Math.floor(random() * CATALOG.length)] ?? CATALOG[0];
       return product !== undefined && vmc.requestVend(product.item, product.price);
@@ -64,12 +68,55 @@ function startButtonSource(vmc: VendController, gpio: SimGpio, startPin: number 
   return {
     vmc,
     gpio,
+    close: () => vmc.close(),
     request() {
       requested = false;
       gpio.setInput(startPin, false);
       gpio.setInput(startPin, true);
       // The pulse controller emits vendRequested synchronously on the press when it can take one.
       return requested;
+    },
+  };
+}
+
+/**
+ * The catalog machine behind a cashless adapter on a real pseudo-terminal (socat): the unit drives it with
+ * the mdb-adapter driver over serialport, so the demo exercises the real serial stack. The machine delivers
+ * each approved product after 0.6 s.
+ */
+async function ptyCatalogSource(
+  config: VenddConfig,
+  deps: { clock: Clock; logger: Logger },
+): Promise<VendSource> {
+  const { startVmcSimulator } = await import("../../drivers/vmc/simulator/index.js");
+  const { createAdapterController } = await import("../../drivers/vmc/adapter/controller.js");
+  const sim = await startVmcSimulator({ ackRate: 20, decimals: config.vmc.decimals });
+  const vmc = createAdapterController({
+    path: sim.devicePath,
+    currencyCode: config.currency,
+    decimals: config.vmc.decimals,
+    clock: deps.clock,
+    logger: deps.logger.child({ component: "vmc" }),
+  });
+  sim.onCommand((line) => {
+    if (!/^C,VEND,\d/.test(line)) return;
+    deps.clock.setTimer(600, () => {
+      if (sim.reader === "approved") sim.dispenseSuccess();
+    });
+  });
+  return {
+    vmc,
+    gpio: null,
+    async close() {
+      await vmc.close();
+      await sim.close();
+    },
+    request(random) {
+      if (sim.reader !== "enabled") return false;
+      const product = CATALOG[Math.floor(random() * CATALOG.length)] ?? CATALOG[0];
+      if (product === undefined) return false;
+      sim.vend(product.item, product.price);
+      return true;
     },
   };
 }
