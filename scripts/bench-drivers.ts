@@ -15,6 +15,11 @@ import { pathToFileURL } from "node:url";
 import pino from "pino";
 import { buildConfig, type Secrets, type VenddConfig } from "../config/load.js";
 import { systemClock } from "../src/core/clock.js";
+import {
+  emulatorLegacySettings,
+  emulatorSecrets,
+  emulatorV10Settings,
+} from "../src/emulator/clientSettings.js";
 import type { EmulatorInfo } from "../src/emulator/index.js";
 import type { PaymentDriver, PaymentRef } from "../src/payment/driver.js";
 import { createPaymentDriver } from "../src/payment/factory.js";
@@ -92,38 +97,14 @@ const round = (n: number): number => Math.round(n * 1000) / 1000;
 
 function configFor(info: EmulatorInfo, kind: Kind): { config: VenddConfig; secrets: Secrets } {
   const unit = { id: `bench-${kind}`, name: `Bench ${kind}` };
-  if (kind === "v10") {
-    const { v10 } = info;
-    const config = buildConfig({
-      unit,
-      payment: {
-        driver: "v10",
-        v10: {
-          baseUrl: v10.baseUrl,
-          tokenUrl: v10.tokenUrl,
-          clientId: v10.clientId,
-          merchantVat: v10.merchantVat,
-          storeId: v10.storeId,
-        },
-      },
-    });
-    return { config, secrets: { v10: { clientSecret: v10.clientSecret } } };
-  }
-  const { legacy } = info;
-  const config = buildConfig({
-    unit,
-    payment: {
-      driver: "legacy",
-      legacy: {
-        baseUrl: legacy.baseUrl,
-        merchantId: legacy.merchantId,
-        locationId: legacy.locationId,
-        posId: "bench-pos",
-        posUnitId: "900000000000001",
-      },
-    },
-  });
-  return { config, secrets: { legacy: { apiKey: legacy.apiKey, merchantKey: legacy.merchantKey } } };
+  const payment =
+    kind === "v10"
+      ? { driver: "v10" as const, v10: emulatorV10Settings(info) }
+      : {
+          driver: "legacy" as const,
+          legacy: { ...emulatorLegacySettings(info), posId: "bench-pos", posUnitId: "900000000000001" },
+        };
+  return { config: buildConfig({ unit, payment }), secrets: emulatorSecrets(info, kind) };
 }
 
 /** Start, pay (child, IPC), capture; returns the CPU of the two driver calls. */

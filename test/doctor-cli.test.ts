@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { socatAvailable, startVmcSimulator } from "../drivers/vmc/simulator/index.js";
+import { emulatorV10Settings } from "../src/emulator/clientSettings.js";
 import { type Emulator, startEmulator } from "../src/emulator/index.js";
 import { vendd } from "./cli-support.js";
 
@@ -20,7 +21,6 @@ afterAll(async () => {
 let n = 0;
 /** A config file for a unit on `board`, paying through the in-process emulator; `over` is merged on top. */
 function config(board: string, over: Record<string, unknown> = {}): string {
-  const { v10 } = emu.info;
   const path = join(dir, `vendd-${n++}.yaml`);
   const content = {
     unit: { id: "vm-doc", name: "Doctor unit" },
@@ -28,13 +28,7 @@ function config(board: string, over: Record<string, unknown> = {}): string {
     journal: { path: join(dir, "journal.db") },
     payment: {
       driver: "v10",
-      v10: {
-        baseUrl: v10.baseUrl,
-        tokenUrl: v10.tokenUrl,
-        clientId: v10.clientId,
-        merchantVat: v10.merchantVat,
-        storeId: v10.storeId,
-      },
+      v10: emulatorV10Settings(emu.info),
     },
     ...over,
   };

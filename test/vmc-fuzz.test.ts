@@ -6,27 +6,18 @@ import {
   type MachineState,
   step,
 } from "../drivers/vmc/adapter/index.js";
+import { seededRandom } from "../src/core/random.js";
 
 // Fuzz of the pure session machine (seeded, reproducible): ≥ 100,000 random and mutated lines with host
 // commands, timeouts and link losses mixed in. Invariants: no crash, bounded state, and no approval ever
 // leaves without a pending vend request at exactly that amount (vending-mdb §1.5 rule 5).
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SEED = 0x5eed_2026;
 const LINES = 200_000;
 
 describe("vmc session machine fuzz", () => {
   it(`survives ${LINES} random and mutated lines with every invariant intact`, () => {
-    const rnd = mulberry32(SEED);
+    const rnd = seededRandom(SEED);
     const int = (n: number) => Math.floor(rnd() * n);
     const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)] as T;
     const amount = () =>

@@ -15,14 +15,4 @@ export const CATALOG: readonly Product[] = [
   { item: 31, name: "Coffee", price: 2500 },
 ];
 
-/** A small seeded PRNG (mulberry32), so a demo run can be repeated exactly. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom } from "../core/random.js";

@@ -10,7 +10,9 @@ import { sameScreen } from "../../drivers/display/render.js";
 import { SimVmc } from "../../drivers/vmc/sim.js";
 import { type Clock, systemClock } from "../core/clock.js";
 import { formatAmount } from "../core/money.js";
+import { seededRandom } from "../core/random.js";
 import type { SecretRegistry } from "../core/secrets.js";
+import { emulatorLegacySettings, emulatorSecrets, emulatorV10Settings } from "../emulator/clientSettings.js";
 import { type Emulator, startEmulator } from "../emulator/index.js";
 import { engineOptions } from "../engine/options.js";
 import { type FinishedSession, VendEngine } from "../engine/runner.js";
@@ -18,7 +20,7 @@ import { reconcile } from "../journal/reconcile.js";
 import { openSqliteJournal, type SqliteJournal } from "../journal/sqlite.js";
 import type { PaymentDriver } from "../payment/driver.js";
 import { createPaymentDriver } from "../payment/factory.js";
-import { CATALOG, seededRandom } from "./catalog.js";
+import { CATALOG } from "./catalog.js";
 import { SimCustomer } from "./customer.js";
 import { createVendSource } from "./vendSource.js";
 
@@ -69,7 +71,6 @@ export function demoConfig(
   opts: DemoOptions,
   journalPath: string,
 ): { config: VenddConfig; secrets: Secrets } {
-  const { v10, legacy } = emu.info;
   const config = buildConfig({
     unit: { id: "demo-1", name: "vendd demo unit" },
     ...(opts.board === undefined ? {} : { board: opts.board }),
@@ -83,34 +84,18 @@ export function demoConfig(
     },
     payment:
       opts.driver === "v10"
-        ? {
-            driver: "v10",
-            v10: {
-              baseUrl: v10.baseUrl,
-              tokenUrl: v10.tokenUrl,
-              clientId: v10.clientId,
-              merchantVat: v10.merchantVat,
-              storeId: v10.storeId,
-              merchantBrandId: v10.merchantBrandId,
-              merchantLocationId: v10.merchantLocationId,
-            },
-          }
+        ? { driver: "v10", v10: emulatorV10Settings(emu.info) }
         : {
             driver: "legacy",
             legacy: {
-              baseUrl: legacy.baseUrl,
-              merchantId: legacy.merchantId,
-              locationId: legacy.locationId,
+              ...emulatorLegacySettings(emu.info),
               posId: "demo-unit-1",
               posUnitId: "100000000000001",
               mode: opts.legacyMode,
             },
           },
   });
-  const secrets: Secrets =
-    opts.driver === "v10"
-      ? { v10: { clientSecret: v10.clientSecret } }
-      : { legacy: { apiKey: legacy.apiKey, merchantKey: legacy.merchantKey } };
+  const secrets = emulatorSecrets(emu.info, opts.driver);
   return { config, secrets };
 }
 

@@ -3,6 +3,7 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LoadedConfig, parseConfig } from "../../config/load.js";
 import { systemClock } from "../core/clock.js";
+import { emulatorLegacySettings, emulatorV10Settings } from "../emulator/clientSettings.js";
 import { type Emulator, startEmulator } from "../emulator/index.js";
 import { defaultDoctorDeps } from "./deps.js";
 import { paymentCheck } from "./payment.js";
@@ -19,20 +20,13 @@ afterAll(async () => {
 const deps = () => defaultDoctorDeps(systemClock, pino({ level: "silent" }));
 
 function v10(secret: string): LoadedConfig {
-  const { v10 } = emu.info;
   return parseConfig(
     {
       unit: { id: "vm-1", name: "Doctor" },
       journal: { path: join("/tmp", "unused.db") },
       payment: {
         driver: "v10",
-        v10: {
-          baseUrl: v10.baseUrl,
-          tokenUrl: v10.tokenUrl,
-          clientId: v10.clientId,
-          merchantVat: v10.merchantVat,
-          storeId: v10.storeId,
-        },
+        v10: emulatorV10Settings(emu.info),
       },
     },
     { v10: { clientSecret: secret } },
@@ -41,22 +35,19 @@ function v10(secret: string): LoadedConfig {
 }
 
 function legacy(apiKey: string, posId: string): LoadedConfig {
-  const { legacy } = emu.info;
   return parseConfig(
     {
       unit: { id: "vm-2", name: "Doctor" },
       payment: {
         driver: "legacy",
         legacy: {
-          baseUrl: legacy.baseUrl,
-          merchantId: legacy.merchantId,
-          locationId: legacy.locationId,
+          ...emulatorLegacySettings(emu.info),
           posId,
           posUnitId: "123456789012345",
         },
       },
     },
-    { legacy: { apiKey, merchantKey: legacy.merchantKey } },
+    { legacy: { apiKey, merchantKey: emu.info.legacy.merchantKey } },
     {},
   );
 }

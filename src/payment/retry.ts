@@ -93,17 +93,4 @@ export function backoffDelay(attempt: number, policy: RetryPolicy, random: () =>
   return Math.floor(exp / 2 + (r * exp) / 2);
 }
 
-/**
- * A small seeded generator (mulberry32) for reproducible jitter in tests and simulations.
- * @param seed any 32-bit integer.
- */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom } from "../core/random.js";

@@ -2,6 +2,11 @@ import pino from "pino";
 import { buildConfig, type Secrets, type VenddConfig } from "../../config/load.js";
 import { type Clock, systemClock } from "../../src/core/clock.js";
 import type { Minor } from "../../src/core/money.js";
+import {
+  emulatorLegacySettings,
+  emulatorSecrets,
+  emulatorV10Settings,
+} from "../../src/emulator/clientSettings.js";
 import { type Emulator, startEmulator } from "../../src/emulator/index.js";
 import type { LedgerKind } from "../../src/emulator/types.js";
 import type {
@@ -140,7 +145,6 @@ function unitConfig(
   n: number,
   t: UnitTuning,
 ): { config: VenddConfig; secrets: Secrets } {
-  const { v10, legacy } = emu.info;
   const unit = { id: `ct-${kind === "v10" ? "v" : "l"}-${n}`, name: `Contract unit ${n}` };
   const engine = { flow: t.flow ?? "selection" };
   if (kind === "v10") {
@@ -150,17 +154,13 @@ function unitConfig(
       payment: {
         driver: "v10",
         v10: {
-          baseUrl: v10.baseUrl,
-          tokenUrl: v10.tokenUrl,
-          clientId: v10.clientId,
-          merchantVat: v10.merchantVat,
-          storeId: v10.storeId,
+          ...emulatorV10Settings(emu.info),
           timeouts: t.v10Timeouts ?? { postMs: 2000, getMs: 1000 },
           retries: t.v10Retries ?? { max: 2, baseDelayMs: 10, maxDelayMs: 40 },
         },
       },
     });
-    return { config, secrets: { v10: { clientSecret: v10.clientSecret } } };
+    return { config, secrets: emulatorSecrets(emu.info, "v10") };
   }
   const config = buildConfig({
     unit,
@@ -168,9 +168,7 @@ function unitConfig(
     payment: {
       driver: "legacy",
       legacy: {
-        baseUrl: legacy.baseUrl,
-        merchantId: legacy.merchantId,
-        locationId: legacy.locationId,
+        ...emulatorLegacySettings(emu.info),
         posId: `contract-pos-${n}`,
         posUnitId: String(100_000_000_000_000 + n),
         captureType: t.captureType ?? "full",
@@ -178,7 +176,7 @@ function unitConfig(
       },
     },
   });
-  return { config, secrets: { legacy: { apiKey: legacy.apiKey, merchantKey: legacy.merchantKey } } };
+  return { config, secrets: emulatorSecrets(emu.info, "legacy") };
 }
 
 /** A start request with a key derived from the order id (deterministic, one key per logical start). */
