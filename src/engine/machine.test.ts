@@ -1,78 +1,20 @@
-import { describe, expect, it } from "vitest";
-import type { PaymentObservation, PaymentRef, PaymentState } from "../payment/driver.js";
+import { expect, it } from "vitest";
 import { IDLE, transition } from "./machine.js";
-import type { Effect, EngineContext, EngineInput, EngineState, Session } from "./types.js";
-
-const ctx: EngineContext = {
-  flow: "selection",
-  checkinMode: "poll",
-  sessionMax: 2000,
-  currency: "DKK",
-  checkinUri: "servicepos://pos?id=123456789012345&source=qr",
-  paymentTimeoutMs: 60_000,
-  vendTimeoutMs: 30_000,
-  unknownOutcome: "capture",
-};
-const S: Session = { id: "s1", orderId: "vm-1-00001-abcd", item: 12, price: 150 };
-const R: PaymentRef = { id: "p1", orderId: S.orderId, mode: "reservation" };
-const obs = (state: PaymentState, extra: Partial<PaymentObservation> = {}): PaymentObservation => ({
-  ref: R,
-  state,
-  amount: 150,
-  partialCapturePossible: state === "reserved" ? true : null,
-  pollDelayMs: 1000,
-  ...extra,
-});
-const up = (state: PaymentState, extra: Partial<PaymentObservation> = {}): EngineInput => ({
-  type: "paymentUpdate",
-  sessionId: S.id,
-  observation: obs(state, extra),
-});
-
-const paying = (over: Partial<EngineState & { tag: "paying" }> = {}): EngineState => ({
-  tag: "paying",
-  purpose: "vend",
-  session: S,
-  ref: null,
-  abandon: null,
-  issued: false,
-  ...over,
-});
-const payingRef = (over: Partial<EngineState & { tag: "paying" }> = {}) => paying({ ref: R, ...over });
-const vending: EngineState = { tag: "vending", session: S, ref: R };
-const settling = (action: "capture" | "cancel"): EngineState => ({
-  tag: "settling",
-  session: S,
-  ref: R,
-  action,
-  amount: 150,
-  result: action === "capture" ? "captured" : "cancelled",
-  reason: "r",
-});
-
-const vendRequested = (price = 150): EngineInput => ({
-  type: "vendRequested",
-  item: 12,
-  price,
-  sessionId: S.id,
-  orderId: S.orderId,
-});
-
-interface Row {
-  name: string;
-  from: EngineState;
-  input: EngineInput;
-  to: Partial<EngineState> & { tag: EngineState["tag"] };
-  effects: Effect["type"][];
-  check?: (effects: Effect[], state: EngineState) => void;
-  context?: Partial<EngineContext>;
-}
-
-const find = <T extends Effect["type"]>(effects: Effect[], type: T) =>
-  effects.find((e): e is Extract<Effect, { type: T }> => e.type === type);
-
-const CANCEL_DENY = ["stopWatching", "clearTimer", "denyVend", "show", "settle"] as const;
-const END_DENIED = ["stopWatching", "clearTimer", "denyVend", "show", "finishSession", "show"] as const;
+import {
+  CANCEL_DENY,
+  ctx,
+  END_DENIED,
+  find,
+  obs,
+  paying,
+  payingRef,
+  R,
+  S,
+  up,
+  vendRequested,
+} from "./selection.test-support.js";
+import { type Row, transitionTable } from "./table.test-support.js";
+import type { EngineInput } from "./types.js";
 
 const rows: Row[] = [
   // ---- idle ----
@@ -329,155 +271,13 @@ const rows: Row[] = [
     to: { tag: "settling", action: "cancel" },
     effects: ["stopWatching", "clearTimer", "settle"],
   },
-
-  // ---- vending ----
-  {
-    name: "vend success → capture the price",
-    from: vending,
-    input: { type: "vendSucceeded", item: 12 },
-    to: { tag: "settling", action: "capture", result: "captured" },
-    effects: ["clearTimer", "recordVend", "settle", "show"],
-    check: (e) => {
-      expect(find(e, "settle")).toMatchObject({ action: "capture", amount: 150, review: false });
-      expect(find(e, "recordVend")?.outcome).toBe("success");
-    },
-  },
-  {
-    name: "vend failure → cancel",
-    from: vending,
-    input: { type: "vendFailed" },
-    to: { tag: "settling", action: "cancel", result: "cancelled" },
-    effects: ["clearTimer", "recordVend", "settle", "show"],
-    check: (e) => expect(find(e, "recordVend")?.outcome).toBe("failure"),
-  },
-  {
-    name: "VMC cancelled after approval was sent → cancel",
-    from: vending,
-    input: { type: "vendCancelled" },
-    to: { tag: "settling", action: "cancel" },
-    effects: ["clearTimer", "recordVend", "settle", "show"],
-  },
-  {
-    name: "approval refused by the VMC → cancel",
-    from: vending,
-    input: { type: "approveFailed", sessionId: S.id, reason: "state" },
-    to: { tag: "settling", action: "cancel" },
-    effects: ["clearTimer", "recordVend", "settle", "show"],
-  },
-  {
-    name: "no outcome in time, policy capture → capture, flagged for review",
-    from: vending,
-    input: { type: "timeout", sessionId: S.id, timer: "vend" },
-    to: { tag: "settling", action: "capture" },
-    effects: ["clearTimer", "recordVend", "settle", "show"],
-    check: (e) => {
-      expect(find(e, "settle")).toMatchObject({ action: "capture", review: true });
-      expect(find(e, "recordVend")?.outcome).toBe("unknown");
-    },
-  },
-  {
-    name: "no outcome in time, policy cancel → cancel, flagged for review",
-    from: vending,
-    input: { type: "timeout", sessionId: S.id, timer: "vend" },
-    context: { unknownOutcome: "cancel" },
-    to: { tag: "settling", action: "cancel" },
-    effects: ["clearTimer", "recordVend", "settle", "show"],
-    check: (e) => expect(find(e, "settle")).toMatchObject({ action: "cancel", review: true }),
-  },
-  {
-    name: "VMC reset during the vend → counts as success (MDB §7.4.7), review",
-    from: vending,
-    input: { type: "vmcReset", reason: "power" },
-    to: { tag: "settling", action: "capture" },
-    effects: ["clearTimer", "recordVend", "settle", "show"],
-    check: (e) => expect(find(e, "settle")?.review).toBe(true),
-  },
-  {
-    name: "vending + payment timer → ignored",
-    from: vending,
-    input: { type: "timeout", sessionId: S.id, timer: "payment" },
-    to: { tag: "vending" },
-    effects: ["ignored"],
-  },
-  {
-    name: "vending + vend request → denied",
-    from: vending,
-    input: vendRequested(),
-    to: { tag: "vending" },
-    effects: ["denyVend"],
-  },
-  {
-    name: "vending + payment update → ignored",
-    from: vending,
-    input: up("reserved"),
-    to: { tag: "vending" },
-    effects: ["ignored"],
-  },
-  {
-    name: "vending + input of another session → ignored",
-    from: vending,
-    input: { type: "approveFailed", sessionId: "other", reason: "x" },
-    to: { tag: "vending" },
-    effects: ["ignored"],
-  },
-
-  // ---- settling ----
-  {
-    name: "settled → session finished with its result, idle",
-    from: settling("capture"),
-    input: { type: "settled", sessionId: S.id },
-    to: { tag: "idle" },
-    effects: ["finishSession", "show"],
-    check: (e) => expect(find(e, "finishSession")?.result).toBe("captured"),
-  },
-  {
-    name: "settlement failed → unsettled (decision journaled for recovery), idle",
-    from: settling("cancel"),
-    input: { type: "settleFailed", sessionId: S.id, reason: "unavailable" },
-    to: { tag: "idle" },
-    effects: ["finishSession", "show"],
-    check: (e) => expect(find(e, "finishSession")?.result).toBe("unsettled"),
-  },
-  {
-    name: "settling + vend request → denied",
-    from: settling("capture"),
-    input: vendRequested(),
-    to: { tag: "settling" },
-    effects: ["denyVend"],
-  },
-  {
-    name: "settling + vend success → ignored",
-    from: settling("capture"),
-    input: { type: "vendSucceeded", item: 1 },
-    to: { tag: "settling" },
-    effects: ["ignored"],
-  },
-  {
-    name: "settling + settled of another session → ignored",
-    from: settling("capture"),
-    input: { type: "settled", sessionId: "other" },
-    to: { tag: "settling" },
-    effects: ["ignored"],
-  },
 ];
 
-describe("engine transitions (selection first)", () => {
-  it.each(rows)("$name", (row) => {
-    const { state, effects } = transition(row.from, row.input, { ...ctx, ...row.context });
-    expect(state).toMatchObject(row.to);
-    expect(effects.map((e) => e.type)).toEqual(row.effects);
-    row.check?.(effects, state);
-  });
+transitionTable("engine transitions (selection first): idle and paying", ctx, rows);
 
-  it("never approves an amount other than the session's price", () => {
-    for (const amount of [1, 149, 151, 10_000, null]) {
-      const { effects } = transition(payingRef(), up("reserved", { amount }), ctx);
-      for (const e of effects) if (e.type === "approveVend") expect(e.amount).toBe(S.price);
-    }
-  });
-
-  it("covers every state with at least one row", () => {
-    const tags = new Set(rows.map((r) => r.from.tag));
-    expect([...tags].sort()).toEqual(["idle", "paying", "settling", "vending"]);
-  });
+it("never approves an amount other than the session's price", () => {
+  for (const amount of [1, 149, 151, 10_000, null]) {
+    const { effects } = transition(payingRef(), up("reserved", { amount }), ctx);
+    for (const e of effects) if (e.type === "approveVend") expect(e.amount).toBe(S.price);
+  }
 });
