@@ -103,9 +103,22 @@ export interface PaymentRef {
  * - `paid`: money moved (older direct payment 100)
  * - `captured`, `cancelled` (with `cancelReason`), `expired`, `failed` (older 50)
  */
-export type PaymentState = "pending" | "issued" | "reserved" | "paid" | "captured" | "cancelled" | "expired" | "failed";
+export type PaymentState =
+  | "pending"
+  | "issued"
+  | "reserved"
+  | "paid"
+  | "captured"
+  | "cancelled"
+  | "expired"
+  | "failed";
 
-export const FINAL_STATES: ReadonlySet<PaymentState> = new Set(["captured", "cancelled", "expired", "failed"]);
+export const FINAL_STATES: ReadonlySet<PaymentState> = new Set([
+  "captured",
+  "cancelled",
+  "expired",
+  "failed",
+]);
 
 export interface PaymentObservation {
   ref: PaymentRef;
