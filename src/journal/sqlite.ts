@@ -6,7 +6,6 @@ import type { SessionResult } from "../engine/types.js";
 import type {
   Decision,
   Intent,
-  IntentOp,
   Journal,
   NewIntent,
   NewSession,
