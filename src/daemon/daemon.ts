@@ -73,12 +73,18 @@ export async function startDaemon(loaded: LoadedConfig, deps: DaemonDeps): Promi
       const report = await recoverSessions(
         journal,
         { payment: p0, clock, logger: recoveryLogger, signal: stopping.signal },
-        { unknownOutcome: options.unknownOutcome, paymentMode: options.paymentMode },
+        {
+          unknownOutcome: options.unknownOutcome,
+          paymentMode: options.paymentMode,
+          captureType: options.captureType,
+        },
       );
       if (report.resolved.length + report.pending.length > 0)
         recoveryLogger.warn({ report }, "unresolved sessions");
     };
-    // Every unresolved session is settled before the VMC is enabled (reliability.md §2.1 step 4).
+    // Every unresolved session is settled before the VMC is enabled (reliability.md §2.1 step 4). The
+    // driver must be open first: recovery queries the service (lookups need the PoS identity).
+    await payment.open(stopping.signal);
     await recover();
     const engine = new VendEngine(
       {

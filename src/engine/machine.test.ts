@@ -6,6 +6,7 @@ import {
   END_DENIED,
   find,
   obs,
+  otherVend,
   paying,
   payingRef,
   R,
@@ -139,6 +140,13 @@ const rows: Row[] = [
     effects: ["ignored"],
   },
 
+  {
+    name: "paying + a new customer's vend request (new ids) → denied, never ignored",
+    from: payingRef(),
+    input: otherVend,
+    to: { tag: "paying", ref: R },
+    effects: ["denyVend"],
+  },
   // ---- paying, abandoned before the payment was confirmed ----
   {
     name: "abandoned + payment started → cancel it",

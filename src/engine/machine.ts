@@ -118,6 +118,8 @@ function fromIdle(state: EngineState & { tag: "idle" }, input: EngineInput, ctx:
 type Settling = EngineState & { tag: "settling" };
 
 function fromSettling(state: Settling, input: EngineInput, ctx: EngineContext): Transition {
+  // A new vend request carries new ids: answer it before matching inputs to this session.
+  if (input.type === "vendRequested") return denyBusy(state, "the last sale is still being settled");
   const sid = sessionOf(input);
   if (sid !== null && sid !== state.session.id) return stay(state, input, "input of another session");
   switch (input.type) {
@@ -126,8 +128,6 @@ function fromSettling(state: Settling, input: EngineInput, ctx: EngineContext): 
     case "settleFailed":
       // The decision is journaled; recovery and the sweeper settle it later, exactly once.
       return finish(state.session, "unsettled", input.reason, ctx);
-    case "vendRequested":
-      return denyBusy(state, "the last sale is still being settled");
     default:
       return stay(state, input, "not expected while settling");
   }

@@ -10,6 +10,8 @@ type Paying = EngineState & { tag: "paying" };
  * the VMC, and the customer's timer starts only once the payment is in their app.
  */
 export function fromPaying(state: Paying, input: EngineInput, ctx: EngineContext): Transition {
+  // A new vend request carries new ids: answer it before matching inputs to this session.
+  if (input.type === "vendRequested") return denyBusy(state, "a payment is already running");
   const sid = sessionOf(input);
   if (sid !== null && sid !== state.session.id) return stay(state, input, "input of another session");
   const { session } = state;
@@ -47,8 +49,6 @@ export function fromPaying(state: Paying, input: EngineInput, ctx: EngineContext
     case "vmcReset":
       if (!forVend) return stay(state, input, "no vend request in a check-in reservation");
       return abandon(state, `the machine reset (${input.reason})`, false);
-    case "vendRequested":
-      return denyBusy(state, "a payment is already running");
     default:
       return stay(state, input, "not expected while paying");
   }

@@ -7,8 +7,10 @@ import type { SessionResult, SettleAction } from "./types.js";
 export interface RecoveryOptions {
   /** What an approved vend with an unknown outcome becomes (MDB §7.4.7 default: capture). */
   unknownOutcome: SettleAction;
-  /** How payments were started (for the ref of a session whose start response was lost). */
+  /** How vend payments were started (for the ref of a session whose start response was lost). */
   paymentMode: "reservation" | "payment";
+  /** CaptureType of vend reservations on the older interface; check-in sessions are always partial. */
+  captureType?: "full" | "partial";
   settle?: Partial<SettleOptions>;
 }
 
@@ -91,14 +93,13 @@ async function observe(
   s: SessionRow,
 ): Promise<PaymentObservation | null> {
   if (s.paymentId !== null) {
-    // Check-in sessions are always reservations; vend payments follow the configured mode.
-    const mode = s.flow === "checkin" ? "reservation" : opts.paymentMode;
-    const ref: PaymentRef = { id: s.paymentId, orderId: s.orderId, mode };
+    const ref: PaymentRef = { id: s.paymentId, orderId: s.orderId, ...refShape(s, opts) };
     return deps.payment.status(ref, deps.signal);
   }
   const found = await deps.payment.lookup(s.orderId, deps.signal);
-  if (found !== null) journal.setPaymentId(s.id, found.ref.id);
-  return found;
+  if (found === null) return null;
+  journal.setPaymentId(s.id, found.ref.id);
+  return { ...found, ref: { ...found.ref, ...refShape(s, opts) } };
 }
 
 /**
@@ -130,4 +131,16 @@ function decide(
   }
   const why = vends.length === 0 ? "vend never approved" : "nothing delivered";
   return { action: "cancel", amount: s.price, reason: why, review };
+}
+
+/**
+ * What the journal implies about a session's payment: check-in sessions are Partial reservations (they
+ * capture what was vended); vend payments follow the configured mode and CaptureType.
+ */
+function refShape(s: SessionRow, opts: RecoveryOptions): Pick<PaymentRef, "mode" | "captureType"> {
+  if (s.flow === "checkin") return { mode: "reservation", captureType: "partial" };
+  return {
+    mode: opts.paymentMode,
+    ...(opts.captureType === undefined ? {} : { captureType: opts.captureType }),
+  };
 }

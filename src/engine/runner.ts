@@ -220,23 +220,34 @@ export class VendEngine implements EffectHost {
       this.deps.logger.warn({ input: input.type }, "input before the engine started; ignored");
       return;
     }
-    const { state, effects } = transition(this.state, input, this.context);
+    if (this.serviceReason !== null && (input.type === "sessionAllocated" || input.type === "checkedIn")) {
+      // Out of service (or stopping) no new session opens; back in service the rest state starts afresh.
+      this.deps.logger.info(
+        { input: input.type, reason: this.serviceReason },
+        "no new session while out of service",
+      );
+      return;
+    }
+    const before = this.state;
+    const { state, effects } = transition(before, input, this.context);
     this.state = state;
-    this.runEffects(effects);
+    // A step whose journal writes did not commit did not happen: keep the state it started from.
+    if (!this.runEffects(effects)) this.state = before;
   }
 
-  private runEffects(effects: readonly Effect[]): void {
+  /** Runs a step's effects; false when its journal writes could not be committed. */
+  private runEffects(effects: readonly Effect[]): boolean {
     // Out of service, the rest state opens nothing new and keeps the out-of-service screen.
     const active = this.serviceReason === null ? effects : effects.filter((e) => !opensSessions(e));
-    this.atomic(() => {
+    return this.atomic(() => {
       for (const effect of active) runEffect(this, effect);
     });
   }
 
-  atomic(fn: () => void): void {
+  atomic(fn: () => void): boolean {
     if (this.txDepth > 0) {
       fn();
-      return;
+      return true;
     }
     this.txDepth++;
     try {
@@ -244,14 +255,15 @@ export class VendEngine implements EffectHost {
     } catch (err) {
       // Rolled back: none of the step's requests leave.
       this.launches = [];
-      this.fail(err);
-      return;
-    } finally {
       this.txDepth--;
+      this.fail(err);
+      return false;
     }
+    this.txDepth--;
     const launches = this.launches;
     this.launches = [];
     for (const io of launches) io();
+    return true;
   }
 
   launch(io: () => void): void {
@@ -377,10 +389,26 @@ export class VendEngine implements EffectHost {
   /** A journal failure (or a bug) takes the unit out of service: nothing more is approved or sent. */
   private fail(err: unknown): void {
     const error = err instanceof Error ? err : new Error(String(err));
-    if (this.failed === null) this.failed = error;
+    const first = this.failed === null;
+    if (first) this.failed = error;
     this.deps.logger.fatal({ err: error }, "engine out of service");
+    if (!first) return;
+    // Nothing more may happen on the engine's own initiative: timers and polls stop.
+    for (const t of this.timers.values()) t.cancel();
+    this.timers.clear();
+    for (const w of this.watches.values()) w.abort(new Error("out of service"));
+    this.watches.clear();
+    this.stopCheckin();
     this.deps.display.show({ kind: "outOfService", reason: "Service required" });
-    this.background(this.deps.vmc.setEnabled(false), "disable VMC");
+    // A pending vend request is denied first: a reader with a request pending cannot be switched off.
+    const { vmc, logger } = this.deps;
+    this.background(
+      vmc
+        .denyVend()
+        .catch((e: unknown) => logger.debug({ err: e }, "no vend request to deny"))
+        .then(() => vmc.setEnabled(false)),
+      "disable VMC",
+    );
   }
 }
 

@@ -69,3 +69,12 @@ export const END_DENIED = [
   "finishSession",
   "show",
 ] as const;
+
+/** A vend request of a new customer: new ids, as the runner allocates them for every request. */
+export const otherVend: EngineInput = {
+  type: "vendRequested",
+  item: 3,
+  price: 100,
+  sessionId: "s2",
+  orderId: "o2",
+};

@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import { ctx, find, S, settling, up, vending, vendRequested } from "./selection.test-support.js";
+import { ctx, find, otherVend, S, settling, up, vending, vendRequested } from "./selection.test-support.js";
 import { type Row, transitionTable } from "./table.test-support.js";
 
 const rows: Row[] = [
@@ -94,6 +94,20 @@ const rows: Row[] = [
     effects: ["ignored"],
   },
 
+  {
+    name: "vending + a new customer's vend request (new ids) → denied",
+    from: vending,
+    input: otherVend,
+    to: { tag: "vending" },
+    effects: ["denyVend"],
+  },
+  {
+    name: "settling + a new customer's vend request (new ids) → denied",
+    from: settling("capture"),
+    input: otherVend,
+    to: { tag: "settling" },
+    effects: ["denyVend"],
+  },
   // ---- settling ----
   {
     name: "settled → session finished with its result, idle",

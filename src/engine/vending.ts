@@ -5,6 +5,8 @@ type Vending = EngineState & { tag: "vending" };
 
 /** Selection first: the vend is approved at the VMC; its outcome decides capture or cancel. */
 export function fromVending(state: Vending, input: EngineInput, ctx: EngineContext): Transition {
+  // A new vend request carries new ids: answer it before matching inputs to this session.
+  if (input.type === "vendRequested") return denyBusy(state, "a vend is in progress");
   const sid = sessionOf(input);
   if (sid !== null && sid !== state.session.id) return stay(state, input, "input of another session");
   switch (input.type) {
@@ -23,8 +25,6 @@ export function fromVending(state: Vending, input: EngineInput, ctx: EngineConte
     case "vmcReset":
       // MDB §7.4.7: a reset between VEND APPROVED and VEND SUCCESS counts as VEND SUCCESS.
       return unknownOutcome(state, `the machine reset during the vend (${input.reason})`, ctx);
-    case "vendRequested":
-      return denyBusy(state, "a vend is in progress");
     default:
       return stay(state, input, "not expected while vending");
   }

@@ -93,6 +93,11 @@ export interface PaymentRef {
   id: string;
   orderId: string;
   mode: "reservation" | "payment";
+  /**
+   * Older-interface reservations: the CaptureType the reservation was started with. Set by the driver at
+   * start and by recovery from the journal, so a capture after a restart uses the right one.
+   */
+  captureType?: "full" | "partial";
 }
 
 /**

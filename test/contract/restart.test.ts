@@ -167,9 +167,14 @@ describe.each(KINDS)("%s driver: restart in every state", (kind) => {
       expect((await second.driver.status(ref)).state).toBe(seen.status);
       const found = await second.driver.lookup(orderId);
       if (seen.lookup === null) expect(found).toBeNull();
-      else expect(found).toMatchObject({ ref, state: seen.lookup });
+      // A new driver knows the order, not how it was started (the journal keeps that): compare identity.
+      else
+        expect(found).toMatchObject({
+          ref: { id: ref.id, orderId: ref.orderId, mode: ref.mode },
+          state: seen.lookup,
+        });
       const active = (await second.driver.findActive()).map((o) => o.ref);
-      expect(active).toEqual(seen.active ? [ref] : []);
+      expect(active).toEqual(seen.active ? [{ id: ref.id, orderId: ref.orderId, mode: ref.mode }] : []);
       expect(w.ledger(orderId)).toEqual(ledgerBefore); // looking changed nothing
 
       await tc.settle(second, ref);

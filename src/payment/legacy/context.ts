@@ -52,7 +52,13 @@ export function rememberCaptureType(c: LegacyContext, orderId: string, type: "fu
   }
 }
 
-/** Whether partial capture is possible for a reservation (its CaptureType, or the configured default). */
-export function partialAllowed(c: LegacyContext, orderId: string): boolean {
-  return (c.captureTypes.get(orderId) ?? c.o.captureType) === "partial";
+/**
+ * Whether partial capture is possible for a reservation: the CaptureType its ref carries (durable, from
+ * the journal), else the one remembered since start, else the configured default.
+ */
+export function partialAllowed(
+  c: LegacyContext,
+  ref: { orderId: string; captureType?: "full" | "partial" },
+): boolean {
+  return (ref.captureType ?? c.captureTypes.get(ref.orderId) ?? c.o.captureType) === "partial";
 }

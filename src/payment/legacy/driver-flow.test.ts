@@ -28,7 +28,7 @@ describe("open (pos-legacy §9)", () => {
 describe("reservation flows", () => {
   it("complete, Full: pending → issued → reserved → capture of the whole amount", async () => {
     const ref = await w.driver.start({ orderId: "R-1", amount: 1250, idempotencyKey: "k" });
-    expect(ref).toEqual({ id: "R-1", orderId: "R-1", mode: "reservation" });
+    expect(ref).toEqual({ id: "R-1", orderId: "R-1", mode: "reservation", captureType: "full" });
     expect(await w.driver.status(ref)).toMatchObject({ state: "pending", amount: 1250, pollDelayMs: 1000 });
     w.emu.userSimulation.checkin(UNIT, PAYER);
     expect((await w.driver.status(ref)).state).toBe("issued");

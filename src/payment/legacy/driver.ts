@@ -118,16 +118,16 @@ export class LegacyDriver implements PaymentDriver {
   /** GetPaymentStatus / GetReservationStatus; poll every 1 s (seed "Limits"). */
   async status(ref: PaymentRef, signal?: AbortSignal): Promise<PaymentObservation> {
     const op = ref.mode === "payment" ? "GetPaymentStatus" : "GetReservationStatus";
-    return observation(ref, await statusBody(this.c, ref, signal), op, partialAllowed(this.c, ref.orderId));
+    return observation(ref, await statusBody(this.c, ref, signal), op, partialAllowed(this.c, ref));
   }
 
   /** Reservation first (the default mode), then direct payment; status 10 in both → null. */
   async lookup(orderId: string, signal?: AbortSignal): Promise<PaymentObservation | null> {
     for (const mode of ["reservation", "payment"] as const) {
-      const ref: PaymentRef = { id: orderId, orderId, mode };
+      const ref = this.knownRef(orderId, mode);
       const op = mode === "payment" ? "GetPaymentStatus" : "GetReservationStatus";
       const body = await statusBody(this.c, ref, signal);
-      if (statusOf(body, op) !== 10) return observation(ref, body, op, partialAllowed(this.c, orderId));
+      if (statusOf(body, op) !== 10) return observation(ref, body, op, partialAllowed(this.c, ref));
     }
     return null;
   }
@@ -160,10 +160,16 @@ export class LegacyDriver implements PaymentDriver {
       const orderId = text(body, "OrderId", op);
       if (status === null || orderId === null) continue;
       if (!ACTIVE_STATUSES.has(status) && !(mode === "reservation" && status === 100)) continue;
-      const ref: PaymentRef = { id: orderId, orderId, mode };
-      out.push(observation(ref, body, op, partialAllowed(this.c, orderId)));
+      const ref = this.knownRef(orderId, mode);
+      out.push(observation(ref, body, op, partialAllowed(this.c, ref)));
     }
     return out;
+  }
+
+  /** A ref for an order found at the service, with the CaptureType this driver started it with, if known. */
+  private knownRef(orderId: string, mode: PaymentRef["mode"]): PaymentRef {
+    const captureType = mode === "reservation" ? this.c.captureTypes.get(orderId) : undefined;
+    return { id: orderId, orderId, mode, ...(captureType === undefined ? {} : { captureType }) };
   }
 
   /**

@@ -26,7 +26,7 @@ export async function capture(
   if (!Number.isSafeInteger(minor) || minor <= 0)
     throw new PaymentError("invalid", "capture: amount must be > 0");
   let sent: string;
-  if (partialAllowed(c, ref.orderId)) {
+  if (partialAllowed(c, ref)) {
     sent = formatAmount(minor);
   } else {
     const reserved = amount(await statusBody(c, ref, signal), "Amount", "GetReservationStatus");

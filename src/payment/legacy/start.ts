@@ -18,7 +18,12 @@ export async function startPayment(
   signal?: AbortSignal,
 ): Promise<PaymentRef> {
   const mode = req.mode ?? "reservation";
-  const ref: PaymentRef = { id: req.orderId, orderId: req.orderId, mode };
+  const ref: PaymentRef = {
+    id: req.orderId,
+    orderId: req.orderId,
+    mode,
+    ...(mode === "reservation" ? { captureType: req.captureType ?? c.o.captureType } : {}),
+  };
   if (req.orderId === "" || req.orderId.length > ORDER_ID_MAX) {
     throw new PaymentError("invalid", `start: OrderId must be 1-${ORDER_ID_MAX} characters`);
   }
