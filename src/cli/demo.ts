@@ -5,7 +5,7 @@ import { runDemo } from "../demo/unit.js";
 
 const HELP = `usage: vendd demo [--vends N] [--json] [--driver v10|legacy] [--legacy-mode reservation|payment]
                   [--board sim|sim-pulse] [--flow selection|checkin] [--vmc auto|pty|sim]
-                  [--journal FILE] [--seed N]
+                  [--chaos SEED] [--journal FILE] [--seed N]
                   [--log-level LEVEL]
 
 Runs a simulated unit against the local payment-service emulator: a simulated vending machine requests
@@ -16,6 +16,9 @@ and exits non-zero when the journal and the emulator's record of money movements
 --vmc pty runs the simulated machine behind the MDB cashless adapter line protocol on a real pseudo-terminal,
 driven by the unit's serial driver (needs socat); --vmc sim calls it in process; auto (default) picks pty
 when socat is installed.
+--chaos SEED runs the chaos self-check: the unit daemon as a child process, killed at seeded random
+moments with the emulator's faults on and restarted each time; the same summary line, with "consistent"
+computed from the journal and the emulator's ledger after the last recovery (needs socat).
 --flow checkin runs the check-in-first flow: each customer checks in on the idle QR code, the unit reserves
 the session maximum, the customer buys one to three products, and the unit captures what was vended.
 --board sim-pulse runs a pulse machine (boards/sim-pulse.json) on simulated GPIO: the customer presses its
@@ -51,6 +54,11 @@ export async function demoCommand(argv: string[]): Promise<number> {
   if (board === undefined) return usage(`--board must be one of: ${DEMO_BOARDS.join(", ")}`);
   const flow = values.flow ?? "selection";
   if (flow !== "selection" && flow !== "checkin") return usage("--flow must be selection or checkin");
+  if (values.chaos !== undefined) {
+    const chaosSeed = Number(values.chaos);
+    if (!Number.isSafeInteger(chaosSeed)) return usage("--chaos takes an integer seed");
+    return chaos(chaosSeed, vends ?? 20, driver, flow, values.json === true);
+  }
   const vmcLink = values.vmc ?? "auto";
   if (vmcLink !== "auto" && vmcLink !== "pty" && vmcLink !== "sim")
     return usage("--vmc must be auto, pty or sim");
@@ -98,6 +106,50 @@ export async function demoCommand(argv: string[]): Promise<number> {
   }
 }
 
+/**
+ * The chaos self-check: the unit daemon runs as a child process against the emulator and a simulated
+ * machine on a PTY, is killed at seeded random moments with the emulator's faults on, and is restarted;
+ * the summary's `consistent` compares the journal with the emulator's ledger after the last recovery.
+ */
+async function chaos(
+  seed: number,
+  vends: number,
+  driver: "v10" | "legacy",
+  flow: "selection" | "checkin",
+  json: boolean,
+): Promise<number> {
+  const { socatAvailable } = await import("../../drivers/vmc/simulator/pty.js");
+  if (!socatAvailable())
+    return usage("--chaos needs socat (Debian package socat) for the simulated machine's PTY");
+  const { runChaos } = await import("../chaos/index.js");
+  const ac = new AbortController();
+  const stop = () => ac.abort(new Error("interrupted"));
+  process.once("SIGINT", stop);
+  try {
+    const r = await runChaos({
+      seed,
+      vends,
+      driver,
+      flow,
+      signal: ac.signal,
+      ...(json ? {} : { out: process.stderr }),
+    });
+    const line = {
+      vends: r.vends,
+      captured: r.captured,
+      cancelled: r.cancelled,
+      denied: r.denied,
+      consistent: r.consistent,
+    };
+    process.stdout.write(`${JSON.stringify(line)}\n`);
+    if (!json) process.stderr.write(`daemon killed ${r.kills} times\n`);
+    for (const p of r.problems) process.stderr.write(`inconsistent: ${p}\n`);
+    return r.consistent ? 0 : 1;
+  } finally {
+    process.off("SIGINT", stop);
+  }
+}
+
 function parse(argv: string[]) {
   return parseArgs({
     args: argv,
@@ -110,6 +162,7 @@ function parse(argv: string[]) {
       "legacy-mode": { type: "string" },
       board: { type: "string" },
       flow: { type: "string" },
+      chaos: { type: "string" },
       vmc: { type: "string" },
       journal: { type: "string" },
       seed: { type: "string" },
