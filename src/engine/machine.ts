@@ -1,6 +1,16 @@
+import type { Minor } from "../core/money.js";
+import type { PaymentRef } from "../payment/driver.js";
 import { fromPaying } from "./paying.js";
 import { fromReady, fromSession, fromSessionVending } from "./session.js";
-import type { Effect, EngineContext, EngineInput, EngineState, Session, Transition } from "./types.js";
+import type {
+  Effect,
+  EngineContext,
+  EngineInput,
+  EngineState,
+  Session,
+  SettleAction,
+  Transition,
+} from "./types.js";
 import { fromVending } from "./vending.js";
 
 /**
@@ -131,4 +141,40 @@ function fromSettling(state: Settling, input: EngineInput, ctx: EngineContext): 
     default:
       return stay(state, input, "not expected while settling");
   }
+}
+
+/**
+ * Decide capture or cancel of `amount`: the settling state, the settle effect (journaled decision, then the
+ * call) and the customer's screen; `before` runs first (timers, the vend outcome, the VMC).
+ */
+export function settleWith(
+  session: Session,
+  ref: PaymentRef,
+  d: { action: SettleAction; amount: Minor; reason: string; review: boolean; screenReason?: string },
+  ctx: EngineContext,
+  before: Effect[],
+): Transition {
+  const { action, amount, reason, review } = d;
+  return {
+    state: {
+      tag: "settling",
+      session,
+      ref,
+      action,
+      amount,
+      result: action === "capture" ? "captured" : "cancelled",
+      reason,
+    },
+    effects: [
+      ...before,
+      { type: "settle", session, ref, action, amount, reason, review },
+      {
+        type: "show",
+        screen:
+          action === "capture"
+            ? { kind: "thankYou", amount, currency: ctx.currency }
+            : { kind: "cancelled", reason: d.screenReason ?? reason },
+      },
+    ],
+  };
 }

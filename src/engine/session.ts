@@ -1,5 +1,5 @@
 import type { Minor } from "../core/money.js";
-import { denyBusy, sessionOf, stay } from "./machine.js";
+import { denyBusy, sessionOf, settleWith, stay } from "./machine.js";
 import type { Effect, EngineContext, EngineInput, EngineState, Session, Transition } from "./types.js";
 
 type Ready = EngineState & { tag: "ready" };
@@ -194,30 +194,10 @@ function settleSession(
   ctx: EngineContext,
   before: Effect[],
 ): Transition {
-  const { session, ref } = state;
   const action = vended > 0 ? "capture" : "cancel";
   const amount = vended > 0 ? vended : state.funds;
-  return {
-    state: {
-      tag: "settling",
-      session,
-      ref,
-      action,
-      amount,
-      result: action === "capture" ? "captured" : "cancelled",
-      reason,
-    },
-    effects: [
-      ...before,
-      { type: "clearTimer", sessionId: session.id, timer: "session" },
-      { type: "settle", session, ref, action, amount, reason, review },
-      {
-        type: "show",
-        screen:
-          action === "capture"
-            ? { kind: "thankYou", amount, currency: ctx.currency }
-            : { kind: "cancelled", reason },
-      },
-    ],
-  };
+  return settleWith(state.session, state.ref, { action, amount, reason, review }, ctx, [
+    ...before,
+    { type: "clearTimer", sessionId: state.session.id, timer: "session" },
+  ]);
 }

@@ -1,4 +1,4 @@
-import { denyBusy, sessionOf, stay } from "./machine.js";
+import { denyBusy, sessionOf, settleWith, stay } from "./machine.js";
 import type { EngineContext, EngineInput, EngineState, SettleAction, Transition } from "./types.js";
 
 type Vending = EngineState & { tag: "vending" };
@@ -44,31 +44,9 @@ function settleVend(
   ctx: EngineContext,
 ): Transition {
   const { session, ref } = state;
-  const amount = session.price;
-  return {
-    state: {
-      tag: "settling",
-      session,
-      ref,
-      action,
-      amount,
-      result: action === "capture" ? "captured" : "cancelled",
-      reason,
-    },
-    effects: [
-      { type: "clearTimer", sessionId: session.id, timer: "vend" },
-      { type: "recordVend", session, outcome },
-      { type: "settle", session, ref, action, amount, reason, review },
-      {
-        type: "show",
-        screen:
-          action === "capture"
-            ? { kind: "thankYou", amount, currency: ctx.currency }
-            : {
-                kind: "cancelled",
-                reason: outcome === "failure" ? "The product could not be delivered" : reason,
-              },
-      },
-    ],
-  };
+  const screenReason = outcome === "failure" ? "The product could not be delivered" : reason;
+  return settleWith(session, ref, { action, amount: session.price, reason, review, screenReason }, ctx, [
+    { type: "clearTimer", sessionId: session.id, timer: "vend" },
+    { type: "recordVend", session, outcome },
+  ]);
 }

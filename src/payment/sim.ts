@@ -63,6 +63,11 @@ export class SimPaymentDriver implements PaymentDriver {
   /** Every call made, in order, for assertions. */
   readonly calls: { op: SimOp; orderId: string }[] = [];
   private readonly payments = new Map<string, SimPayment>();
+  private readonly byKey = new Map<string, SimPayment>();
+  /** The latest payment of each order id. */
+  private readonly byOrder = new Map<string, SimPayment>();
+  /** Payments that may still be pending or issued (the one-active-payment rule). */
+  private readonly openPayments = new Set<SimPayment>();
   private readonly faults: { op: SimOp; fault: SimFault }[] = [];
   private seq = 0;
   private checkedIn = false;
@@ -80,17 +85,20 @@ export class SimPaymentDriver implements PaymentDriver {
 
   async start(req: StartRequest): Promise<PaymentRef> {
     return this.mutate("start", req.orderId, () => {
-      const existing = [...this.payments.values()].find((p) => p.key === req.idempotencyKey);
+      const existing = this.byKey.get(req.idempotencyKey);
       if (existing) return existing.ref;
-      const active = [...this.payments.values()].find((p) => p.state === "pending" || p.state === "issued");
-      if (active) throw new PaymentError("busy", "a payment is already active on the point of sale");
+      for (const p of this.openPayments) {
+        if (p.state !== "pending" && p.state !== "issued") this.openPayments.delete(p);
+      }
+      if (this.openPayments.size > 0)
+        throw new PaymentError("busy", "a payment is already active on the point of sale");
       const ref: PaymentRef = {
         id: `sim-${++this.seq}`,
         orderId: req.orderId,
         mode: req.mode ?? "reservation",
       };
       this.checkedIn = false;
-      this.payments.set(ref.id, {
+      const payment: SimPayment = {
         ref,
         amount: req.amount,
         key: req.idempotencyKey,
@@ -98,7 +106,11 @@ export class SimPaymentDriver implements PaymentDriver {
         plan: this.opts.customer?.(req) ?? { action: "accept", afterMs: 0 },
         state: "pending",
         captured: null,
-      });
+      };
+      this.payments.set(ref.id, payment);
+      this.byKey.set(req.idempotencyKey, payment);
+      this.byOrder.set(req.orderId, payment);
+      this.openPayments.add(payment);
       return ref;
     });
   }
@@ -108,7 +120,7 @@ export class SimPaymentDriver implements PaymentDriver {
   }
 
   async lookup(orderId: string): Promise<PaymentObservation | null> {
-    const p = [...this.payments.values()].filter((x) => x.ref.orderId === orderId).at(-1);
+    const p = this.byOrder.get(orderId);
     return p ? this.observe(p) : null;
   }
 
