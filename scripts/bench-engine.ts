@@ -246,7 +246,6 @@ export async function benchEngine(): Promise<Record<string, number | string>> {
     journalDbBytes: size.dbBytes,
     journalWalBytes: size.walBytes,
     journalBytesPerVend: round((size.dbBytes + size.walBytes) / sizeVends, 1),
-    journalRetention: "none applied: SqliteJournal has no retention method",
     journalRunSeconds: round(size.ms / 1000, 1),
     journalSessionsRemovedByRetention: size.removed,
     journalSessionsKeptByRetention: size.retained,
