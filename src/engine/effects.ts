@@ -2,8 +2,8 @@ import { randomUUID } from "node:crypto";
 import { VmcError } from "../../drivers/vmc/controller.js";
 import type { FaultPoints } from "../core/faults.js";
 import type { PaymentRef } from "../payment/driver.js";
+import type { EngineDeps, EngineOptions, FinishedSession } from "./options.js";
 import { settlePayment, startPaymentResolved } from "./payments.js";
-import type { EngineDeps, EngineOptions, FinishedSession } from "./runner.js";
 import type { Effect, EngineContext, EngineInput, TimerName } from "./types.js";
 
 /** What an effect may use of the engine that runs it (runner.ts). */

@@ -1,5 +1,53 @@
+import type { Logger } from "pino";
 import type { VenddConfig } from "../../config/load.js";
-import type { EngineOptions } from "./runner.js";
+import type { CheckinDisplay } from "../../drivers/display/display.js";
+import type { VendController } from "../../drivers/vmc/controller.js";
+import type { Clock } from "../core/clock.js";
+import type { FaultPoints } from "../core/faults.js";
+import type { Journal } from "../journal/journal.js";
+import type { PaymentDriver } from "../payment/driver.js";
+import type { SettleOptions } from "./payments.js";
+import type { EngineContext, SessionResult } from "./types.js";
+
+export interface EngineOptions {
+  /** Selection first (default) or check-in first. */
+  flow?: EngineContext["flow"];
+  /** Check-in first: `poll` the check-in query, or keep an `idlePayment` initiated. */
+  checkinMode?: EngineContext["checkinMode"];
+  /** Check-in first: the amount reserved per session, minor units (default 2000). */
+  sessionMax?: number;
+  currency: string;
+  /** QR scheme of the check-in URI (pos-v10 §15). */
+  scheme: string;
+  /** ms the customer has to pay (and, in a session, to choose). */
+  paymentTimeoutMs: number;
+  /** ms the VMC has to report a vend's outcome. */
+  vendTimeoutMs: number;
+  unknownOutcome: EngineContext["unknownOutcome"];
+  /** How vend payments start: reservations, or the older interface's direct payments. */
+  paymentMode: "reservation" | "payment";
+  captureType: "full" | "partial";
+  settle?: Partial<SettleOptions>;
+}
+
+export interface EngineDeps {
+  payment: PaymentDriver;
+  vmc: VendController;
+  display: CheckinDisplay;
+  journal: Journal;
+  clock: Clock;
+  logger: Logger;
+  /** Named crash points of the money path (default: none armed). */
+  faults?: FaultPoints;
+}
+
+export interface FinishedSession {
+  sessionId: string;
+  orderId: string;
+  price: number;
+  result: SessionResult;
+  reason: string;
+}
 
 /** The engine's options from a validated configuration (the daemon and the demo use the same mapping). */
 export function engineOptions(config: VenddConfig): EngineOptions {

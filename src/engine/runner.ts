@@ -1,56 +1,14 @@
 import { randomUUID } from "node:crypto";
-import type { Logger } from "pino";
-import { type CheckinDisplay, checkinUri } from "../../drivers/display/display.js";
-import type { VendController, VmcEvent } from "../../drivers/vmc/controller.js";
-import type { Clock, Timer } from "../core/clock.js";
+import { checkinUri } from "../../drivers/display/display.js";
+import type { VmcEvent } from "../../drivers/vmc/controller.js";
+import type { Timer } from "../core/clock.js";
 import { type FaultPoints, NO_FAULTS } from "../core/faults.js";
-import type { Journal } from "../journal/journal.js";
-import type { PaymentDriver, PaymentRef, PosIdentity } from "../payment/driver.js";
+import type { PaymentRef, PosIdentity } from "../payment/driver.js";
 import { type EffectHost, runEffect } from "./effects.js";
 import { IDLE, rest, transition } from "./machine.js";
-import type { SettleOptions } from "./payments.js";
-import type { Effect, EngineContext, EngineInput, EngineState, SessionResult, TimerName } from "./types.js";
+import type { EngineDeps, EngineOptions, FinishedSession } from "./options.js";
+import type { Effect, EngineContext, EngineInput, EngineState, TimerName } from "./types.js";
 import { pollCheckin, pollPayment } from "./watchers.js";
-
-export interface EngineOptions {
-  /** Selection first (default) or check-in first. */
-  flow?: EngineContext["flow"];
-  /** Check-in first: `poll` the check-in query, or keep an `idlePayment` initiated. */
-  checkinMode?: EngineContext["checkinMode"];
-  /** Check-in first: the amount reserved per session, minor units (default 2000). */
-  sessionMax?: number;
-  currency: string;
-  /** QR scheme of the check-in URI (pos-v10 §15). */
-  scheme: string;
-  /** ms the customer has to pay (and, in a session, to choose). */
-  paymentTimeoutMs: number;
-  /** ms the VMC has to report a vend's outcome. */
-  vendTimeoutMs: number;
-  unknownOutcome: EngineContext["unknownOutcome"];
-  /** How vend payments start: reservations, or the older interface's direct payments. */
-  paymentMode: "reservation" | "payment";
-  captureType: "full" | "partial";
-  settle?: Partial<SettleOptions>;
-}
-
-export interface EngineDeps {
-  payment: PaymentDriver;
-  vmc: VendController;
-  display: CheckinDisplay;
-  journal: Journal;
-  clock: Clock;
-  logger: Logger;
-  /** Named crash points of the money path (default: none armed). */
-  faults?: FaultPoints;
-}
-
-export interface FinishedSession {
-  sessionId: string;
-  orderId: string;
-  price: number;
-  result: SessionResult;
-  reason: string;
-}
 
 /**
  * Runs the pure machine (machine.ts). Inputs (VMC events, payment results, timer expiries) are processed
