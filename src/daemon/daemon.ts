@@ -84,7 +84,7 @@ export async function startDaemon(loaded: LoadedConfig, deps: DaemonDeps): Promi
     };
     // Every unresolved session is settled before the VMC is enabled (reliability.md §2.1 step 4). The
     // driver must be open first: recovery queries the service (lookups need the PoS identity).
-    await payment.open(stopping.signal);
+    const identity = await payment.open(stopping.signal);
     await recover();
     const engine = new VendEngine(
       {
@@ -98,7 +98,7 @@ export async function startDaemon(loaded: LoadedConfig, deps: DaemonDeps): Promi
       },
       options,
     );
-    await engine.start();
+    await engine.start(identity);
     const peripherals = await startPeripherals(config, { clock, logger, engine, gpio });
     deps.notifier.ready(`in service as ${config.unit.id}`);
     const stopWatchdog = deps.notifier.startWatchdog();

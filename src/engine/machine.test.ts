@@ -218,6 +218,13 @@ const rows: Row[] = [
     effects: [...CANCEL_DENY],
   },
   {
+    name: "reserved without a stated amount → deny and cancel, never approve on trust",
+    from: payingRef(),
+    input: up("reserved", { amount: null }),
+    to: { tag: "settling", action: "cancel" },
+    effects: [...CANCEL_DENY],
+  },
+  {
     name: "cancelled by user → deny, session denied",
     from: payingRef(),
     input: up("cancelled", { cancelReason: "user" }),

@@ -82,9 +82,14 @@ function onPaymentUpdate(state: Paying, obs: PaymentObservation, ctx: EngineCont
     case "paid": {
       if (state.abandon !== null) return cancelPayment({ ...state, ref }, state.abandon, false);
       if (state.purpose === "session") return openSession(state, obs, ctx);
-      if (obs.amount !== null && obs.amount !== session.price) {
-        // vending-mdb §1.5 rule 5: never approve an amount other than the requested one.
-        return cancelPayment({ ...state, ref }, "the reserved amount differs from the price", true);
+      if (obs.amount !== session.price) {
+        // vending-mdb §1.5 rule 5: never approve an amount other than the requested one; a reservation the
+        // service does not confirm at exactly the price (or at no stated amount) is released, not trusted.
+        const why =
+          obs.amount === null
+            ? "the service did not confirm the amount"
+            : "the reserved amount differs from the price";
+        return cancelPayment({ ...state, ref }, why, true);
       }
       return {
         state: { tag: "vending", session, ref },

@@ -96,11 +96,14 @@ export class VendEngine implements EffectHost {
     this.runEffects(back.effects);
   }
 
-  /** Brings the PoS into service at the payment service, then enables the VMC. */
-  async start(): Promise<void> {
+  /**
+   * Brings the PoS into service at the payment service (unless the caller already opened the driver and
+   * passes its identity), then enables the VMC.
+   */
+  async start(opened?: PosIdentity): Promise<void> {
     const { payment, vmc, display, logger } = this.deps;
     display.show({ kind: "outOfService", reason: "Starting" });
-    this.identity = await payment.open(this.signal);
+    this.identity = opened ?? (await payment.open(this.signal));
     this.context = {
       flow: this.opts.flow ?? "selection",
       checkinMode: this.opts.checkinMode ?? "poll",
