@@ -142,3 +142,20 @@ function accessCode(path: string, mode: number): string | null {
     return errorCode(err) ?? "error";
   }
 }
+
+/**
+ * A refusal (`locked` or `unusable`) for an operator's terminal: path, cause and next step, one per line.
+ * Null for any other error.
+ */
+export function describeRefusal(err: unknown): string | null {
+  if (!(err instanceof JournalError) || err.problem === undefined) return null;
+  const p = err.problem;
+  if (err.code === "locked") return `journal ${p.path} is in use by ${p.detail}\n  next step: ${p.nextStep}\n`;
+  return [
+    "the journal cannot be used; it was left untouched",
+    `  journal:   ${p.path}`,
+    `  cause:     ${p.cause} (${p.detail})`,
+    `  next step: ${p.nextStep}`,
+    "",
+  ].join("\n");
+}
