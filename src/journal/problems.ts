@@ -65,11 +65,14 @@ export function classifyJournalError(err: unknown, path: string, freeBytes = fre
   if (err instanceof JournalError) return err;
   const code = errorCode(err) ?? "";
   const message = err instanceof Error ? err.message : String(err);
-  const detail = code === "" ? message : `${code}: ${message}`;
+  const detail = code === "" || message.startsWith(code) ? message : `${code}: ${message}`;
   if (code.startsWith("SQLITE_CORRUPT") || code === "SQLITE_NOTADB")
     return refuse(path, "corrupt", detail, err);
   if (code === "SQLITE_FULL" || code === "ENOSPC" || code === "EDQUOT")
     return refuse(path, "disk full", detail, err);
+  // The `-shm` index could not be extended: what a full disk looks like at the first read of a WAL journal.
+  if (code === "SQLITE_IOERR_SHMSIZE")
+    return refuse(path, "disk full", `${detail} (the ${path}-shm file could not be extended)`, err);
   if (code === "SQLITE_BUSY" || code.startsWith("SQLITE_LOCKED"))
     return refuse(path, "in use", `another program (${detail})`, err);
   const probed = probePath(path, freeBytes);
@@ -150,7 +153,8 @@ function accessCode(path: string, mode: number): string | null {
 export function describeRefusal(err: unknown): string | null {
   if (!(err instanceof JournalError) || err.problem === undefined) return null;
   const p = err.problem;
-  if (err.code === "locked") return `journal ${p.path} is in use by ${p.detail}\n  next step: ${p.nextStep}\n`;
+  if (err.code === "locked")
+    return `journal ${p.path} is in use by ${p.detail}\n  next step: ${p.nextStep}\n`;
   return [
     "the journal cannot be used; it was left untouched",
     `  journal:   ${p.path}`,
