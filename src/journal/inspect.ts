@@ -32,7 +32,6 @@ const FRESH: JournalState = { exists: false, schema: 0, journalId: null, orderSe
 export function inspectJournal(path: string, opts: { thorough?: boolean } = {}): JournalState {
   if (!existsSync(path)) return FRESH;
   if (statSync(path).isDirectory()) throw refuse(path, "not a file", `${path} is a directory`);
-  if (statSync(path).size === 0) return FRESH;
   let db: Database.Database | null = null;
   try {
     db = new Database(path, { readonly: true, fileMustExist: true, timeout: 2000 });
