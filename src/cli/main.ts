@@ -16,6 +16,8 @@ commands:
   sim-vmc --device PATH [--script FILE]              simulate an MDB cashless adapter + VMC on a PTY
   doctor [--config FILE] [--secrets FILE] [--json]   check every configured device and the payment service
   nfc write-tag [--config FILE] [--uri URI]          write the check-in URI to the next blank NFC tag
+  journal [recent|unresolved|flagged|totals|held] [--config FILE | --journal PATH] [--json]
+                                                     the journal's sessions, read-only (safe while vendd runs)
   help                                               this text
 `;
 
@@ -37,6 +39,8 @@ async function load(name: string): Promise<Command | null> {
       return (await import("./doctor.js")).doctorCommand;
     case "nfc":
       return (await import("./nfc.js")).nfcCommand;
+    case "journal":
+      return (await import("./journal.js")).journalCommand;
     default:
       return null;
   }

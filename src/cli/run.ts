@@ -4,6 +4,7 @@ import { faultPointsFromEnv } from "../core/faults.js";
 import { createLogger } from "../core/log.js";
 import { createNotifier } from "../core/sdnotify.js";
 import { startDaemon } from "../daemon/daemon.js";
+import { describeRefusal } from "../journal/problems.js";
 
 const HELP = `usage: vendd run --config FILE [--secrets FILE]
 
@@ -57,7 +58,16 @@ export async function runCommand(argv: string[]): Promise<number> {
     process.once("SIGTERM", () => resolve());
     process.once("SIGINT", () => resolve());
   });
-  const daemon = await startDaemon(loaded, { logger, notifier, faults: faultPointsFromEnv(process.env) });
+  let daemon: Awaited<ReturnType<typeof startDaemon>>;
+  try {
+    daemon = await startDaemon(loaded, { logger, notifier, faults: faultPointsFromEnv(process.env) });
+  } catch (err) {
+    // The journal is checked (and owned) before anything else starts: nothing was sent or written.
+    const refusal = describeRefusal(err);
+    if (refusal === null) throw err;
+    process.stderr.write(`vendd run: ${refusal}`);
+    return 1;
+  }
   await stopRequested;
   logger.info("stopping");
   await daemon.stop();

@@ -79,7 +79,7 @@ export async function startDaemon(loaded: LoadedConfig, deps: DaemonDeps): Promi
           captureType: options.captureType,
         },
       );
-      if (report.resolved.length + report.pending.length > 0)
+      if (report.resolved.length + report.pending.length + report.conflicts.length > 0)
         recoveryLogger.warn({ report }, "unresolved sessions");
     };
     // Every unresolved session is settled before the VMC is enabled (reliability.md §2.1 step 4). The

@@ -1,11 +1,11 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { V10_ENV } from "../../config/fixtures.js";
 import { parseConfig } from "../../config/load.js";
 import { ManualClock } from "../core/clock.js";
+import { openSqliteJournal } from "../journal/sqlite.js";
 import { PaymentError } from "../payment/errors.js";
 import { defaultDoctorDeps } from "./deps.js";
 import { runDoctor } from "./plan.js";
@@ -42,7 +42,7 @@ describe("vendd doctor: the table, the unit itself and the payment service", () 
   });
 
   it("skips what is disabled or absent", async () => {
-    const deps = fakeDeps({ exists: () => false });
+    const deps = fakeDeps({ exists: () => false, journalHealth: () => ({ kind: "fresh" }) });
     const cfg = loaded({ ble: { enabled: false }, nfc: { enabled: false }, display: { kind: "none" } });
     const results = await runDoctor(cfg, deps);
     expect(row(results, "journal")).toMatchObject({
@@ -88,18 +88,52 @@ describe("vendd doctor: the table, the unit itself and the payment service", () 
     expect(row(gone, "disk").detail).toContain("does not exist: create it (StateDirectory=vendd");
   });
 
-  it("journal integrity runs read-only on the real file and reports corruption", async () => {
+  it("journal: read-only on the real file; sessions that need a person; a problem with path, cause, next step", async () => {
     const path = join(dir, "real.db");
-    const db = new Database(path);
-    db.exec("PRAGMA journal_mode=WAL; CREATE TABLE t (x); INSERT INTO t VALUES (1);");
     const real = defaultDoctorDeps(new ManualClock(), silent);
-    expect(real.integrityCheck(path)).toEqual(["ok"]);
-    db.close();
     const cfg = loaded({ journal: { path } });
-    const ok = await runDoctor(cfg, fakeDeps({ integrityCheck: real.integrityCheck }));
-    expect(row(ok, "journal")).toMatchObject({ status: "ok", detail: `${path}: integrity ok` });
-    const bad = await runDoctor(cfg, fakeDeps({ integrityCheck: () => ["row 3 missing from index i1"] }));
-    expect(row(bad, "journal").detail).toContain("first: row 3 missing from index i1; stop vendd");
+    const check = async () =>
+      row(await runDoctor(cfg, fakeDeps({ journalHealth: real.journalHealth })), "journal");
+    expect(await check()).toMatchObject({
+      status: "skip",
+      detail: `no journal at ${path} yet (vendd creates it)`,
+    });
+    const j = openSqliteJournal({ path, unitId: "vm-d", clock: new ManualClock() });
+    const session = (id: string) =>
+      j.openSession({ id, orderId: j.nextOrderId(), flow: "selection", item: 1, price: 100, driver: "sim" });
+    session("open");
+    session("flagged");
+    j.flag("flagged", "vend outcome unknown");
+    j.closeSession("flagged", "captured", "policy");
+    // The daemon holds the journal meanwhile: doctor reads beside it.
+    expect(await check()).toMatchObject({
+      status: "ok",
+      detail: `${path}: integrity ok; 1 unresolved (settled by recovery); 1 flagged for review (vendd journal flagged)`,
+    });
+    session("conflict");
+    j.flag("conflict", "decided cancel, but the service shows the payment captured");
+    j.closeSession(
+      "conflict",
+      "unsettled",
+      "conflict: decided cancel, but the service shows the payment captured",
+    );
+    expect(await check()).toMatchObject({
+      status: "fail",
+      detail: expect.stringContaining("1 session(s) conflict with what the payment service did"),
+    });
+    j.close();
+    const fd = openSync(path, "r+");
+    writeSync(fd, Buffer.alloc(4096, 0x5a), 0, 4096, 4096);
+    closeSync(fd);
+    const bad = await check();
+    expect(bad.status).toBe("fail");
+    expect(bad.detail).toMatch(new RegExp(`^${path}: corrupt \\(.*\\)\\. Next step: Stop vendd`));
+    expect(bad.detail).toContain('"Recovering a unit"');
+    expect(bad.detail).not.toContain("run doctor as");
+    writeFileSync(join(dir, "plain"), "x");
+    const under = loaded({ journal: { path: join(dir, "plain", "journal.db") } });
+    const r = row(await runDoctor(under, fakeDeps({ journalHealth: real.journalHealth })), "journal");
+    expect(r).toMatchObject({ status: "fail", detail: expect.stringContaining("not a directory") });
   });
 
   it("payment failures name what to check and never the secret", async () => {

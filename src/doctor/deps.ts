@@ -1,7 +1,6 @@
 import { execFile } from "node:child_process";
 import { closeSync, constants, existsSync, openSync } from "node:fs";
 import { statfs } from "node:fs/promises";
-import Database from "better-sqlite3";
 import type { Logger } from "pino";
 import type { Secrets, VenddConfig } from "../../config/load.js";
 import type { BeaconAdvertiser } from "../../drivers/ble/beacon.js";
@@ -10,6 +9,7 @@ import type { NfcStation } from "../../drivers/nfc/station.js";
 import type { VendController } from "../../drivers/vmc/controller.js";
 import { beaconOptions, gpioOptions, nfcOptions } from "../boards/devices.js";
 import type { Clock } from "../core/clock.js";
+import { type JournalHealth, journalHealth } from "../journal/health.js";
 import { fetchServiceToken, readAssignedPosUnit } from "./payment.js";
 
 /** Everything a check touches outside the process: real devices by default, fakes in tests. */
@@ -29,8 +29,8 @@ export interface DoctorDeps {
   statfs(dir: string): Promise<{ bavail: number; bsize: number }>;
   /** `timedatectl show -p NTPSynchronized`: true/false, or null when timedatectl is not available. */
   ntpSynchronized(): Promise<boolean | null>;
-  /** `PRAGMA integrity_check` rows on a read-only connection (`["ok"]` when sound). */
-  integrityCheck(path: string): string[];
+  /** The journal's health, read-only (src/journal/health.ts). */
+  journalHealth(path: string): JournalHealth;
   /** Fetches one V10 token with the client credentials; rejects with a PaymentError. */
   fetchToken(config: VenddConfig, secrets: Secrets, signal: AbortSignal): Promise<void>;
   /** One signed read-only legacy request (ReadPoSAssignPoSUnitId): the PoSUnitId, null if unregistered. */
@@ -86,18 +86,8 @@ export function defaultDoctorDeps(clock: Clock, logger: Logger): DoctorDeps {
           },
         );
       }),
-    integrityCheck(path) {
-      // Read-only: the daemon is the journal's only writer (reliability.md §1).
-      const db = new Database(path, { readonly: true, fileMustExist: true });
-      try {
-        const rows: unknown[] = db.prepare("PRAGMA integrity_check(20)").all();
-        return rows.map((row) =>
-          typeof row === "object" && row !== null ? String(Object.values(row)[0]) : String(row),
-        );
-      } finally {
-        db.close();
-      }
-    },
+    // Read-only: the daemon is the journal's only writer (reliability.md §1).
+    journalHealth: (path) => journalHealth(path),
     fetchToken: (config, secrets, signal) => fetchServiceToken(config, secrets, { clock, signal }),
     readPosUnit: (config, secrets, signal) => readAssignedPosUnit(config, secrets, { clock, logger, signal }),
   };

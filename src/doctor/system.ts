@@ -74,7 +74,11 @@ export function diskCheck(config: VenddConfig, deps: DoctorDeps): Check {
   };
 }
 
-/** `PRAGMA integrity_check` on a read-only connection; skipped while no journal file exists. */
+/**
+ * The journal, read-only (journal/health.ts): integrity, schema, the owner sidecar's high-water mark, and
+ * the sessions that need a person. A problem gives the path, the cause and the next step, like the daemon's
+ * start check; sessions in conflict with the payment service fail the check. Skipped while no journal exists.
+ */
 export function journalCheck(config: VenddConfig, deps: DoctorDeps): Check {
   const path = config.journal.path;
   return {
@@ -82,24 +86,24 @@ export function journalCheck(config: VenddConfig, deps: DoctorDeps): Check {
     timeoutMs: 15_000,
     timeoutHint: `integrity check of ${path} is slow: is the SD card failing? (dmesg)`,
     async run() {
-      if (!deps.exists(path))
+      const h = deps.journalHealth(path);
+      if (h.kind === "fresh")
         return { status: "skip", detail: `no journal at ${path} yet (vendd creates it)` };
-      let rows: string[];
-      try {
-        rows = deps.integrityCheck(path);
-      } catch (err) {
+      if (h.kind === "problem") {
+        const p = h.problem;
+        return { status: "fail", detail: `${p.path}: ${p.cause} (${p.detail}). Next step: ${p.nextStep}` };
+      }
+      const flagged = h.flagged === 0 ? "" : `; ${h.flagged} flagged for review (vendd journal flagged)`;
+      if (h.conflicts > 0) {
         return {
           status: "fail",
-          detail: `cannot open ${path} read-only (${errnoOf(err) ?? messageOf(err)}): run doctor as the vendd user or root`,
+          detail:
+            `${path}: ${h.conflicts} session(s) conflict with what the payment service did: settle them by hand ` +
+            `(vendd journal unresolved)${flagged}`,
         };
       }
-      if (rows.length === 1 && rows[0] === "ok") return { status: "ok", detail: `${path}: integrity ok` };
-      return {
-        status: "fail",
-        detail:
-          `${path}: integrity check found ${rows.length} problem(s), first: ${rows[0] ?? "none reported"}; ` +
-          "stop vendd, keep a copy of the file and restore the journal from a backup",
-      };
+      const unresolved = h.unresolved === 0 ? "" : `; ${h.unresolved} unresolved (settled by recovery)`;
+      return { status: "ok", detail: `${path}: integrity ok${unresolved}${flagged}` };
     },
   };
 }

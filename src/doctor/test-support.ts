@@ -41,7 +41,7 @@ export function fakeDeps(
     exists: () => true,
     statfs: async () => ({ bavail: 1_000_000, bsize: 4096 }),
     ntpSynchronized: async () => true,
-    integrityCheck: () => ["ok"],
+    journalHealth: () => ({ kind: "ok", unresolved: 0, conflicts: 0, flagged: 0 }),
     fetchToken: async () => {},
     readPosUnit: async () => "123456789012345",
     ...over,

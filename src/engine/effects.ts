@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { VmcError } from "../../drivers/vmc/controller.js";
 import type { FaultPoints } from "../core/faults.js";
+import { CONFLICT_PREFIX } from "../journal/journal.js";
 import type { PaymentRef } from "../payment/driver.js";
 import type { EngineDeps, EngineOptions, FinishedSession } from "./options.js";
 import { settlePayment, startPaymentResolved } from "./payments.js";
@@ -214,6 +215,19 @@ function settle(host: EffectHost, effect: Extract<Effect, { type: "settle" }>): 
             journal.completeIntent(intent.id, "done", r.detail);
             host.faults.hit("settle.completed");
             host.dispatch({ type: "settled", sessionId: session.id });
+          } else if (r.conflict) {
+            // Someone else settled this payment the other way (reliability: one journal, one writer).
+            journal.completeIntent(intent.id, "failed", r.detail);
+            journal.flag(session.id, r.detail);
+            logger.error(
+              { session: session.id, orderId: session.orderId, action, detail: r.detail },
+              "settlement conflicts with the payment service; flagged for review",
+            );
+            host.dispatch({
+              type: "settleFailed",
+              sessionId: session.id,
+              reason: `${CONFLICT_PREFIX}${r.detail}`,
+            });
           } else {
             host.dispatch({ type: "settleFailed", sessionId: session.id, reason: r.detail });
           }

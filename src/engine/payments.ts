@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { Clock } from "../core/clock.js";
 import type { Minor } from "../core/money.js";
 import type { Intent } from "../journal/journal.js";
-import type { PaymentDriver, PaymentRef, StartRequest } from "../payment/driver.js";
+import type { PaymentDriver, PaymentRef, PaymentState, StartRequest } from "../payment/driver.js";
 import { PaymentError } from "../payment/errors.js";
 import type { SettleAction } from "./types.js";
 
@@ -89,7 +89,17 @@ export interface SettleRequest {
   refundOrderId: string;
 }
 
-export type SettleResult = { ok: true; detail: string } | { ok: false; detail: string };
+/**
+ * `conflict`: the service already did the opposite of the decision (captured what was to be cancelled, or
+ * cancelled/expired what was to be captured). Repeating cannot help: the session needs a person.
+ */
+export type SettleResult = { ok: true; detail: string } | { ok: false; detail: string; conflict?: true };
+
+/** True when a payment in `state` contradicts a decision to `action` it (see `SettleResult`). */
+export function conflictsWith(action: SettleAction, state: PaymentState): boolean {
+  if (action === "capture") return state === "cancelled" || state === "expired" || state === "failed";
+  return state === "captured";
+}
 
 /**
  * Captures or cancels (for a direct payment: nothing to capture, refund instead of cancel). Capture and
@@ -138,6 +148,12 @@ async function confirmByStatus(
     if (req.action === "cancel" && (obs.state === "cancelled" || obs.state === "expired")) {
       return { ok: true, detail: `already ${obs.state}` };
     }
+    if (conflictsWith(req.action, obs.state))
+      return {
+        ok: false,
+        conflict: true,
+        detail: `decided ${req.action}, but the service shows the payment ${obs.state} (${refusal})`,
+      };
     return { ok: false, detail: `${refusal}; payment is ${obs.state}` };
   } catch (err) {
     return { ok: false, detail: `${refusal}; status unknown (${describe(err)})` };

@@ -1,7 +1,7 @@
-import type { Journal, SessionRow } from "../journal/journal.js";
+import { CONFLICT_PREFIX, isConflict, type Journal, type SessionRow } from "../journal/journal.js";
 import type { PaymentObservation, PaymentRef } from "../payment/driver.js";
 import { PaymentError } from "../payment/errors.js";
-import { type PaymentCallDeps, type SettleOptions, settlePayment } from "./payments.js";
+import { conflictsWith, type PaymentCallDeps, type SettleOptions, settlePayment } from "./payments.js";
 import type { SessionResult, SettleAction } from "./types.js";
 
 export interface RecoveryOptions {
@@ -18,6 +18,12 @@ export interface RecoveryReport {
   resolved: { orderId: string; result: SessionResult; how: string }[];
   /** Sessions that could not be resolved now (service unreachable); tried again at the next sweep. */
   pending: { orderId: string; why: string }[];
+  /**
+   * Sessions whose journaled decision the service contradicts (captured what was to be cancelled, or the
+   * reverse): flagged for review and left unsettled, logged at error level when first found; nothing is
+   * sent for them, now or later. A person settles them (`vendd journal flagged`).
+   */
+  conflicts: { orderId: string; why: string }[];
 }
 
 /**
@@ -30,10 +36,15 @@ export async function recoverSessions(
   deps: PaymentCallDeps,
   opts: RecoveryOptions,
 ): Promise<RecoveryReport> {
-  const report: RecoveryReport = { resolved: [], pending: [] };
+  const report: RecoveryReport = { resolved: [], pending: [], conflicts: [] };
   for (const session of journal.unresolved()) {
     try {
       const outcome = await recoverOne(journal, deps, opts, session);
+      if (outcome.conflict) {
+        markConflict(journal, deps, session, outcome.how);
+        report.conflicts.push({ orderId: session.orderId, why: outcome.how });
+        continue;
+      }
       if (outcome.result === null) {
         report.pending.push({ orderId: session.orderId, why: outcome.how });
         continue;
@@ -49,12 +60,28 @@ export async function recoverSessions(
   return report;
 }
 
+/**
+ * Flags a conflicting session and closes it `unsettled` with a `conflict: ` reason, logging at error level;
+ * once only (a session already marked is left as it is).
+ */
+function markConflict(journal: Journal, deps: PaymentCallDeps, s: SessionRow, why: string): void {
+  if (isConflict(s)) return;
+  journal.atomically(() => {
+    journal.flag(s.id, why);
+    journal.closeSession(s.id, "unsettled", `${CONFLICT_PREFIX}${why}`);
+  });
+  deps.logger.error(
+    { session: s.id, orderId: s.orderId, why },
+    "settlement conflicts with the payment service; flagged for review",
+  );
+}
+
 async function recoverOne(
   journal: Journal,
   deps: PaymentCallDeps,
   opts: RecoveryOptions,
   s: SessionRow,
-): Promise<{ result: SessionResult | null; how: string }> {
+): Promise<{ result: SessionResult | null; how: string; conflict?: true }> {
   const obs = await observe(journal, deps, opts, s);
   if (obs === null) {
     // The service never created the payment: nothing was reserved.
@@ -63,6 +90,12 @@ async function recoverOne(
     return { result: "denied", how: "payment never created" };
   }
   const ref = obs.ref;
+  if (s.decision !== null && conflictsWith(s.decision.action, obs.state))
+    return {
+      result: null,
+      conflict: true,
+      how: `decided ${s.decision.action}, but the service shows the payment ${obs.state}`,
+    };
   const decision = s.decision ?? decide(journal, s, obs, opts);
   if (decision === null) return { result: "denied", how: `payment ${obs.state}, nothing to settle` };
   if (s.decision === null) journal.decide(s.id, decision);
@@ -78,6 +111,10 @@ async function recoverOne(
     { ref, action: decision.action, amount: decision.amount, intent, refundOrderId: `${s.orderId}r` },
     opts.settle,
   );
+  if (!r.ok && r.conflict) {
+    journal.completeIntent(intent.id, "failed", r.detail);
+    return { result: null, how: r.detail, conflict: true };
+  }
   if (!r.ok) return { result: null, how: r.detail };
   journal.completeIntent(intent.id, "done", r.detail);
   return {

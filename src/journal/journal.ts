@@ -19,7 +19,11 @@ export interface Journal {
   atomically<T>(fn: () => T): T;
   /** Number of transactions committed so far (each is one WAL fsync with synchronous=FULL). */
   readonly commits: number;
-  /** Allocates the next order id (≤ 32 characters, unique per unit across journal resets). */
+  /**
+   * Allocates the next order id: `<unit>-<epoch>-<seq>`, decimal, ≤ 32 characters. `epoch` (seconds) comes
+   * from outside the journal (the open time, kept increasing by the owner sidecar), so ids stay unique per
+   * unit even when the journal is lost and its sequence starts again.
+   */
   nextOrderId(): string;
   openSession(s: NewSession): void;
   /** Records a payment mutation before it is sent, with a new idempotency key. */
@@ -40,6 +44,11 @@ export interface Journal {
   /** Records the capture-or-cancel decision and why (before the call). */
   decide(sessionId: string, decision: Decision): void;
   closeSession(sessionId: string, result: SessionResult, reason: string): void;
+  /**
+   * Flags a session for review (`review = 1`; a later decision never clears it) and records why as a
+   * `flagged` event: what `vendd journal flagged` shows.
+   */
+  flag(sessionId: string, reason: string): void;
   event(sessionId: string | null, type: string, data?: Record<string, unknown>): void;
 
   session(sessionId: string): SessionRow | undefined;
@@ -117,13 +126,83 @@ export interface SessionRow {
   closedAt: number | null;
 }
 
+/**
+ * Why a journal cannot be used at start (`JournalError` code `unusable`), or `in use` (code `locked`). Short,
+ * lower case: the daemon shows it on the unit's screen ("out of service: journal corrupt").
+ */
+export type JournalCause =
+  | "corrupt"
+  | "schema newer"
+  | "data lost"
+  | "disk full"
+  | "not writable"
+  | "not a directory"
+  | "no directory"
+  | "not a file"
+  | "i/o error"
+  | "in use";
+
+/** A journal that cannot be used, as the operator needs to see it. */
+export interface JournalProblem {
+  /** The journal file. */
+  path: string;
+  cause: JournalCause;
+  /** What was found (SQLite's message, the check that failed); never a secret. */
+  detail: string;
+  /** One or two sentences: what to do (README, "Recovering a unit"). */
+  nextStep: string;
+}
+
+/**
+ * Codes: `durability` (WAL/FULL not in effect), `io` (a write failed: nothing was recorded), `integrity`,
+ * `unknownSession`; and from opening a journal file: `locked` (another process owns it: exit at once) and
+ * `unusable` (the start check refused it; the file was left untouched).
+ *
+ * For `locked` and `unusable`, `path`, `nextStep` and `problem` are set and `cause` is the short
+ * {@link JournalCause} string (the contract with the daemon, which displays it); the SQLite or file-system
+ * error that led there is `underlying`. For the other codes `cause` is the underlying error, as usual.
+ */
 export class JournalError extends Error {
   override readonly name = "JournalError";
+  /** The journal file (set for `locked` and `unusable`). */
+  readonly path: string | undefined;
+  /** What the operator should do (set for `locked` and `unusable`). */
+  readonly nextStep: string | undefined;
+  /** The whole problem, typed (set for `locked` and `unusable`). */
+  readonly problem: JournalProblem | undefined;
+  /** The error that led to a `locked`/`unusable` refusal, if any. */
+  readonly underlying: unknown;
+
   constructor(
-    readonly code: "durability" | "io" | "integrity" | "unknownSession",
+    readonly code: "durability" | "io" | "integrity" | "unknownSession" | "locked" | "unusable",
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; problem?: JournalProblem; underlying?: unknown },
   ) {
-    super(message, options);
+    const problem = options?.problem;
+    const cause = problem ? problem.cause : options?.cause;
+    super(message, cause === undefined ? undefined : { cause });
+    this.problem = problem;
+    this.path = problem?.path;
+    this.nextStep = problem?.nextStep;
+    this.underlying = options?.underlying;
   }
+
+  /** A journal the start check refused: `journal PATH: CAUSE (DETAIL). NEXT STEP` */
+  static unusable(problem: JournalProblem, underlying?: unknown): JournalError {
+    return new JournalError(
+      problem.cause === "in use" ? "locked" : "unusable",
+      problem.cause === "in use"
+        ? `journal ${problem.path} is in use by ${problem.detail}. ${problem.nextStep}`
+        : `journal ${problem.path}: ${problem.cause} (${problem.detail}). ${problem.nextStep}`,
+      { problem, underlying },
+    );
+  }
+}
+
+/** The reason prefix of a session whose settlement conflicts with what the service already did. */
+export const CONFLICT_PREFIX = "conflict: ";
+
+/** True for a session closed `unsettled` because the service did the opposite of its decision. */
+export function isConflict(s: Pick<SessionRow, "result" | "reason">): boolean {
+  return s.result === "unsettled" && (s.reason ?? "").startsWith(CONFLICT_PREFIX);
 }

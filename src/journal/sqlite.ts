@@ -1,8 +1,9 @@
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import Database from "better-sqlite3";
 import type { Clock } from "../core/clock.js";
 import type { Minor } from "../core/money.js";
 import type { SessionResult } from "../engine/types.js";
+import { MAX_ORDER_SEQ } from "./inspect.js";
 import type {
   Decision,
   Intent,
@@ -15,7 +16,10 @@ import type {
 } from "./journal.js";
 import { JournalError } from "./journal.js";
 import { MIGRATIONS } from "./migrations.js";
+import { type ClaimedJournal, claimJournal, raiseMark } from "./open.js";
+import { classifyJournalError } from "./problems.js";
 import { type IntentDbRow, type SessionDbRow, toIntent, toSession } from "./rows.js";
+import { prepareStatements, type Statements } from "./statements.js";
 
 export interface SqliteJournalOptions {
   /** Database file, or `:memory:` for tests and the in-memory demo. */
@@ -25,34 +29,47 @@ export interface SqliteJournalOptions {
   clock: Clock;
   /** `PRAGMA journal_size_limit` in bytes (reliability.md §1.3); default 8 MiB. */
   sizeLimitBytes?: number;
+  /** Free bytes at a directory (default statfs); tests inject a full disk. */
+  freeBytes?: (dir: string) => number | null;
 }
 
 /**
- * The better-sqlite3 journal: WAL with `synchronous=FULL`, set explicitly and verified after the first
- * write (better-sqlite3 defaults WAL to NORMAL, which loses recent commits on power loss; reliability §1.2).
+ * The one way to open a journal for writing. A file journal is first claimed (open.ts): the exclusive lock,
+ * the owner sidecar, the read-only start check; only then is it opened read-write, in WAL with
+ * `synchronous=FULL`, set explicitly and verified after the first write (better-sqlite3 defaults WAL to
+ * NORMAL, which loses recent commits on power loss; reliability §1.2).
+ * @throws JournalError `locked` (another process owns the journal) or `unusable` (with path, cause and next
+ *   step; the file untouched), or `durability`.
  */
 export function openSqliteJournal(opts: SqliteJournalOptions): SqliteJournal {
-  let db: Database.Database;
+  if (opts.path === ":memory:") return new SqliteJournal(new Database(opts.path), opts, null);
+  const claim = claimJournal(opts.path, {
+    now: opts.clock.now(),
+    ...(opts.freeBytes === undefined ? {} : { freeBytes: opts.freeBytes }),
+  });
+  let db: Database.Database | null = null;
   try {
     db = new Database(opts.path);
+    return new SqliteJournal(db, opts, claim);
   } catch (e) {
-    throw new JournalError("io", `cannot open journal ${opts.path}: ${(e as Error).message}`, { cause: e });
-  }
-  try {
-    return new SqliteJournal(db, opts);
-  } catch (e) {
-    db.close();
-    throw e;
+    db?.close();
+    claim.lock.release();
+    throw classifyJournalError(e, opts.path, opts.freeBytes);
   }
 }
 
 export class SqliteJournal implements Journal {
-  private readonly stmts;
+  private readonly stmts: Statements;
+
+  /** The order-id epoch (seconds): from the claim (owner sidecar), else the clock. */
+  private readonly epoch: number;
 
   constructor(
     private readonly db: Database.Database,
     private readonly opts: SqliteJournalOptions,
+    private readonly claim: ClaimedJournal | null,
   ) {
+    this.epoch = claim?.owner.epoch ?? Math.floor(opts.clock.now() / 1000);
     const memory = opts.path === ":memory:";
     if (!memory) {
       const mode = db.pragma("journal_mode = WAL", { simple: true });
@@ -64,61 +81,28 @@ export class SqliteJournal implements Journal {
     this.migrate();
     // Verify after a write: on a fresh WAL database the pragma can read FULL before the first write and
     // NORMAL after it (reliability.md §1.2).
-    db.prepare(
-      "INSERT INTO meta (key, value) VALUES ('opened_at', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-    ).run(String(opts.clock.now()));
+    db.transaction(() => {
+      db.prepare(
+        "INSERT INTO meta (key, value) VALUES ('opened_at', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+      ).run(String(opts.clock.now()));
+      db.prepare("INSERT INTO meta (key, value) VALUES ('journal_id', ?) ON CONFLICT (key) DO NOTHING").run(
+        randomUUID(),
+      );
+    })();
     const sync = db.pragma("synchronous", { simple: true });
     if (sync !== 2)
       throw new JournalError("durability", `synchronous is ${String(sync)} after a write, not FULL (2)`);
 
-    this.stmts = {
-      seq: db.prepare(
-        "INSERT INTO meta (key, value) VALUES ('order_seq', '1') ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1 RETURNING value",
-      ),
-      openSession: db.prepare(
-        "INSERT INTO sessions (id, order_id, flow, item, price, driver, opened_at) VALUES (@id, @orderId, @flow, @item, @price, @driver, @at)",
-      ),
-      intent: db.prepare(
-        "INSERT INTO intents (session_id, op, order_id, payment_id, amount, idempotency_key, state, created_at, updated_at) VALUES (@sessionId, @op, @orderId, @paymentId, @amount, @key, 'pending', @at, @at) RETURNING id",
-      ),
-      completeIntent: db.prepare(
-        "UPDATE intents SET state = @state, detail = @detail, updated_at = @at WHERE id = @id",
-      ),
-      setPaymentId: db.prepare("UPDATE sessions SET payment_id = @paymentId WHERE id = @id"),
-      approved: db.prepare(
-        "UPDATE sessions SET approved_amount = COALESCE(approved_amount, 0) + @price WHERE id = @id",
-      ),
-      vendRow: db.prepare(
-        "INSERT INTO vends (session_id, item, price, approved_at) VALUES (@id, @item, @price, @at)",
-      ),
-      vend: db.prepare("UPDATE sessions SET vend_outcome = @outcome WHERE id = @id"),
-      vendOutcome: db.prepare(
-        "UPDATE vends SET outcome = @outcome, settled_at = @at WHERE id = (SELECT max(id) FROM vends WHERE session_id = @id AND outcome IS NULL)",
-      ),
-      vends: db.prepare("SELECT id, item, price, outcome FROM vends WHERE session_id = ? ORDER BY id"),
-      decide: db.prepare(
-        "UPDATE sessions SET decision = @action, decision_amount = @amount, decision_reason = @reason, review = @review WHERE id = @id",
-      ),
-      close: db.prepare(
-        "UPDATE sessions SET result = @result, reason = @reason, closed_at = @at WHERE id = @id",
-      ),
-      event: db.prepare("INSERT INTO events (session_id, at, type, data) VALUES (?, ?, ?, ?)"),
-      session: db.prepare("SELECT * FROM sessions WHERE id = ?"),
-      intents: db.prepare("SELECT * FROM intents WHERE session_id = ? ORDER BY id"),
-      unresolved: db.prepare(
-        "SELECT * FROM sessions WHERE closed_at IS NULL OR result = 'unsettled' ORDER BY opened_at, rowid",
-      ),
-      ownsLive: db.prepare("SELECT 1 FROM sessions WHERE order_id = ? AND closed_at IS NULL"),
-      sessions: db.prepare("SELECT * FROM sessions ORDER BY opened_at DESC, rowid DESC LIMIT ?"),
-      expired: db.prepare(
-        "SELECT id FROM sessions WHERE closed_at IS NOT NULL AND closed_at < ? AND result <> 'unsettled' LIMIT ?",
-      ),
-      dropEvents: db.prepare("DELETE FROM events WHERE session_id = ?"),
-      dropVends: db.prepare("DELETE FROM vends WHERE session_id = ?"),
-      dropIntents: db.prepare("DELETE FROM intents WHERE session_id = ?"),
-      dropSession: db.prepare("DELETE FROM sessions WHERE id = ?"),
-      dropLooseEvents: db.prepare("DELETE FROM events WHERE session_id IS NULL AND at < ?"),
-    };
+    this.stmts = prepareStatements(db);
+    // The high-water mark outside the journal (owner.ts): what this start saw is now the floor.
+    this.raiseMark();
+  }
+
+  /** Records the journal's id and order sequence in the owner sidecar (file journals only). */
+  private raiseMark(): void {
+    if (this.claim === null) return;
+    const id = String(this.stmts.meta.get("journal_id"));
+    raiseMark(this.claim, id, Number(this.stmts.meta.get("order_seq") ?? 0));
   }
 
   private migrate(): void {
@@ -177,8 +161,11 @@ export class SqliteJournal implements Journal {
     return this.write("order id", () => {
       const row = this.stmts.seq.get() as { value: string } | undefined;
       const seq = Number(row?.value ?? "1");
-      // unit id (≤ 12) + sequence + 4 random hex: unique even if the journal is ever re-created (≤ 32).
-      return `${this.opts.unitId}-${seq.toString(36).padStart(5, "0")}-${randomBytes(2).toString("hex")}`;
+      // Decimal, ≤ 32 characters (the older interface's OrderId): unit ≤ 12, epoch 10 digits, seq ≤ 8.
+      const id = `${this.opts.unitId}-${this.epoch}-${seq}`;
+      if (id.length > 32 || seq > MAX_ORDER_SEQ)
+        throw new JournalError("integrity", `order id ${id} would exceed 32 characters`);
+      return id;
     });
   }
 
@@ -253,6 +240,15 @@ export class SqliteJournal implements Journal {
     );
   }
 
+  flag(sessionId: string, reason: string): void {
+    this.write("flag", () =>
+      this.db.transaction(() => {
+        this.changed(this.stmts.flag.run(sessionId), sessionId);
+        this.stmts.event.run(sessionId, this.opts.clock.now(), "flagged", JSON.stringify({ reason }));
+      })(),
+    );
+  }
+
   event(sessionId: string | null, type: string, data?: Record<string, unknown>): void {
     this.write("event", () => {
       this.stmts.event.run(
@@ -310,18 +306,30 @@ export class SqliteJournal implements Journal {
     return String(this.db.pragma("integrity_check", { simple: true }));
   }
 
-  /** TRUNCATE checkpoint (idle, shutdown); returns true when the WAL was truncated (busy = 0). */
+  /**
+   * TRUNCATE checkpoint (idle, shutdown); returns true when the WAL was truncated (busy = 0). Then everything
+   * is in the main file, so the owner sidecar's high-water mark is raised to the current order sequence.
+   */
   checkpoint(): boolean {
     const rows = this.db.pragma("wal_checkpoint(TRUNCATE)") as { busy: number }[];
-    return rows[0]?.busy === 0;
+    const truncated = rows[0]?.busy === 0;
+    if (truncated) this.raiseMark();
+    return truncated;
   }
 
+  /** Checkpoints, closes the connection and releases the journal lock. */
   close(): void {
     if (!this.db.open) return;
     try {
-      if (this.opts.path !== ":memory:") this.checkpoint();
+      if (this.opts.path !== ":memory:") this.db.pragma("wal_checkpoint(TRUNCATE)");
     } finally {
+      try {
+        this.raiseMark();
+      } catch {
+        // Best effort at shutdown (e.g. disk full): the next open raises the mark from the journal again.
+      }
       this.db.close();
+      this.claim?.lock.release();
     }
   }
 }

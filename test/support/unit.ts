@@ -1,4 +1,4 @@
-import pino from "pino";
+import pino, { type Logger } from "pino";
 import { createSimDisplay, type SimDisplay } from "../../drivers/display/sim.js";
 import { type DispenseOutcome, SimVmc } from "../../drivers/vmc/sim.js";
 import { ManualClock } from "../../src/core/clock.js";
@@ -41,6 +41,8 @@ export async function startTestUnit(
     journal?: (j: SqliteJournal) => Journal;
     payment?: (p: SimPaymentDriver) => PaymentDriver;
     journalPath?: string;
+    /** Default: silent. */
+    logger?: Logger;
   } = {},
 ): Promise<TestUnit> {
   const clock = new ManualClock();
@@ -61,7 +63,7 @@ export async function startTestUnit(
       display,
       journal: opts.journal ? opts.journal(journal) : journal,
       clock,
-      logger: pino({ level: "silent" }),
+      logger: opts.logger ?? pino({ level: "silent" }),
     },
     { ...ENGINE_DEFAULTS, ...opts.engine },
   );
