@@ -16,8 +16,8 @@ commands:
   sim-vmc --device PATH [--script FILE]              simulate an MDB cashless adapter + VMC on a PTY
   doctor [--config FILE] [--secrets FILE] [--json]   check every configured device and the payment service
   nfc write-tag [--config FILE] [--uri URI]          write the check-in URI to the next blank NFC tag
-  journal [recent|unresolved|flagged|totals|held] [--config FILE | --journal PATH] [--json]
-                                                     the journal's sessions, read-only (safe while vendd runs)
+  journal [recent|unresolved|flagged|totals|held] [--config FILE | --journal PATH] [--json] [--limit N]
+          [--days N] [--secrets FILE] [--cancel]     the journal, read-only; held: payments the service holds
   help                                               this text
 `;
 
