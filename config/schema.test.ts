@@ -162,6 +162,13 @@ describe("config schema: each error at its exact path", () => {
     expect(mutated("engine", { maxPrice: 20 })[0]?.message).toMatch(/quote it/);
   });
 
+  it("paths and ids with control characters are refused", () => {
+    expect(mutated("journal", { path: "/var/lib/vendd/\x1b[2Jjournal.db" })).toEqual([
+      { path: "journal.path", message: "must not contain control characters" },
+    ]);
+    expect(pathsOf(mutated("payment.v10.clientId", "id\r\nX-Injected: 1"))).toEqual(["payment.v10.clientId"]);
+  });
+
   it("maxPrice bounds the pulse machine's one price", () => {
     const raw = rawV10();
     raw.vmc = { driver: "pulse" };
