@@ -94,7 +94,7 @@ export function loadBoard(name: string, opts: BoardLoadOptions = {}): BoardProfi
     ]);
   }
   const file = join(opts.dir ?? defaultBoardsDir(), `${name}.json`);
-  const read = readStructuredFile(file, { label: "board", showMessages: true });
+  const read = readStructuredFile(file, { label: "board" });
   if (!read.ok) {
     throw new BoardError(
       "unreadable",

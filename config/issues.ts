@@ -4,6 +4,7 @@
  * offending value, never from the value itself, so a secret typed into the wrong place is never echoed.
  */
 import type * as z from "zod";
+import { printable } from "../src/core/printable.js";
 
 /** One problem in a config or secrets file. */
 export interface ConfigIssue {
@@ -48,12 +49,21 @@ const SECRET_KEY_NAMES: ReadonlySet<string> = new Set([
   "accessToken",
 ]);
 
-/** Renders a zod path as `a.b[2].c`; the empty path is `(root)`. */
+/** Characters shown of one key in a path: an unknown key is file content, possibly binary junk. */
+const MAX_KEY_CHARS = 64;
+
+/**
+ * Renders a zod path as `a.b[2].c`; the empty path is `(root)`. Keys come from the file, so each is
+ * escaped and capped (`printable`).
+ */
 export function formatPath(path: readonly PropertyKey[], prefix = ""): string {
   let out = prefix;
   for (const part of path) {
     if (typeof part === "number") out += `[${part}]`;
-    else out += out === "" ? String(part) : `.${String(part)}`;
+    else {
+      const key = printable(String(part), MAX_KEY_CHARS);
+      out += out === "" ? key : `.${key}`;
+    }
   }
   return out === "" ? "(root)" : out;
 }

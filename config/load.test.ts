@@ -91,7 +91,7 @@ describe("loadConfig", () => {
   it("never shows secrets file content in a syntax error", () => {
     const secrets = file('v10:\n  clientSecret: "canary-unterminated\n');
     const err = refusal(() => loadConfig(file(stringify(rawV10())), { secretsFile: secrets, env: {} }));
-    expect(err.issues[0]?.message).toMatch(/syntax error at line \d+, column \d+: [A-Z_]+$/);
+    expect(err.issues[0]?.message).toMatch(/syntax error at line \d+, column \d+: [A-Z_]+ \([^)]*\)$/);
     expect(err.message).not.toContain("canary");
   });
 

@@ -12,7 +12,8 @@ import {
   loadBoard,
   mergeUnder,
 } from "../boards/index.js";
-import { readStructuredFile, secretsModeWarning } from "./files.js";
+import { printable } from "../src/core/printable.js";
+import { readStructuredFile, secretsModeCheck } from "./files.js";
 import { ConfigError, type ConfigIssue, describeIssue, toConfigIssues } from "./issues.js";
 import { isRecord } from "./rules.js";
 import {
@@ -52,6 +53,8 @@ export interface LoadOptions {
    * the payment service (`vendd nfc write-tag`) pass false; a malformed secrets file is still an error.
    */
   requireSecrets?: boolean;
+  /** Size limit of the config and secrets files in bytes; default `MAX_FILE_BYTES` (1 MiB). */
+  maxFileBytes?: number;
 }
 
 /** Options of `parseConfig` and `buildConfig`. */
@@ -80,23 +83,31 @@ export function parseConfig(
  */
 export function loadConfig(file: string, opts: LoadOptions = {}): LoadedConfig {
   const env = opts.env ?? process.env;
-  const main = readStructuredFile(file, { label: "(config file)", showMessages: true });
-  if (!main.ok) throw new ConfigError(main.issues, file, "config_unreadable");
+  const limit = opts.maxFileBytes === undefined ? {} : { maxBytes: opts.maxFileBytes };
+  const source = printable(file);
+  const main = readStructuredFile(file, { label: "(config file)", ...limit });
+  if (!main.ok) throw new ConfigError(main.issues, source, "config_unreadable");
 
   const issues: ConfigIssue[] = [];
   const warnings: string[] = [];
   let secretsRaw: unknown;
   const secretsFile = secretsFilePath(file, main.value, opts.secretsFile, env);
   if (secretsFile !== null) {
-    const read = readStructuredFile(secretsFile, { label: "secrets.file", showMessages: false });
-    if (read.ok) secretsRaw = read.value;
-    else issues.push(...read.issues);
-    const warning = secretsModeWarning(secretsFile);
-    if (warning) warnings.push(warning);
+    const read = readStructuredFile(secretsFile, { label: "secrets.file", ...limit });
+    if (read.ok) {
+      // Judged on the file just read (fstat of the same descriptor). A refused file is still validated, so
+      // that one run lists every problem; the refusal alone keeps its secrets from being used.
+      secretsRaw = read.value;
+      const mode = secretsModeCheck(secretsFile, read.mode);
+      if (mode.error !== null) issues.push({ path: "secrets.file", message: mode.error });
+      if (mode.warning !== null) warnings.push(mode.warning);
+    } else {
+      issues.push(...read.issues);
+    }
   }
   const result = validate(main.value, secretsRaw, env, opts);
   issues.push(...result.issues);
-  if (issues.length > 0 || result.config === undefined) throw new ConfigError(issues, file);
+  if (issues.length > 0 || result.config === undefined) throw new ConfigError(issues, source);
   return { config: result.config, secrets: result.secrets, warnings: [...warnings, ...result.warnings] };
 }
 

@@ -17,9 +17,16 @@ export function serviceText(max: number) {
     .regex(SERVICE_TEXT, "contains characters the payment service does not accept (pos-v10.md §14)");
 }
 
-/** A non-empty string. */
+/**
+ * A non-empty string without control characters: these values (paths, ids) reappear in doctor rows, log
+ * lines and errors, where a control character could rewrite the operator's terminal.
+ */
 export function nonEmpty(max = 1024) {
-  return z.string().min(1, "must not be empty").max(max, `must be at most ${max} characters long`);
+  return z
+    .string()
+    .min(1, "must not be empty")
+    .max(max, `must be at most ${max} characters long`)
+    .regex(/^\P{Cc}*$/u, "must not contain control characters");
 }
 
 /** An http or https URL (the emulator speaks plain HTTP on loopback, pos-v10.md §1). */

@@ -30,6 +30,8 @@ describe("config schema: defaults", () => {
       flow: "selection",
       sessionMax: "20.00",
       sessionMaxMinor: 2000,
+      maxPrice: "500.00",
+      maxPriceMinor: 50000,
       paymentTimeoutMs: 60000,
       vendTimeoutMs: 60000,
       unknownOutcome: "capture",
@@ -115,6 +117,68 @@ describe("config schema: each error at its exact path", () => {
     expect(pathsOf(mutated("engine", { sessionMax: "0.00" }))).toEqual(["engine.sessionMax"]);
     expect(pathsOf(mutated("engine", { sessionMax: "1e3" }))).toEqual(["engine.sessionMax"]);
     expect(mutated("engine", { sessionMax: 20 })[0]?.message).toMatch(/quote it/);
+  });
+
+  it("maxPrice: a positive amount the service and the MDB price field can carry", () => {
+    const withEngine = (engine: Record<string, unknown>, vmc?: Record<string, unknown>) => {
+      const raw = rawV10();
+      raw.engine = engine;
+      if (vmc) raw.vmc = vmc;
+      return raw;
+    };
+    expect(
+      parseConfig(withEngine({ maxPrice: "12.5" }), undefined, V10_ENV).config.engine.maxPriceMinor,
+    ).toBe(1250);
+    // Y = 2: 65534 on the wire is 655.34, the largest standard MDB price (vending-mdb §1.6).
+    expect(
+      parseConfig(withEngine({ maxPrice: "655.34" }), undefined, V10_ENV).config.engine.maxPriceMinor,
+    ).toBe(65534);
+    expect(issuesOf(withEngine({ maxPrice: "655.35" }), undefined, V10_ENV)).toEqual([
+      {
+        path: "engine.maxPrice",
+        message:
+          "must be at most 655.34, the largest price the MDB price field carries with vmc.decimals 2 " +
+          "(vending-mdb §1.6; the default is 500.00)",
+      },
+    ]);
+    // Y = 0 carries larger prices, Y = 3 smaller ones; the default then has to be lowered.
+    const y0 = withEngine(
+      { maxPrice: "65534" },
+      { driver: "mdb-adapter", device: "/dev/ttyAMA0", decimals: 0 },
+    );
+    expect(parseConfig(y0, undefined, V10_ENV).config.engine.maxPriceMinor).toBe(6_553_400);
+    const y3 = withEngine({}, { decimals: 3 });
+    expect(issuesOf(y3, undefined, V10_ENV)[0]?.message).toMatch(/^must be at most 65\.53, /);
+    // The payment service: V10 amounts are exact JSON numbers only below 10^13 minor units.
+    const pulse = { driver: "pulse" };
+    const huge = withEngine({ maxPrice: "100000000000.00" }, pulse);
+    expect(issuesOf(huge, undefined, V10_ENV)).toContainEqual({
+      path: "engine.maxPrice",
+      message: "must be at most 99999999999.99",
+    });
+    for (const bad of ["0", "0.00", "-1", "1.001", "1e3", "99999999999999"]) {
+      expect(pathsOf(mutated("engine", { maxPrice: bad }))).toEqual(["engine.maxPrice"]);
+    }
+    expect(mutated("engine", { maxPrice: 20 })[0]?.message).toMatch(/quote it/);
+  });
+
+  it("paths and ids with control characters are refused", () => {
+    expect(mutated("journal", { path: "/var/lib/vendd/\x1b[2Jjournal.db" })).toEqual([
+      { path: "journal.path", message: "must not contain control characters" },
+    ]);
+    expect(pathsOf(mutated("payment.v10.clientId", "id\r\nX-Injected: 1"))).toEqual(["payment.v10.clientId"]);
+  });
+
+  it("maxPrice bounds the pulse machine's one price", () => {
+    const raw = rawV10();
+    raw.vmc = { driver: "pulse" };
+    raw.pulse = { price: "20.00", pins: { output: 17 } };
+    raw.engine = { maxPrice: "10.00" };
+    expect(issuesOf(raw, undefined, V10_ENV)).toEqual([
+      { path: "pulse.price", message: "must be at most engine.maxPrice (a vend above it is denied)" },
+    ]);
+    raw.engine = { maxPrice: "20.00" };
+    expect(parseConfig(raw, undefined, V10_ENV).config.pulse.price).toBe("20.00");
   });
 
   it("legacy posUnitId not 15 digits", () => {

@@ -8,11 +8,11 @@ import { parseAmount } from "../src/core/money.js";
 import { ALWAYS, crossCheck, intIn, isRecord, nonEmpty, serviceText } from "./rules.js";
 import { bleSchema, gpioSchema, nfcSchema, pulseIssues, pulseSchema } from "./schema-devices.js";
 import { paymentSchema } from "./schema-payment.js";
+import { amountSchema, CURRENCY_DECIMALS, DEFAULT_MAX_PRICE, maxPriceIssues } from "./schema-price.js";
 
 export { BEACON_TYPES, PAYMENT_DRIVERS, type PaymentDriverName } from "./schema-payment.js";
 
-/** Decimal places of the configured currencies (DKK and EUR both have 2). */
-export const CURRENCY_DECIMALS = 2;
+export { CURRENCY_DECIMALS } from "./schema-price.js";
 
 const unitSchema = z.strictObject({
   /** Used in order ids, so short and plain: 1-12 of `[A-Za-z0-9-]`. */
@@ -70,29 +70,13 @@ export const displaySchema = z
   })
   .prefault({});
 
-/** `sessionMax` is a decimal string at the edge; parsed exactly into minor units (src/core/money.ts). */
-const sessionMaxSchema = z.string().superRefine((text, ctx) => {
-  const problem = sessionMaxProblem(text);
-  if (problem) ctx.addIssue({ code: "custom", message: problem });
-});
-
-function sessionMaxProblem(text: string): string | null {
-  if (!/^\d+(\.\d+)?$/.test(text)) return 'must be a decimal amount such as "20.00"';
-  const frac = text.split(".")[1] ?? "";
-  if (frac.length > CURRENCY_DECIMALS) return `must have at most ${CURRENCY_DECIMALS} decimals`;
-  let minor: number;
-  try {
-    minor = parseAmount(text, CURRENCY_DECIMALS);
-  } catch {
-    return "is out of range";
-  }
-  return minor > 0 ? null : "must be greater than 0";
-}
-
 const engineSchema = z
   .strictObject({
     flow: z.enum(["selection", "checkin"]).default("selection"),
-    sessionMax: sessionMaxSchema.default("20.00"),
+    /** Check-in first: the amount reserved per session; vends in a session stay within it. */
+    sessionMax: amountSchema("20.00").default("20.00"),
+    /** Selection first: the highest VMC price paid for; above it a vend is denied (schema-price.ts). */
+    maxPrice: amountSchema(DEFAULT_MAX_PRICE).default(DEFAULT_MAX_PRICE),
     /** ms the customer has to pay in. */
     paymentTimeoutMs: intIn(1000, 600_000).default(60_000),
     /** ms the VMC has to report the vend outcome in. */
@@ -100,7 +84,11 @@ const engineSchema = z
     /** What to do when the vend outcome stays unknown (MDB §7.4.7 default: capture; reliability.md §2.4). */
     unknownOutcome: z.enum(["capture", "cancel"]).default("capture"),
   })
-  .transform((e) => ({ ...e, sessionMaxMinor: parseAmount(e.sessionMax, CURRENCY_DECIMALS) }))
+  .transform((e) => ({
+    ...e,
+    sessionMaxMinor: parseAmount(e.sessionMax, CURRENCY_DECIMALS),
+    maxPriceMinor: parseAmount(e.maxPrice, CURRENCY_DECIMALS),
+  }))
   .prefault({});
 
 /** Names of the board profiles in boards/ (`boards/<name>.json`). */
@@ -132,13 +120,17 @@ export const configSchema = z
     secrets: z.strictObject({ file: nonEmpty(4096).nullable().default(null) }).prefault({}),
   })
   .superRefine(
-    crossCheck((root) => pulseIssues(isRecord(root.vmc) ? root.vmc.driver : undefined, root.pulse)),
+    crossCheck((root) => [
+      ...pulseIssues(isRecord(root.vmc) ? root.vmc.driver : undefined, root.pulse),
+      ...maxPriceIssues(root),
+    ]),
     ALWAYS,
   );
 
 /**
- * The parsed configuration with every default applied. `engine.sessionMax` keeps the decimal string as
- * written; `engine.sessionMaxMinor` is the same amount in minor units (integer, > 0) and is what code uses.
+ * The parsed configuration with every default applied. `engine.sessionMax` and `engine.maxPrice` keep the
+ * decimal string as written; `engine.sessionMaxMinor` and `engine.maxPriceMinor` are the same amounts in
+ * minor units (integers, > 0) and are what code uses.
  */
 export type VenddConfig = z.output<typeof configSchema>;
 
@@ -147,6 +139,6 @@ export type VenddConfigInput = z.input<typeof configSchema>;
 
 /** The config as a file would hold it: derived fields removed, so it validates again unchanged. */
 export function toConfigInput(config: VenddConfig): VenddConfigInput {
-  const { sessionMaxMinor: _derived, ...engine } = config.engine;
+  const { sessionMaxMinor: _session, maxPriceMinor: _price, ...engine } = config.engine;
   return { ...config, engine };
 }

@@ -11,6 +11,7 @@ import { stringify } from "yaml";
 import { rawLegacy, rawV10, setPath } from "../config/fixtures.js";
 import { ConfigError, loadConfig, parseConfig, secretValues } from "../config/load.js";
 import { configCommand } from "../src/cli/config.js";
+import { runCommand } from "../src/cli/run.js";
 import { createLogger } from "../src/core/log.js";
 import { SecretRegistry } from "../src/core/secrets.js";
 
@@ -143,5 +144,32 @@ describe("canary secrets", () => {
     expect(await configCommand(["validate", bad, "--secrets", secretsFile], { ...io, env: {} })).toBe(1);
     expect(await configCommand(["validate", good, `--secret=${CANARY.clientSecret}`], io)).toBe(2);
     expect(await configCommand([`--x=${CANARY.merchantKey}`], io)).toBe(2);
+  });
+
+  it("never reach a syntax error of the config or the secrets file, through vendd config validate and vendd run", async () => {
+    const io = { stdout: { write: record }, stderr: { write: record }, env: {} };
+    const good = write("good-main.yaml", rawV10());
+    const goodSecrets = write("good-secrets.yaml", { v10: { clientSecret: "not-a-canary" } });
+    // Each one makes the YAML parser quote the offending token in its own message.
+    const configs = [
+      write("syntax-1.yaml", `unit:\n  id: vm-1\n  name: |x ${CANARY.clientSecret}\n`),
+      write("syntax-2.yaml", `unit: >-${CANARY.apiKey}\n`),
+      write("syntax-3.yaml", `unit: !${CANARY.bearer}!x b\n`),
+    ];
+    const secrets = [
+      write("syntax-s1.yaml", `v10:\n  clientSecret: |x ${CANARY.clientSecret}\n`),
+      write("syntax-s2.yaml", `legacy: { apiKey: !${CANARY.apiKey}!x b }\n`),
+    ];
+    const before = outputs.length;
+    for (const config of configs) {
+      expect(await configCommand(["validate", config, "--secrets", goodSecrets], io)).toBe(1);
+      expect(await runCommand(["--config", config, "--secrets", goodSecrets])).toBe(1);
+    }
+    for (const secret of secrets) {
+      expect(await configCommand(["validate", good, "--secrets", secret], io)).toBe(1);
+      expect(await runCommand(["--config", good, "--secrets", secret])).toBe(1);
+    }
+    const said = outputs.slice(before).join("\n");
+    expect(said.match(/syntax error at line \d+, column \d+: [A-Z_]+/g)?.length).toBeGreaterThanOrEqual(10);
   });
 });

@@ -27,6 +27,10 @@ describe("cashless adapter dialect (vending-mdb §2.2, §2.3)", () => {
     ["c,STATUS,IDLE,5.00", { kind: "sessionIdle", funds: 500 }],
     ["c,STATUS,IDLE,0", { kind: "sessionIdle", funds: 0 }],
     ["c,STATUS,VEND,15.19,17", { kind: "vendRequest", price: 1519, item: 17 }],
+    // Huge prices are read exactly (the engine's engine.maxPrice denies them), never rounded or wrapped.
+    ["c,STATUS,VEND,99999999999,1", { kind: "vendRequest", price: 9_999_999_999_900, item: 1 }],
+    ["c,STATUS,VEND,9999999999999.99,1", { kind: "vendRequest", price: 999_999_999_999_999, item: 1 }],
+    ["c,STATUS,VEND,0,1", { kind: "vendRequest", price: 0, item: 1 }],
     ["c,VEND,SUCCESS", { kind: "vendSuccess", item: null }],
     ["c,ERR,VEND 3", { kind: "vendFailure" }],
     ["c,ERR,VEND 1", { kind: "vendCancel" }],
@@ -41,6 +45,13 @@ describe("cashless adapter dialect (vending-mdb §2.2, §2.3)", () => {
   it.each([
     "c,STATUS,VEND,15.191,17",
     "c,STATUS,VEND,1.00,70000",
+    // Beyond 13 integer digits a double no longer holds every minor unit: refused, not approximated.
+    "c,STATUS,VEND,99999999999999,1",
+    "c,STATUS,VEND,1e12,1",
+    "c,STATUS,VEND,-1.00,1",
+    "c,STATUS,VEND,0x10,1",
+    "c,STATUS,VEND, 1.00,1",
+    "c,STATUS,VEND,1.00,1e3",
     "c,STATUS,VEND,1.00",
     "c,STATUS,FOO",
     "C,1",

@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { VenddConfig } from "../../config/load.js";
+import { CURRENCY_DECIMALS } from "../../config/schema-price.js";
 import type { Clock } from "../../src/core/clock.js";
 import type { GpioPort } from "../gpio/port.js";
 import type { VendController } from "./controller.js";
@@ -41,7 +42,9 @@ export async function createVendController(
         path: vmc.device,
         baudRate: vmc.baudRate,
         currencyCode: config.currency,
-        decimals: vmc.decimals,
+        // The adapter line carries amounts already scaled to currency units (vending-mdb §2), so they are
+        // read in the currency's decimals; vmc.decimals (the MDB Y) only bounds engine.maxPrice.
+        decimals: CURRENCY_DECIMALS,
         commandTimeoutMs: vmc.commandTimeoutMs,
         linkTimeoutMs: vmc.linkTimeoutMs,
         clock: deps.clock,

@@ -6,6 +6,7 @@
 import { parseArgs } from "node:util";
 import { stringify } from "yaml";
 import { ConfigError, loadConfig, toConfigInput } from "../../config/load.js";
+import { CONFIG_OPTIONS } from "./commands.js";
 
 const USAGE = `usage: vendd config validate FILE [--secrets FILE]
        vendd config print FILE [--secrets FILE] [--json]
@@ -66,11 +67,7 @@ function parseCommand(argv: string[]): Parsed | "help" | string {
   try {
     ({ values, positionals } = parseArgs({
       args: argv,
-      options: {
-        secrets: { type: "string" },
-        json: { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-      },
+      options: CONFIG_OPTIONS,
       allowPositionals: true,
       strict: true,
     }));

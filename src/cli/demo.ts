@@ -2,6 +2,7 @@ import { parseArgs } from "node:util";
 import { createLogger } from "../core/log.js";
 import { SecretRegistry } from "../core/secrets.js";
 import { runDemo } from "../demo/unit.js";
+import { DEMO_OPTIONS } from "./commands.js";
 
 const HELP = `usage: vendd demo [--vends N] [--json] [--driver v10|legacy] [--legacy-mode reservation|payment]
                   [--board sim|sim-pulse] [--flow selection|checkin] [--vmc auto|pty|sim]
@@ -155,20 +156,7 @@ function parse(argv: string[]) {
     args: argv,
     strict: true,
     allowPositionals: false,
-    options: {
-      vends: { type: "string" },
-      json: { type: "boolean" },
-      driver: { type: "string" },
-      "legacy-mode": { type: "string" },
-      board: { type: "string" },
-      flow: { type: "string" },
-      chaos: { type: "string" },
-      vmc: { type: "string" },
-      journal: { type: "string" },
-      seed: { type: "string" },
-      "log-level": { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
+    options: DEMO_OPTIONS,
   });
 }
 

@@ -10,6 +10,7 @@ import { systemClock } from "../core/clock.js";
 import { type DoctorDeps, defaultDoctorDeps } from "../doctor/deps.js";
 import { runDoctor } from "../doctor/plan.js";
 import { allPassed, type CheckResult, formatJson, formatTable } from "../doctor/run.js";
+import { DOCTOR_OPTIONS } from "./commands.js";
 import type { CliIo } from "./config.js";
 
 const HELP = `usage: vendd doctor [--config FILE] [--secrets FILE] [--json]
@@ -33,12 +34,7 @@ export async function doctorCommand(
       args: argv,
       strict: true,
       allowPositionals: false,
-      options: {
-        config: { type: "string" },
-        secrets: { type: "string" },
-        json: { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-      },
+      options: DOCTOR_OPTIONS,
     }).values;
   } catch (err) {
     out.stderr.write(`vendd doctor: ${err instanceof Error ? err.message : String(err)}\n${HELP}`);

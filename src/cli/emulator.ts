@@ -17,7 +17,8 @@ interface Args {
   seedFile: string | null;
 }
 
-function parseArgs(argv: string[]): Args | string {
+/** Reads the arguments (the options of EMULATOR_OPTIONS in commands.ts); a usage error as a string. */
+export function parseArgs(argv: string[]): Args | string {
   const args: Args = { options: {}, json: false, seedFile: null };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];

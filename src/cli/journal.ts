@@ -12,6 +12,7 @@ import { systemClock } from "../core/clock.js";
 import { formatAmount } from "../core/money.js";
 import { describeRefusal } from "../journal/problems.js";
 import { type DayTotal, openJournalView, type SessionLine } from "../journal/view.js";
+import { JOURNAL_OPTIONS } from "./commands.js";
 import type { CliIo } from "./config.js";
 import { heldCommand } from "./journalHeld.js";
 import { formatColumns } from "./table.js";
@@ -55,16 +56,7 @@ export async function journalCommand(argv: string[], io?: CliIo): Promise<number
       args: argv,
       strict: true,
       allowPositionals: true,
-      options: {
-        config: { type: "string" },
-        journal: { type: "string" },
-        secrets: { type: "string" },
-        json: { type: "boolean" },
-        cancel: { type: "boolean" },
-        limit: { type: "string" },
-        days: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
+      options: JOURNAL_OPTIONS,
     }));
   } catch (err) {
     return usage(out, err instanceof Error ? err.message : String(err));

@@ -3,23 +3,12 @@
  * The `vendd` command. Each subcommand lives in its own module, loaded only when used, and returns the
  * process exit code.
  */
+import { printable } from "../core/printable.js";
+import { renderUsage } from "./commands.js";
+import { packageVersion } from "./version.js";
 
-const USAGE = `usage: vendd <command> [options]
-
-commands:
-  demo [--vends N] [--json] [--driver v10|legacy] [--flow selection|checkin] [--board sim|sim-pulse]
-                                                     run a simulated unit against the local emulator
-  run --config FILE                                  run the unit daemon
-  config validate FILE [--secrets FILE]              check a config file; prints every error by path
-  config print FILE [--secrets FILE] [--json]        print the effective config with defaults (no secrets)
-  emulator [--port N] [--host H] [--json]            run the payment-service emulator
-  sim-vmc --device PATH [--script FILE]              simulate an MDB cashless adapter + VMC on a PTY
-  doctor [--config FILE] [--secrets FILE] [--json]   check every configured device and the payment service
-  nfc write-tag [--config FILE] [--uri URI]          write the check-in URI to the next blank NFC tag
-  journal [recent|unresolved|flagged|totals|held] [--config FILE | --journal PATH] [--json] [--limit N]
-          [--days N] [--secrets FILE] [--cancel]     the journal, read-only; held: payments the service holds
-  help                                               this text
-`;
+/** Rendered from the option tables the subcommands parse with (commands.ts). */
+const USAGE = renderUsage();
 
 export type Command = (argv: string[]) => Promise<number>;
 
@@ -52,9 +41,13 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return name === undefined ? 2 : 0;
   }
+  if (name === "--version" || name === "-V" || name === "version") {
+    process.stdout.write(`vendd ${packageVersion()}\n`);
+    return 0;
+  }
   const command = await load(name);
   if (!command) {
-    process.stderr.write(`vendd: unknown command '${name}'\n${USAGE}`);
+    process.stderr.write(`vendd: unknown command '${printable(name, 64)}'\n${USAGE}`);
     return 2;
   }
   return command(rest);

@@ -12,6 +12,7 @@ import { NfcError } from "../../drivers/nfc/errors.js";
 import type { NfcStation } from "../../drivers/nfc/station.js";
 import { configuredBeaconId, nfcOptions } from "../boards/devices.js";
 import { type Clock, systemClock } from "../core/clock.js";
+import { NFC_OPTIONS } from "./commands.js";
 import type { CliIo } from "./config.js";
 
 const HELP = `usage: vendd nfc write-tag [--config FILE] [--uri URI] [--timeout SECONDS]
@@ -124,11 +125,6 @@ function parse(argv: string[]) {
     args: argv,
     strict: true,
     allowPositionals: true,
-    options: {
-      config: { type: "string" },
-      uri: { type: "string" },
-      timeout: { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
+    options: NFC_OPTIONS,
   });
 }

@@ -5,6 +5,7 @@ import { createLogger } from "../core/log.js";
 import { createNotifier } from "../core/sdnotify.js";
 import { startDaemon } from "../daemon/daemon.js";
 import { describeRefusal } from "../journal/problems.js";
+import { RUN_OPTIONS } from "./commands.js";
 
 const HELP = `usage: vendd run --config FILE [--secrets FILE]
 
@@ -18,11 +19,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     values = parseArgs({
       args: argv,
       strict: true,
-      options: {
-        config: { type: "string" },
-        secrets: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
+      options: RUN_OPTIONS,
     }).values;
   } catch (err) {
     process.stderr.write(`vendd run: ${(err as Error).message}\n${HELP}`);

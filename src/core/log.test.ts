@@ -29,6 +29,30 @@ describe("createLogger", () => {
     ]);
   });
 
+  it("writes one component per line: the innermost, inherited by plain children", () => {
+    const out = sink();
+    const log = createLogger({ level: "info", destination: out.stream, base: { unit: "vm-0001" } });
+    const peripherals = log.child({ component: "peripherals" });
+    const gpio = peripherals.child({ component: "gpio" });
+    gpio.info("pin opened");
+    gpio.child({ gpioLine: 18 }).info("pin set");
+    peripherals.info("started");
+    log.child({ session: "s-1" }).info("no component");
+    gpio.info({ component: "override" }, "call-site component");
+    const keys = (line: string) => [...line.matchAll(/"([^"]+)":/g)].map((m) => m[1]);
+    for (const line of out.lines) {
+      const all = keys(line);
+      expect(new Set(all).size, line).toBe(all.length);
+    }
+    expect(out.parsed().map((l) => [l.msg, l.component, l.gpioLine, l.session, l.unit])).toEqual([
+      ["pin opened", "gpio", undefined, undefined, "vm-0001"],
+      ["pin set", "gpio", 18, undefined, "vm-0001"],
+      ["started", "peripherals", undefined, undefined, "vm-0001"],
+      ["no component", undefined, undefined, "s-1", "vm-0001"],
+      ["call-site component", "override", undefined, undefined, "vm-0001"],
+    ]);
+  });
+
   it("redacts secret fields at any depth, in bindings too", () => {
     const out = sink();
     const log = createLogger({ level: "info", destination: out.stream });

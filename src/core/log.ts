@@ -5,7 +5,9 @@
  * 2. the `err` serializer drops request configs, headers and sockets that HTTP errors carry;
  * 3. a scrubbing destination replaces every registered secret VALUE anywhere in the serialized line,
  *    because redaction touches only structured fields, not message strings or error messages.
- * Components log through `logger.child({ component: "engine" })`.
+ * Components log through `logger.child({ component: "engine" })`; a component's own child names a component
+ * again (the vmc driver under the peripherals), and each line carries exactly one `component`: the
+ * innermost (see `oneComponent`).
  */
 import pino from "pino";
 import { REDACTED, SecretRegistry } from "./secrets.js";
@@ -107,16 +109,45 @@ export function createLogger(opts: LoggerOptions): pino.Logger {
   const registry =
     opts.secrets instanceof SecretRegistry ? opts.secrets : new SecretRegistry(opts.secrets ?? []);
   const target = opts.destination ?? pino.destination({ dest: 2, sync: true });
-  return pino(
+  const components = new WeakMap<object, string>();
+  const logger = pino(
     {
       level: opts.level,
       base: opts.base ?? null,
       redact: { paths: [...REDACT_PATHS], censor: REDACTED },
       formatters: { log: censorRecord, bindings: censorRecord },
       serializers: { err: serializeError, error: serializeError },
+      mixin: (_obj, _level, instance) => {
+        const component = components.get(instance);
+        return component === undefined ? {} : { component };
+      },
     },
     scrubbingDestination(target, registry),
   );
+  return oneComponent(logger, components);
+}
+
+/**
+ * pino appends each child's bindings to its parent's as serialized text, so `child({ component })` under
+ * a component logger wrote `"component":"peripherals","component":"gpio"`: a duplicate key that JSON
+ * parsers resolve differently. Here `component` never becomes a binding: `child` (inherited by every
+ * descendant, pino children are prototype-linked) records it per logger, the innermost wins, and the
+ * `mixin` writes it once per line. A `component` given on a single log call still wins over it.
+ */
+function oneComponent(root: pino.Logger, components: WeakMap<object, string>): pino.Logger {
+  // vendd defines no custom levels, so the child signature without them is the one in use.
+  type Child = (this: pino.Logger, bindings: pino.Bindings, options?: pino.ChildLoggerOptions) => pino.Logger;
+  const makeChild: Child = root.child;
+  const child: Child = function (bindings, options) {
+    const { component, ...rest } = bindings;
+    const made = makeChild.call(this, rest, options);
+    const own = typeof component === "string" ? component : components.get(this);
+    if (own !== undefined) components.set(made, own);
+    return made;
+  };
+  // Defined, not assigned: pino's generic `child` type has no place for this narrower signature.
+  Object.defineProperty(root, "child", { value: child, writable: true, configurable: true });
+  return root;
 }
 
 /**

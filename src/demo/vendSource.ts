@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { VenddConfig } from "../../config/load.js";
+import { CURRENCY_DECIMALS } from "../../config/schema-price.js";
 import { createSimGpio, type SimGpio } from "../../drivers/gpio/sim.js";
 import type { VendController } from "../../drivers/vmc/controller.js";
 import { createVendController } from "../../drivers/vmc/factory.js";
@@ -90,11 +91,12 @@ async function ptyCatalogSource(
 ): Promise<VendSource> {
   const { startVmcSimulator } = await import("../../drivers/vmc/simulator/index.js");
   const { createAdapterController } = await import("../../drivers/vmc/adapter/controller.js");
-  const sim = await startVmcSimulator({ ackRate: 20, decimals: config.vmc.decimals });
+  // Line amounts are in currency units (vending-mdb §2), whatever the machine's MDB decimals.
+  const sim = await startVmcSimulator({ ackRate: 20, decimals: CURRENCY_DECIMALS });
   const vmc = createAdapterController({
     path: sim.devicePath,
     currencyCode: config.currency,
-    decimals: config.vmc.decimals,
+    decimals: CURRENCY_DECIMALS,
     clock: deps.clock,
     logger: deps.logger.child({ component: "vmc" }),
   });

@@ -1,6 +1,6 @@
 import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { V10_ENV } from "../../config/fixtures.js";
 import { parseConfig } from "../../config/load.js";
@@ -86,6 +86,24 @@ describe("vendd doctor: the table, the unit itself and the payment service", () 
     expect(row(more, "clock").detail).toMatch(/^system time is 2020-.*: set the clock/);
     const gone = await runDoctor(loaded(), fakeDeps({ statfs: async () => Promise.reject(enoent()) }));
     expect(row(gone, "disk").detail).toContain("does not exist: create it (StateDirectory=vendd");
+  });
+
+  it("disk fails, naming the problem, when the journal's directory is a regular file", async () => {
+    const file = join(dir, "not-a-dir");
+    writeFileSync(file, "x");
+    const real = defaultDoctorDeps(new ManualClock(), silent);
+    for (const path of [join(file, "journal.db"), join(file, "sub", "journal.db")]) {
+      const results = await runDoctor(loaded({ journal: { path } }), fakeDeps({ statfs: real.statfs }));
+      expect(row(results, "disk")).toMatchObject({
+        status: "fail",
+        detail: `journal directory ${dirname(path)} is not a directory (it, or a directory above it, is a file): fix journal.path`,
+      });
+    }
+    const ok = await runDoctor(
+      loaded({ journal: { path: join(dir, "j.db") } }),
+      fakeDeps({ statfs: real.statfs }),
+    );
+    expect(row(ok, "disk").status).toBe("ok");
   });
 
   it("journal: read-only on the real file; sessions that need a person; a problem with path, cause, next step", async () => {

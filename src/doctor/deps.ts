@@ -25,7 +25,10 @@ export interface DoctorDeps {
   /** Opens `path` for writing without creating it (O_NOCTTY) and closes it; throws the system error. */
   probeWritable(path: string): void;
   exists(path: string): boolean;
-  /** Free space for unprivileged users at `dir`: blocks available and block size in bytes. */
+  /**
+   * Free space for unprivileged users at the directory `dir`: blocks available and block size in bytes.
+   * Rejects with ENOTDIR when `dir` or a parent is not a directory, ENOENT when it does not exist.
+   */
   statfs(dir: string): Promise<{ bavail: number; bsize: number }>;
   /** `timedatectl show -p NTPSynchronized`: true/false, or null when timedatectl is not available. */
   ntpSynchronized(): Promise<boolean | null>;
@@ -71,7 +74,9 @@ export function defaultDoctorDeps(clock: Clock, logger: Logger): DoctorDeps {
     },
     exists: (path) => existsSync(path),
     async statfs(dir) {
-      const s = await statfs(dir);
+      // The trailing slash makes the kernel require a directory: statfs of a regular file would succeed
+      // and report its file system's free space (ENOTDIR now).
+      const s = await statfs(dir.endsWith("/") ? dir : `${dir}/`);
       return { bavail: s.bavail, bsize: s.bsize };
     },
     ntpSynchronized: () =>

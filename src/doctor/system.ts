@@ -59,7 +59,9 @@ export function diskCheck(config: VenddConfig, deps: DoctorDeps): Check {
           detail:
             code === "ENOENT"
               ? `journal directory ${dir} does not exist: create it (StateDirectory=vendd in the systemd unit) or fix journal.path`
-              : `cannot read free space at ${dir} (${code ?? messageOf(err)}): check journal.path`,
+              : code === "ENOTDIR"
+                ? `journal directory ${dir} is not a directory (it, or a directory above it, is a file): fix journal.path`
+                : `cannot read free space at ${dir} (${code ?? messageOf(err)}): check journal.path`,
         };
       }
       const mib = (free / MIB).toFixed(0);

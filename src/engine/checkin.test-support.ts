@@ -6,6 +6,7 @@ export const ctx: EngineContext = {
   flow: "checkin",
   checkinMode: "poll",
   sessionMax: 2000,
+  maxPrice: 50_000,
   currency: "EUR",
   checkinUri: "servicepos://pos?id=100000000000001&source=qr",
   paymentTimeoutMs: 60_000,

@@ -86,7 +86,13 @@ export function runEffect(host: EffectHost, effect: Effect): void {
       return;
     }
     case "denyVend":
-      logger.info({ session: effect.sessionId, reason: effect.reason }, "vend denied");
+      if (effect.refused) {
+        // A price the unit never pays for: a misconfigured or misbehaving machine, or a spoofed line.
+        const { item, price } = effect.refused;
+        logger.warn({ session: effect.sessionId, item, price, reason: effect.reason }, "vend denied");
+      } else {
+        logger.info({ session: effect.sessionId, reason: effect.reason }, "vend denied");
+      }
       host.launch(() => host.background(vmc.denyVend(), "deny vend"));
       return;
     case "allocateSession": {

@@ -31,12 +31,55 @@ const rows: Row[] = [
     },
   },
   {
-    name: "idle + vend request at price 0 → denied at once",
+    name: "idle + vend request at price 0 → denied at once, refused (logged at warn), nothing started",
     from: IDLE,
     input: vendRequested(0),
     to: { tag: "idle" },
     effects: ["openSession", "denyVend", "finishSession"],
-    check: (e) => expect(find(e, "finishSession")?.result).toBe("denied"),
+    check: (e) => {
+      expect(find(e, "finishSession")?.result).toBe("denied");
+      expect(find(e, "denyVend")).toMatchObject({
+        reason: "price must be positive",
+        refused: { item: 12, price: 0 },
+      });
+    },
+  },
+  {
+    name: "idle + vend request at a negative price → denied at once, refused",
+    from: IDLE,
+    input: vendRequested(-150),
+    to: { tag: "idle" },
+    effects: ["openSession", "denyVend", "finishSession"],
+    check: (e) => expect(find(e, "denyVend")?.refused).toEqual({ item: 12, price: -150 }),
+  },
+  {
+    name: "idle + vend request above engine.maxPrice → denied at once, refused, no payment started",
+    from: IDLE,
+    input: vendRequested(9_999_999_999_900),
+    to: { tag: "idle" },
+    effects: ["openSession", "denyVend", "finishSession"],
+    check: (e) => {
+      const reason = "price 9999999999900 above engine.maxPrice 50000 (minor units)";
+      expect(find(e, "denyVend")).toMatchObject({ reason, refused: { item: 12, price: 9_999_999_999_900 } });
+      expect(find(e, "finishSession")).toMatchObject({ result: "denied", reason });
+    },
+  },
+  {
+    name: "idle + vend request one minor unit above a configured maxPrice → denied at once",
+    from: IDLE,
+    input: vendRequested(1001),
+    context: { maxPrice: 1000 },
+    to: { tag: "idle" },
+    effects: ["openSession", "denyVend", "finishSession"],
+  },
+  {
+    name: "idle + vend request at exactly maxPrice → paying",
+    from: IDLE,
+    input: vendRequested(1000),
+    context: { maxPrice: 1000 },
+    to: { tag: "paying", ref: null, abandon: null },
+    effects: ["openSession", "show", "startPayment", "startTimer"],
+    check: (e) => expect(find(e, "startPayment")?.session.price).toBe(1000),
   },
   ...(
     [

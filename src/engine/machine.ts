@@ -94,14 +94,20 @@ function fromIdle(state: EngineState & { tag: "idle" }, input: EngineInput, ctx:
     item: input.item,
     price: input.price,
   };
-  if (!Number.isSafeInteger(input.price) || input.price <= 0) {
-    const reason = "price must be positive";
+  const refusal = priceRefusal(input.price, ctx.maxPrice);
+  if (refusal !== null) {
+    // Journaled like any denied sale, so the attempt shows in the journal; nothing reaches the service.
     return {
       state,
       effects: [
         { type: "openSession", session },
-        { type: "denyVend", sessionId: session.id, reason },
-        { type: "finishSession", session, result: "denied", reason },
+        {
+          type: "denyVend",
+          sessionId: session.id,
+          reason: refusal,
+          refused: { item: input.item, price: input.price },
+        },
+        { type: "finishSession", session, result: "denied", reason: refusal },
       ],
     };
   }
@@ -123,6 +129,13 @@ function fromIdle(state: EngineState & { tag: "idle" }, input: EngineInput, ctx:
       { type: "startTimer", sessionId: session.id, timer: "payment", ms: ctx.paymentTimeoutMs },
     ],
   };
+}
+
+/** Why a VMC price is refused in the selection flow, or null when it may be paid for. */
+export function priceRefusal(price: Minor, maxPrice: Minor): string | null {
+  if (!Number.isSafeInteger(price) || price <= 0) return "price must be positive";
+  if (price > maxPrice) return `price ${price} above engine.maxPrice ${maxPrice} (minor units)`;
+  return null;
 }
 
 type Settling = EngineState & { tag: "settling" };

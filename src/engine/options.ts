@@ -16,6 +16,8 @@ export interface EngineOptions {
   checkinMode?: EngineContext["checkinMode"];
   /** Check-in first: the amount reserved per session, minor units (default 2000). */
   sessionMax?: number;
+  /** Selection first: the highest VMC price paid for, minor units (default 50000, as `engine.maxPrice`). */
+  maxPrice?: number;
   currency: string;
   /** QR scheme of the check-in URI (pos-v10 §15). */
   scheme: string;
@@ -57,6 +59,7 @@ export function engineOptions(config: VenddConfig): EngineOptions {
     // The older interface has no check-in query: it keeps an idle reservation instead (pos-legacy §9).
     checkinMode: config.payment.driver === "v10" ? (config.payment.v10?.checkin ?? "poll") : "idlePayment",
     sessionMax: config.engine.sessionMaxMinor,
+    maxPrice: config.engine.maxPriceMinor,
     currency: config.currency,
     scheme: config.display.scheme,
     paymentTimeoutMs: config.engine.paymentTimeoutMs,

@@ -108,6 +108,7 @@ export class VendEngine implements EffectHost {
       flow: this.opts.flow ?? "selection",
       checkinMode: this.opts.checkinMode ?? "poll",
       sessionMax: this.opts.sessionMax ?? 2000,
+      maxPrice: this.opts.maxPrice ?? 50_000,
       currency: this.opts.currency,
       checkinUri: checkinUri(this.opts.scheme, this.identity.beaconId),
       paymentTimeoutMs: this.opts.paymentTimeoutMs,

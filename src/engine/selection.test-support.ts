@@ -6,6 +6,7 @@ export const ctx: EngineContext = {
   flow: "selection",
   checkinMode: "poll",
   sessionMax: 2000,
+  maxPrice: 50_000,
   currency: "DKK",
   checkinUri: "servicepos://pos?id=123456789012345&source=qr",
   paymentTimeoutMs: 60_000,

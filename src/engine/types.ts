@@ -139,8 +139,11 @@ export type Effect =
   | { type: "beginSession"; session: Session; funds: Minor }
   /** Check-in first: tell the VMC the session is over. */
   | { type: "endSession"; session: Session }
-  /** Deny the pending vend request (`sessionId` null: a request that never became a session). */
-  | { type: "denyVend"; sessionId: string | null; reason: string }
+  /**
+   * Deny the pending vend request (`sessionId` null: a request that never became a session). `refused`: the
+   * unit's own rule refused the request (its price out of bounds), logged at warn level with item and price.
+   */
+  | { type: "denyVend"; sessionId: string | null; reason: string; refused?: { item: number; price: number } }
   /** Journal the decision and the intent, then capture or cancel. Retried by the runner until confirmed. */
   | {
       type: "settle";
@@ -170,6 +173,11 @@ export interface EngineContext {
   checkinMode: "poll" | "idlePayment";
   /** Check-in first: the amount reserved per session, minor units. */
   sessionMax: Minor;
+  /**
+   * Selection first: the highest price paid for, minor units (`engine.maxPrice`). The price comes from the
+   * VMC, so a request above it (or not positive) is denied without contacting the payment service.
+   */
+  maxPrice: Minor;
   currency: string;
   /** QR content that lets a customer check in on this unit. */
   checkinUri: string;

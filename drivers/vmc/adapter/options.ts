@@ -10,7 +10,10 @@ export interface AdapterControllerOptions {
   /** Default 115200 (vending-mdb §2.1). */
   baudRate?: number;
   currencyCode: "DKK" | "EUR";
-  /** Decimal places of amounts on the wire; default 2. */
+  /**
+   * Decimal places of amounts on the wire: the currency's (amounts on the adapter line are already scaled
+   * to currency units, vending-mdb §2), so that a parsed amount is in the engine's minor units. Default 2.
+   */
   decimals?: number;
   /** Wait for a command's confirmation line; default 2000, at least 1. */
   commandTimeoutMs?: number;

@@ -1,0 +1,212 @@
+/**
+ * What each `vendd` subcommand accepts, in one place: the subcommands parse their arguments with these
+ * option tables (node:util `parseArgs`, or their own small parser checked against them in tests), and the
+ * top-level help is rendered from the same tables, so it cannot omit an option a subcommand takes. This
+ * module imports nothing heavy: `vendd --help` loads no subcommand.
+ */
+
+/** One option: its parser type, and for help its value placeholder or choices (`N`, `v10|legacy`). */
+export interface OptionSpec {
+  readonly type: "string" | "boolean";
+  readonly short?: string;
+  readonly value?: string;
+  /** Shown without brackets in the synopsis. */
+  readonly required?: boolean;
+}
+
+export type OptionSpecs = Readonly<Record<string, OptionSpec>>;
+
+const help = { type: "boolean", short: "h" } as const;
+
+export const DEMO_OPTIONS = {
+  vends: { type: "string", value: "N" },
+  json: { type: "boolean" },
+  driver: { type: "string", value: "v10|legacy" },
+  "legacy-mode": { type: "string", value: "reservation|payment" },
+  board: { type: "string", value: "sim|sim-pulse" },
+  flow: { type: "string", value: "selection|checkin" },
+  vmc: { type: "string", value: "auto|pty|sim" },
+  chaos: { type: "string", value: "SEED" },
+  journal: { type: "string", value: "FILE" },
+  seed: { type: "string", value: "N" },
+  "log-level": { type: "string", value: "LEVEL" },
+  help,
+} as const satisfies OptionSpecs;
+
+export const RUN_OPTIONS = {
+  config: { type: "string", value: "FILE", required: true },
+  secrets: { type: "string", value: "FILE" },
+  help,
+} as const satisfies OptionSpecs;
+
+export const CONFIG_OPTIONS = {
+  secrets: { type: "string", value: "FILE" },
+  json: { type: "boolean" },
+  help,
+} as const satisfies OptionSpecs;
+
+export const DOCTOR_OPTIONS = {
+  config: { type: "string", value: "FILE" },
+  secrets: { type: "string", value: "FILE" },
+  json: { type: "boolean" },
+  help,
+} as const satisfies OptionSpecs;
+
+export const NFC_OPTIONS = {
+  config: { type: "string", value: "FILE" },
+  uri: { type: "string", value: "URI" },
+  timeout: { type: "string", value: "SECONDS" },
+  help,
+} as const satisfies OptionSpecs;
+
+export const JOURNAL_OPTIONS = {
+  config: { type: "string", value: "FILE" },
+  journal: { type: "string", value: "PATH" },
+  secrets: { type: "string", value: "FILE" },
+  json: { type: "boolean" },
+  cancel: { type: "boolean" },
+  limit: { type: "string", value: "N" },
+  days: { type: "string", value: "N" },
+  help,
+} as const satisfies OptionSpecs;
+
+/** `vendd emulator` parses these itself (src/cli/emulator.ts); a test keeps the two in step. */
+export const EMULATOR_OPTIONS = {
+  port: { type: "string", value: "N" },
+  host: { type: "string", value: "H" },
+  json: { type: "boolean" },
+  seed: { type: "string", value: "FILE" },
+  "poll-delay-ms": { type: "string", value: "N" },
+  help,
+} as const satisfies OptionSpecs;
+
+/** `vendd sim-vmc` parses these itself (src/cli/simVmc.ts); a test keeps the two in step. */
+export const SIM_VMC_OPTIONS = {
+  device: { type: "string", value: "PATH" },
+  "ack-rate": { type: "string", value: "N" },
+  script: { type: "string", value: "FILE" },
+  quiet: { type: "boolean" },
+  help,
+} as const satisfies OptionSpecs;
+
+/** One line of the top-level help: the command words, the options shown, what it does. */
+export interface CommandHelp {
+  /** The subcommand as dispatched by main.ts (`config`), for tests. */
+  readonly command: string;
+  /** What follows `vendd`, e.g. `config validate FILE`. */
+  readonly words: string;
+  readonly options: OptionSpecs;
+  /** Options of `options` this line shows; default all. */
+  readonly only?: readonly string[];
+  readonly summary: string;
+}
+
+/** Every command line of `vendd`, in the order the help lists them. */
+export const COMMANDS: readonly CommandHelp[] = [
+  {
+    command: "run",
+    words: "run",
+    options: RUN_OPTIONS,
+    summary: "run the unit daemon (what systemd starts); refuses an invalid config, listing every error",
+  },
+  {
+    command: "config",
+    words: "config validate FILE",
+    options: CONFIG_OPTIONS,
+    only: ["secrets"],
+    summary: "check a config file (and its secrets); prints every error by path, exits 1",
+  },
+  {
+    command: "config",
+    words: "config print FILE",
+    options: CONFIG_OPTIONS,
+    summary: "print the effective config with defaults (never secrets)",
+  },
+  {
+    command: "doctor",
+    words: "doctor",
+    options: DOCTOR_OPTIONS,
+    summary: "check every configured device, the payment service, clock, disk and journal",
+  },
+  {
+    command: "nfc",
+    words: "nfc write-tag",
+    options: NFC_OPTIONS,
+    summary: "write the check-in URI to the next blank NFC tag and verify it",
+  },
+  {
+    command: "nfc",
+    words: "nfc hash-badge UID",
+    options: {},
+    summary: "print the scrypt hash of a technician badge's UID for nfc.badges",
+  },
+  {
+    command: "journal",
+    words: "journal [recent|unresolved|flagged|totals|held]",
+    options: JOURNAL_OPTIONS,
+    summary: "the journal, read-only (safe while the daemon runs); held: payments the service still holds",
+  },
+  {
+    command: "demo",
+    words: "demo",
+    options: DEMO_OPTIONS,
+    summary: "run a simulated unit against the local emulator; --chaos SEED is the crash self-check",
+  },
+  {
+    command: "emulator",
+    words: "emulator",
+    options: EMULATOR_OPTIONS,
+    summary: "run the payment-service emulator",
+  },
+  {
+    command: "sim-vmc",
+    words: "sim-vmc",
+    options: SIM_VMC_OPTIONS,
+    summary: "simulate an MDB cashless adapter and its VMC on a pseudo-terminal",
+  },
+];
+
+/** `--name VALUE` or `--name`, bracketed unless required. */
+export function formatOption(name: string, spec: OptionSpec): string {
+  const text = spec.value === undefined ? `--${name}` : `--${name} ${spec.value}`;
+  return spec.required ? text : `[${text}]`;
+}
+
+const WIDTH = 100;
+const INDENT = "  ";
+const SUMMARY_INDENT = "      ";
+
+/** The synopsis of one command line, wrapped at 100 columns. */
+function synopsis(line: CommandHelp): string[] {
+  const parts = Object.entries(line.options)
+    .filter(([name]) => name !== "help" && (line.only === undefined || line.only.includes(name)))
+    .map(([name, spec]) => formatOption(name, spec));
+  const lines: string[] = [];
+  let current = `${INDENT}${line.words}`;
+  const lead = " ".repeat(INDENT.length + (line.words.split(" ")[0] ?? "").length + 1);
+  for (const part of parts) {
+    if (current.length + 1 + part.length > WIDTH) {
+      lines.push(current);
+      current = `${lead}${part}`;
+    } else current += ` ${part}`;
+  }
+  lines.push(current);
+  return lines;
+}
+
+/** The top-level help of `vendd`. */
+export function renderUsage(commands: readonly CommandHelp[] = COMMANDS): string {
+  const body = commands.flatMap((c) => [...synopsis(c), `${SUMMARY_INDENT}${c.summary}`]);
+  return [
+    "usage: vendd <command> [options]",
+    "",
+    "commands:",
+    ...body,
+    `${INDENT}help`,
+    `${SUMMARY_INDENT}this text (also --help, -h); every command takes --help`,
+    "",
+    "options:",
+    `${INDENT}--version, -V     print the version of vendd`,
+    "",
+  ].join("\n");
+}

@@ -1,0 +1,78 @@
+/**
+ * The top-level help and version of the built `vendd` command (issue 10, defect 7): every option a
+ * subcommand documents in its own --help, and every option of the tables the subcommands parse with,
+ * appears in `vendd --help`.
+ */
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { COMMANDS, formatOption } from "../src/cli/commands.js";
+import { parseArgs as parseEmulatorArgs } from "../src/cli/emulator.js";
+import { parseArgs as parseSimVmcArgs } from "../src/cli/simVmc.js";
+import { vendd } from "./cli-support.js";
+
+const flagsIn = (text: string) => new Set(text.match(/--[a-z][a-z-]*/g) ?? []);
+
+describe("vendd --help and --version", () => {
+  it("--version and -V print the package version", async () => {
+    const { version } = JSON.parse(readFileSync("package.json", "utf8")) as { version: string };
+    for (const flag of ["--version", "-V"]) {
+      const r = await vendd([flag]);
+      expect(r).toMatchObject({ code: 0, stdout: `vendd ${version}\n`, stderr: "" });
+    }
+  });
+
+  it("lists every command, and every option each subcommand's own help documents", async () => {
+    const top = await vendd(["--help"]);
+    expect(top.code).toBe(0);
+    const names = [...new Set(COMMANDS.map((c) => c.command))];
+    expect(names.sort()).toEqual(["config", "demo", "doctor", "emulator", "nfc", "run", "sim-vmc"]);
+    for (const name of names) {
+      const own = await vendd([name, "--help"]);
+      expect(own.code, `${name} --help`).toBe(0);
+      const flags = [...flagsIn(own.stdout)].filter((f) => f !== "--help");
+      expect(flags.length, `${name} --help documents options`).toBeGreaterThan(0);
+      // The help lists a command's options on the lines after its name.
+      const section = top.stdout.split(/\n {2}(?=\S)/).filter((block) => block.startsWith(name));
+      for (const flag of flags) expect(section.join("\n"), `${name} ${flag}`).toContain(flag);
+    }
+    // The ones a new user missed.
+    for (const text of [
+      "nfc hash-badge UID",
+      "run --config FILE [--secrets FILE]",
+      "[--legacy-mode reservation|payment]",
+      "[--chaos SEED]",
+      "[--board sim|sim-pulse]",
+      "[--vmc auto|pty|sim]",
+      "doctor [--config FILE] [--secrets FILE] [--json]",
+      "--version, -V",
+    ]) {
+      expect(top.stdout).toContain(text);
+    }
+  }, 60_000);
+
+  it("shows every option of the tables the subcommands parse with", async () => {
+    const top = (await vendd(["help"])).stdout;
+    for (const line of COMMANDS) {
+      for (const [name, spec] of Object.entries(line.options)) {
+        if (name === "help" || (line.only !== undefined && !line.only.includes(name))) continue;
+        expect(top, `${line.words} --${name}`).toContain(formatOption(name, spec));
+      }
+    }
+  });
+
+  it("the hand-written parsers of emulator and sim-vmc take exactly their table's options", () => {
+    const cases = [
+      { line: COMMANDS.find((c) => c.command === "emulator"), parse: parseEmulatorArgs },
+      { line: COMMANDS.find((c) => c.command === "sim-vmc"), parse: parseSimVmcArgs },
+    ];
+    for (const { line, parse } of cases) {
+      if (line === undefined) throw new Error("command missing from COMMANDS");
+      for (const [name, spec] of Object.entries(line.options)) {
+        if (name === "help") continue;
+        const argv = spec.type === "boolean" ? [`--${name}`] : [`--${name}`, "1"];
+        expect(typeof parse(argv), `${line.command} --${name}`).toBe("object");
+      }
+      expect(typeof parse(["--no-such-option"])).toBe("string");
+    }
+  });
+});
