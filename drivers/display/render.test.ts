@@ -41,6 +41,10 @@ describe("renderScreen", () => {
       ####
       Scan with the app to pay"
     `);
+    expect(render({ kind: "connecting", amount: 1250, currency: "DKK", item: 12 })).toMatchInlineSnapshot(`
+      "Pay 12.50 DKK (item 12)
+      Getting your payment ready, one moment"
+    `);
     expect(render({ kind: "approveInApp", amount: 1250, currency: "DKK" })).toMatchInlineSnapshot(`
       "Approve in the app
       12.50 DKK"
@@ -66,6 +70,7 @@ describe("renderScreen", () => {
   it("speaks to customers: no internal state name on any screen", () => {
     const screens: Screen[] = [
       { kind: "idle", checkinUri: uri, message: "Choose a product" },
+      { kind: "connecting", amount: 1250, currency: "DKK", item: 12 },
       { kind: "pay", amount: 1250, currency: "DKK", checkinUri: uri, item: 12 },
       { kind: "approveInApp", amount: 1250, currency: "DKK" },
       { kind: "vending", amount: 1250, currency: "DKK" },

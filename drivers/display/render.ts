@@ -33,11 +33,10 @@ export function renderScreen(screen: Screen, opts: RenderOptions): string[] {
   switch (screen.kind) {
     case "idle":
       return compose(opts, null, [screen.message], screen.checkinUri, "Scan to check in");
-    case "pay": {
-      const item = screen.item === null ? "" : ` (item ${screen.item})`;
-      const head = `Pay ${money(screen.amount, screen.currency)}${item}`;
-      return compose(opts, head, [], screen.checkinUri, "Scan with the app to pay");
-    }
+    case "connecting":
+      return compose(opts, payHead(screen, money), ["Getting your payment ready, one moment"]);
+    case "pay":
+      return compose(opts, payHead(screen, money), [], screen.checkinUri, "Scan with the app to pay");
     case "approveInApp":
       return compose(opts, "Approve in the app", [money(screen.amount, screen.currency)]);
     case "vending":
@@ -53,6 +52,13 @@ export function renderScreen(screen: Screen, opts: RenderOptions): string[] {
     case "outOfService":
       return compose(opts, "Out of service", [screen.reason]);
   }
+}
+
+function payHead(
+  s: { amount: Minor; currency: string; item: number | null },
+  money: (amount: Minor, currency: string) => string,
+): string {
+  return `Pay ${money(s.amount, s.currency)}${s.item === null ? "" : ` (item ${s.item})`}`;
 }
 
 /** Header (one row, if any), message paragraphs, optional QR and its caption, fitted (QR never cut). */
