@@ -89,7 +89,12 @@ export interface SettleRequest {
   refundOrderId: string;
 }
 
-export type SettleResult = { ok: true; detail: string } | { ok: false; detail: string };
+/**
+ * `retryable`: the service could not be asked (unreachable, no definite answer), so trying again later can
+ * settle it; false when the service answered with a state that contradicts the decision (a person must
+ * look at it).
+ */
+export type SettleResult = { ok: true; detail: string } | { ok: false; detail: string; retryable: boolean };
 
 /**
  * Captures or cancels (for a direct payment: nothing to capture, refund instead of cancel). Capture and
@@ -124,7 +129,7 @@ export async function settlePayment(
       break;
     }
   }
-  return { ok: false, detail: `left for recovery: ${last}` };
+  return { ok: false, detail: `left for recovery: ${last}`, retryable: true };
 }
 
 async function confirmByStatus(
@@ -138,9 +143,9 @@ async function confirmByStatus(
     if (req.action === "cancel" && (obs.state === "cancelled" || obs.state === "expired")) {
       return { ok: true, detail: `already ${obs.state}` };
     }
-    return { ok: false, detail: `${refusal}; payment is ${obs.state}` };
+    return { ok: false, detail: `${refusal}; payment is ${obs.state}`, retryable: false };
   } catch (err) {
-    return { ok: false, detail: `${refusal}; status unknown (${describe(err)})` };
+    return { ok: false, detail: `${refusal}; status unknown (${describe(err)})`, retryable: true };
   }
 }
 

@@ -92,10 +92,25 @@ describe("recovery of unresolved sessions at start-up", () => {
     const id = await t.crashed({ created: true, known: true, approved: true });
     t.payment.injectFault("status", "unavailable");
     const report = await t.run();
-    expect(report.pending).toHaveLength(1);
+    // Waiting for the service: the daemon keeps the unit out of service until it is settled.
+    expect(report.pending).toEqual([expect.objectContaining({ waiting: true })]);
     expect(t.journal.unresolved().map((s) => s.id)).toEqual([id]);
     await t.run();
     expect(t.journal.unresolved()).toEqual([]);
+  });
+
+  it("reports a settlement the service contradicts as not waiting (a person must look at it)", async () => {
+    const t = await setup();
+    const id = await t.crashed({ created: true, known: true, approved: true, outcome: "success" });
+    const paymentId = t.journal.session(id)?.paymentId ?? expect.unreachable();
+    const orderId = t.journal.session(id)?.orderId ?? expect.unreachable();
+    t.journal.decide(id, { action: "capture", amount: 200, reason: "vend delivered", review: false });
+    // Meanwhile the payment was released at the service: the journaled capture can no longer happen.
+    await t.payment.cancel({ id: paymentId, orderId, mode: "reservation" });
+    const report = await t.run();
+    expect(report.resolved).toEqual([]);
+    expect(report.pending).toEqual([expect.objectContaining({ orderId, waiting: false })]);
+    expect(report.pending[0]?.why).toMatch(/payment is cancelled/);
   });
 });
 

@@ -16,8 +16,12 @@ export interface RecoveryOptions {
 
 export interface RecoveryReport {
   resolved: { orderId: string; result: SessionResult; how: string }[];
-  /** Sessions that could not be resolved now (service unreachable); tried again at the next sweep. */
-  pending: { orderId: string; why: string }[];
+  /**
+   * Sessions that could not be resolved now; tried again at the next sweep. `waiting`: the service could
+   * not be asked (unreachable, no definite answer), so the unit must not go in service before they are
+   * settled; false when the service answered in a way only a person can resolve (logged for review).
+   */
+  pending: { orderId: string; why: string; waiting: boolean }[];
 }
 
 /**
@@ -35,7 +39,7 @@ export async function recoverSessions(
     try {
       const outcome = await recoverOne(journal, deps, opts, session);
       if (outcome.result === null) {
-        report.pending.push({ orderId: session.orderId, why: outcome.how });
+        report.pending.push({ orderId: session.orderId, why: outcome.how, waiting: outcome.waiting });
         continue;
       }
       journal.closeSession(session.id, outcome.result, `recovered: ${outcome.how}`);
@@ -43,7 +47,11 @@ export async function recoverSessions(
       report.resolved.push({ orderId: session.orderId, result: outcome.result, how: outcome.how });
     } catch (err) {
       if (!(err instanceof PaymentError)) throw err;
-      report.pending.push({ orderId: session.orderId, why: `${err.code}: ${err.message}` });
+      report.pending.push({
+        orderId: session.orderId,
+        why: `${err.code}: ${err.message}`,
+        waiting: err.code === "unavailable" || err.code === "unauthorized" || err.ambiguous,
+      });
     }
   }
   return report;
@@ -54,7 +62,7 @@ async function recoverOne(
   deps: PaymentCallDeps,
   opts: RecoveryOptions,
   s: SessionRow,
-): Promise<{ result: SessionResult | null; how: string }> {
+): Promise<{ result: SessionResult; how: string } | { result: null; how: string; waiting: boolean }> {
   const obs = await observe(journal, deps, opts, s);
   if (obs === null) {
     // The service never created the payment: nothing was reserved.
@@ -78,7 +86,7 @@ async function recoverOne(
     { ref, action: decision.action, amount: decision.amount, intent, refundOrderId: `${s.orderId}r` },
     opts.settle,
   );
-  if (!r.ok) return { result: null, how: r.detail };
+  if (!r.ok) return { result: null, how: r.detail, waiting: r.retryable };
   journal.completeIntent(intent.id, "done", r.detail);
   return {
     result: decision.action === "capture" ? "captured" : "cancelled",
