@@ -57,9 +57,13 @@ export async function runCommand(argv: string[]): Promise<number> {
     process.once("SIGTERM", () => resolve());
     process.once("SIGINT", () => resolve());
   });
+  // Up even when the payment service is down or the journal is unusable (out of service, saying why): only
+  // a journal locked by another process, a bad device config or a defect ends it with an error.
   const daemon = await startDaemon(loaded, { logger, notifier, faults: faultPointsFromEnv(process.env) });
-  await stopRequested;
+  const failure = await Promise.race([stopRequested.then(() => null), daemon.failed]);
   logger.info("stopping");
   await daemon.stop();
-  return 0;
+  if (failure === null) return 0;
+  process.stderr.write(`vendd run: ${failure.message}\n`);
+  return 1;
 }
