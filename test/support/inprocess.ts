@@ -108,10 +108,10 @@ export interface TestDaemon {
 /** Starts the daemon in process on its config's journal path (read-only views check the VMC's enabling). */
 export async function startTestDaemon(
   loaded: LoadedConfig,
-  opts: { deps?: Partial<DaemonDeps> } = {},
+  opts: { deps?: Partial<DaemonDeps>; clock?: ManualClock } = {},
 ): Promise<TestDaemon> {
   const unresolved = () => unresolvedCount(loaded.config.journal.path);
-  const clock = new ManualClock(Date.now());
+  const clock = opts.clock ?? new ManualClock(Date.now());
   const vmc = new SimVmc({ clock, dispenseMs: 300 });
   const display = createSimDisplay();
   const notifier = recordingNotifier();
