@@ -79,10 +79,8 @@ export async function connectService(deps: ConnectDeps): Promise<PosIdentity | n
         )
       : backoffDelay(failures, { max: 0, ...policy }, deps.random);
     const reason: StatusReason = { ...setback.reason, retryAt: clock.now() + delay };
-    logger.warn(
-      { reason: reason.code, detail: reason.detail, retryInMs: delay, err: setback.err },
-      "out of service",
-    );
+    logger.warn({ reason: reason.code, detail: reason.detail, retryInMs: delay }, "out of service");
+    if (setback.err !== undefined) logger.debug({ err: setback.err }, "attempt failed");
     deps.onSetback(reason);
     try {
       await clock.sleep(delay, signal);

@@ -69,6 +69,8 @@ export function journalUnusable(problem: JournalProblem, deps: JournalUnusableDe
   const status: UnitStatus = { inService: false, reasons: [reason] };
   deps.notifier.ready(statusLine(deps.unitId, status, deps.now()));
   const stopWatchdog = deps.notifier.startWatchdog();
+  // Nothing else runs: this timer keeps the process up until it is told to stop.
+  const keepAlive = setInterval(() => {}, 3_600_000);
   return {
     status: () => status,
     engine: null,
@@ -76,6 +78,7 @@ export function journalUnusable(problem: JournalProblem, deps: JournalUnusableDe
     onStatus: () => () => {},
     async stop() {
       deps.notifier.stopping();
+      clearInterval(keepAlive);
       stopWatchdog();
       await deps.display.close();
     },
