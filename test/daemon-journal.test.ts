@@ -1,5 +1,4 @@
 import { rmSync } from "node:fs";
-import { join } from "node:path";
 import { Writable } from "node:stream";
 import Database from "better-sqlite3";
 import pino from "pino";
