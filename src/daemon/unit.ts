@@ -189,10 +189,12 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
         await e.stop();
       }
       state.close();
-      await vmc.close();
-      await payment.close();
-      await display.close();
-      if (config.vmc.driver !== "pulse") await d.gpio?.close().catch(() => {});
+      // Each device is closed even if another fails to; the journal last (a clean checkpoint).
+      const closing = (what: string) => (err: unknown) => logger.warn({ err }, `closing the ${what} failed`);
+      await vmc.close().catch(closing("VMC"));
+      await payment.close().catch(closing("payment driver"));
+      await display.close().catch(closing("display"));
+      if (config.vmc.driver !== "pulse") await d.gpio?.close().catch(closing("GPIO port"));
       journal.close();
     },
   };
