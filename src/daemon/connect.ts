@@ -57,15 +57,9 @@ export async function connectService(deps: ConnectDeps): Promise<PosIdentity | n
     try {
       const identity = await deps.open(signal);
       const report = await deps.recover();
-      const waiting = report.pending.filter((p) => p.waiting);
-      if (waiting.length === 0) return identity;
-      setback = {
-        reason: {
-          code: "paymentUnreachable",
-          detail: `${waiting.length} unfinished sale(s) wait for the payment service (${waiting[0]?.why ?? ""})`,
-        },
-        slow: false,
-      };
+      const waiting = waitingSales(report);
+      if (waiting === null) return identity;
+      setback = { reason: { code: "paymentUnreachable", detail: waiting }, slow: false };
     } catch (err) {
       if (signal.aborted) break;
       setback = classify(err);
@@ -120,4 +114,15 @@ export function classify(err: unknown): {
   }
   // Not a payment or journal error: a defect. Out of service, retried slowly, never a crash loop.
   return { reason: { code: "failure", detail: `start-up failed: ${message}` }, slow: true, err };
+}
+
+/**
+ * What keeps the unit out of service after a recovery: sessions that wait for the payment service (it could
+ * not be asked, or gave no definite answer). Null when none: sessions the service contradicts are flagged
+ * for a person and do not hold the unit back (nothing the unit can send would settle them).
+ */
+export function waitingSales(report: RecoveryReport): string | null {
+  const waiting = report.pending.filter((p) => p.waiting);
+  if (waiting.length === 0) return null;
+  return `${waiting.length} unfinished sale(s) wait for the payment service (${waiting[0]?.why ?? ""})`;
 }

@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { Clock } from "../core/clock.js";
 import type { RecoveryReport } from "../engine/recovery.js";
 import { backoffDelay } from "../payment/retry.js";
-import type { ConnectPolicy } from "./connect.js";
+import { type ConnectPolicy, waitingSales } from "./connect.js";
 import type { StatusReason } from "./status.js";
 
 /** SQLite and errno codes of a journal failure that freeing space can heal. */
@@ -69,10 +69,9 @@ export async function healJournal(first: unknown, deps: HealDeps): Promise<boole
     }
     try {
       const report = await deps.recover();
-      const waiting = report.pending.filter((p) => p.waiting);
-      if (waiting.length > 0) {
-        const detail = `${waiting.length} unfinished sale(s) wait for the payment service`;
-        why = { code: "paymentUnreachable", detail };
+      const waiting = waitingSales(report);
+      if (waiting !== null) {
+        why = { code: "paymentUnreachable", detail: waiting };
         continue;
       }
     } catch (err) {
