@@ -104,4 +104,97 @@ describe("vendd run", () => {
     expect(out).toContain("stopping");
     expect(existsSync(journal)).toBe(true);
   }, 30_000);
+
+  it("stays up out of service when the payment service refuses connections (no crash loop); SIGTERM exits 0", async () => {
+    const config = write(
+      "down.yaml",
+      [
+        "unit: { id: vm-8, name: Down unit }",
+        `journal: { path: ${join(dir, "journal.db")} }`,
+        "display: { kind: none }",
+        "payment:",
+        "  driver: v10",
+        "  v10:",
+        "    baseUrl: http://127.0.0.1:9/",
+        "    tokenUrl: http://127.0.0.1:9/t",
+        "    clientId: c",
+        "    merchantVat: DK12345678",
+        "    storeId: 6f1c2d3e-0000-4000-8000-000000000001",
+      ].join("\n"),
+    );
+    const secrets = write("down-secrets.yaml", "v10: { clientSecret: degraded-unit-secret }\n");
+    const run = running(["run", "--config", config, "--secrets", secrets]);
+    await run.waitFor('"msg":"out of service"');
+    // Today's failure mode was an exit within 0.6-6.6 s; it must still be running a while after saying why.
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(run.exited()).toBe(false);
+    expect(run.output()).toMatch(/"reason":"paymentUnreachable"/);
+    expect(await run.stop()).toBe(0);
+  }, 20_000);
+
+  it("stays up out of service when the journal cannot be opened, saying path, cause and next step", async () => {
+    const blocker = write("not-a-dir", "");
+    const journal = join(blocker, "journal.db");
+    const config = write(
+      "nojournal.yaml",
+      [
+        "unit: { id: vm-9, name: No journal }",
+        `journal: { path: ${journal} }`,
+        "display: { kind: none }",
+        "payment:",
+        "  driver: v10",
+        "  v10:",
+        "    baseUrl: http://127.0.0.1:9/",
+        "    tokenUrl: http://127.0.0.1:9/t",
+        "    clientId: c",
+        "    merchantVat: DK12345678",
+        "    storeId: 6f1c2d3e-0000-4000-8000-000000000001",
+      ].join("\n"),
+    );
+    const secrets = write("nojournal-secrets.yaml", "v10: { clientSecret: degraded-unit-secret }\n");
+    const run = running(["run", "--config", config, "--secrets", secrets]);
+    await run.waitFor("cannot be used");
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(run.exited()).toBe(false);
+    expect(run.output()).toContain(`journal:   ${journal}`);
+    expect(run.output()).toContain("the journal cannot be used");
+    expect(run.output()).toMatch(/Recovering a unit|start fresh/);
+    expect(run.output()).not.toContain("payment service");
+    expect(await run.stop()).toBe(0);
+  }, 20_000);
 });
+
+/** A `vendd` child whose output is collected; `waitFor` a text, `stop` with SIGTERM. */
+function running(args: string[]) {
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  let code: number | null | undefined;
+  child.stdout.on("data", (d: Buffer) => {
+    out += d.toString();
+  });
+  child.stderr.on("data", (d: Buffer) => {
+    out += d.toString();
+  });
+  const closed = new Promise<number | null>((resolve) =>
+    child.on("close", (c) => {
+      code = c;
+      resolve(c);
+    }),
+  );
+  return {
+    output: () => out,
+    exited: () => code !== undefined,
+    async waitFor(text: string, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!out.includes(text)) {
+        if (code !== undefined) throw new Error(`exited (${code}) before "${text}":\n${out}`);
+        if (Date.now() > deadline) throw new Error(`no "${text}" in time:\n${out}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    async stop() {
+      if (code === undefined) child.kill("SIGTERM");
+      return closed;
+    },
+  };
+}

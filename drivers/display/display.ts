@@ -17,6 +17,11 @@ export type DisplayKind = "terminal" | "sim" | "none";
 
 export type Screen =
   | { kind: "idle"; checkinUri: string | null; message: string }
+  /**
+   * Selection first: the vend's price while its payment is being created at the service. No QR code: a
+   * customer who scanned now would find nothing to pay (the `pay` screen follows once the payment exists).
+   */
+  | { kind: "connecting"; amount: Minor; currency: string; item: number | null }
   | { kind: "pay"; amount: Minor; currency: string; checkinUri: string; item: number | null }
   | { kind: "approveInApp"; amount: Minor; currency: string }
   | { kind: "vending"; amount: Minor; currency: string }

@@ -11,26 +11,24 @@ const render = (s: Screen, o = opts) => renderScreen(s, o).join("\n");
 describe("renderScreen", () => {
   it("draws the check-in session screen with the funds left", () => {
     expect(render({ kind: "session", available: 1250, currency: "EUR" })).toBe(
-      "[session] 12.50 EUR available\nChoose your products on the machine",
+      "12.50 EUR available\nChoose your products on the machine",
     );
   });
 
-  it("draws every screen with its state name, amount and text", () => {
+  it("draws every screen in customer words, with its amount and text", () => {
     expect(render({ kind: "idle", checkinUri: uri, message: "Choose a product" })).toMatchInlineSnapshot(`
-      "[idle]
-      Choose a product
+      "Choose a product
       ####
       ####
       Scan to check in"
     `);
     expect(render({ kind: "idle", checkinUri: null, message: "Welcome" })).toMatchInlineSnapshot(`
-      "[idle]
-      Welcome"
+      "Welcome"
     `);
     expect(
       render({ kind: "pay", amount: 1250, currency: "DKK", checkinUri: uri, item: 12 }),
     ).toMatchInlineSnapshot(`
-      "[pay] 12.50 DKK item 12
+      "Pay 12.50 DKK (item 12)
       ####
       ####
       Scan with the app to pay"
@@ -38,33 +36,54 @@ describe("renderScreen", () => {
     expect(
       render({ kind: "pay", amount: 5, currency: "EUR", checkinUri: uri, item: null }),
     ).toMatchInlineSnapshot(`
-      "[pay] 0.05 EUR
+      "Pay 0.05 EUR
       ####
       ####
       Scan with the app to pay"
     `);
+    expect(render({ kind: "connecting", amount: 1250, currency: "DKK", item: 12 })).toMatchInlineSnapshot(`
+      "Pay 12.50 DKK (item 12)
+      Getting your payment ready, one moment"
+    `);
     expect(render({ kind: "approveInApp", amount: 1250, currency: "DKK" })).toMatchInlineSnapshot(`
-      "[approveInApp] 12.50 DKK
-      Approve the payment in the app"
+      "Approve in the app
+      12.50 DKK"
     `);
     expect(render({ kind: "vending", amount: 1250, currency: "DKK" })).toMatchInlineSnapshot(`
-      "[vending] 12.50 DKK
-      Vending, please wait"
+      "Vending, please wait
+      12.50 DKK"
     `);
     expect(render({ kind: "thankYou", amount: 100000, currency: "DKK" })).toMatchInlineSnapshot(`
-      "[thankYou] 1000.00 DKK
-      Paid. Thank you!"
+      "Thank you!
+      Paid 1000.00 DKK"
     `);
     expect(render({ kind: "cancelled", reason: "Declined in the app" })).toMatchInlineSnapshot(`
-      "[cancelled]
-      Payment cancelled
+      "Payment cancelled
       Declined in the app"
     `);
     expect(render({ kind: "outOfService", reason: "No network" })).toMatchInlineSnapshot(`
-      "[outOfService]
-      Out of service
+      "Out of service
       No network"
     `);
+  });
+
+  it("speaks to customers: no internal state name on any screen", () => {
+    const screens: Screen[] = [
+      { kind: "idle", checkinUri: uri, message: "Choose a product" },
+      { kind: "connecting", amount: 1250, currency: "DKK", item: 12 },
+      { kind: "pay", amount: 1250, currency: "DKK", checkinUri: uri, item: 12 },
+      { kind: "approveInApp", amount: 1250, currency: "DKK" },
+      { kind: "vending", amount: 1250, currency: "DKK" },
+      { kind: "session", available: 1250, currency: "DKK" },
+      { kind: "thankYou", amount: 1250, currency: "DKK" },
+      { kind: "cancelled", reason: "Declined in the app" },
+      { kind: "outOfService", reason: "Door open" },
+    ];
+    for (const screen of screens) {
+      const text = render(screen);
+      expect(text, screen.kind).not.toMatch(/\[[A-Za-z]+\]/);
+      for (const name of ["approveInApp", "outOfService", "thankYou"]) expect(text).not.toContain(name);
+    }
   });
 
   it("wraps long text at the width and shortens it to fit the height", () => {
@@ -81,12 +100,12 @@ describe("renderScreen", () => {
       { ...opts, width: 10, height: 6, qr: box(8, 8) },
     );
     expect(rows.filter((r) => r === "########")).toHaveLength(8);
-    expect(rows).toEqual(["[idle]", "a b c d e…", ...Array.from({ length: 8 }, () => "########")]);
+    expect(rows).toEqual(["a b c d e…", ...Array.from({ length: 8 }, () => "########")]);
   });
 
   it("uses the currency's decimal places", () => {
-    expect(renderScreen({ kind: "vending", amount: 150, currency: "ISK" }, { ...opts, decimals: 0 })[0]).toBe(
-      "[vending] 150 ISK",
+    expect(renderScreen({ kind: "vending", amount: 150, currency: "ISK" }, { ...opts, decimals: 0 })[1]).toBe(
+      "150 ISK",
     );
   });
 

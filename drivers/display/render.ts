@@ -17,61 +17,61 @@ export interface RenderOptions {
 /**
  * Renders one screen as text rows. Pure: the same screen and options give the same rows.
  *
- * Layout: row 1 names the state (`[pay]`) and, where the screen has one, the amount; then the message
- * rows; then the QR code of the check-in URI (pos-v10 §15) when the screen carries one; then a call to
- * action. Text rows are wrapped at `width` and the message is shortened (ending in `…`) so that the
- * whole screen fits `height`. The QR code is drawn whole even when it alone is taller than `height`:
- * a cut QR code cannot be scanned, an overflowing one scrolls. With qrcode-terminal's small mode a
- * 45-character URI (15-digit beaconId) needs 16 rows x 31 columns and a 66-character URI (GUID beaconId)
- * 18 rows x 35 columns, so both fit a 40x20 screen with the header and one line of text; URIs longer than
- * 78 characters need QR version 5 (20 rows x 39 columns) and overflow a 20-row screen.
+ * Every word on it is for the customer (or the technician reading an out-of-service reason), never an
+ * internal state name. Layout: row 1 says what to do or what happens, with the amount where there is
+ * one (`Pay 12.50 DKK (item 12)`); then the message rows; then the QR code of the check-in URI
+ * (pos-v10 §15) when the screen carries one; then a call to action. Text rows are wrapped at `width` and
+ * the message is shortened (ending in `…`) so that the whole screen fits `height`. The QR code is drawn
+ * whole even when it alone is taller than `height`: a cut QR code cannot be scanned, an overflowing one
+ * scrolls. With qrcode-terminal's small mode a 45-character URI (15-digit beaconId) needs 16 rows x 31
+ * columns and a 66-character URI (GUID beaconId) 18 rows x 35 columns, so both fit a 40x20 screen with
+ * the header and one line of text; URIs longer than 78 characters need QR version 5 (20 rows x 39
+ * columns) and overflow a 20-row screen.
  */
 export function renderScreen(screen: Screen, opts: RenderOptions): string[] {
   const money = (amount: Minor, currency: string) => `${formatAmount(amount, opts.decimals)} ${currency}`;
   switch (screen.kind) {
     case "idle":
-      return compose(opts, header("idle", null), [screen.message], screen.checkinUri, "Scan to check in");
-    case "pay": {
-      const item = screen.item === null ? "" : ` item ${screen.item}`;
-      const head = header("pay", `${money(screen.amount, screen.currency)}${item}`);
-      return compose(opts, head, [], screen.checkinUri, "Scan with the app to pay");
-    }
+      return compose(opts, null, [screen.message], screen.checkinUri, "Scan to check in");
+    case "connecting":
+      return compose(opts, payHead(screen, money), ["Getting your payment ready, one moment"]);
+    case "pay":
+      return compose(opts, payHead(screen, money), [], screen.checkinUri, "Scan with the app to pay");
     case "approveInApp":
-      return compose(opts, header("approveInApp", money(screen.amount, screen.currency)), [
-        "Approve the payment in the app",
-      ]);
+      return compose(opts, "Approve in the app", [money(screen.amount, screen.currency)]);
     case "vending":
-      return compose(opts, header("vending", money(screen.amount, screen.currency)), [
-        "Vending, please wait",
-      ]);
+      return compose(opts, "Vending, please wait", [money(screen.amount, screen.currency)]);
     case "session":
-      return compose(opts, header("session", `${money(screen.available, screen.currency)} available`), [
+      return compose(opts, `${money(screen.available, screen.currency)} available`, [
         "Choose your products on the machine",
       ]);
     case "thankYou":
-      return compose(opts, header("thankYou", money(screen.amount, screen.currency)), ["Paid. Thank you!"]);
+      return compose(opts, "Thank you!", [`Paid ${money(screen.amount, screen.currency)}`]);
     case "cancelled":
-      return compose(opts, header("cancelled", null), ["Payment cancelled", screen.reason]);
+      return compose(opts, "Payment cancelled", [screen.reason]);
     case "outOfService":
-      return compose(opts, header("outOfService", null), ["Out of service", screen.reason]);
+      return compose(opts, "Out of service", [screen.reason]);
   }
 }
 
-function header(state: Screen["kind"], detail: string | null): string {
-  return detail === null ? `[${state}]` : `[${state}] ${detail}`;
+function payHead(
+  s: { amount: Minor; currency: string; item: number | null },
+  money: (amount: Minor, currency: string) => string,
+): string {
+  return `Pay ${money(s.amount, s.currency)}${s.item === null ? "" : ` (item ${s.item})`}`;
 }
 
-/** Header, message paragraphs, optional QR and its caption, fitted to the screen (QR never cut). */
+/** Header (one row, if any), message paragraphs, optional QR and its caption, fitted (QR never cut). */
 function compose(
   opts: RenderOptions,
-  head: string,
+  head: string | null,
   paragraphs: string[],
   qrText: string | null = null,
   caption: string | null = null,
 ): string[] {
   const qrRows = qrText === null ? [] : opts.qr(qrText);
   const tail = qrText === null || caption === null ? [] : wrap(caption, opts.width).slice(0, 1);
-  const headRows = wrap(head, opts.width).slice(0, 1);
+  const headRows = head === null ? [] : wrap(head, opts.width).slice(0, 1);
   const room = Math.max(1, opts.height - headRows.length - qrRows.length - tail.length);
   const body = paragraphs.flatMap((p) => wrap(p, opts.width));
   const fitted =

@@ -48,7 +48,7 @@ describe("createTerminalDisplay", () => {
         expected = s;
       },
     );
-    expect(out.chunks[0]).toBe(`[pay] 12.50 DKK item 7\n${expected}Scan with the app to pay\n`);
+    expect(out.chunks[0]).toBe(`Pay 12.50 DKK (item 7)\n${expected}Scan with the app to pay\n`);
     const digits = recorder();
     createTerminalDisplay({ out: digits }).show(pay(digitsUri));
     expect(digits.chunks[0]).toMatchSnapshot();
@@ -65,7 +65,7 @@ describe("createTerminalDisplay", () => {
       expect(rows.length).toBe(qrRows + 2);
       expect(rows.length).toBeLessThanOrEqual(20);
       expect(Math.max(...rows.map((r) => [...r].length))).toBe(qrCols);
-      expect(rows[0]).toBe("[pay] 12.50 DKK item 7");
+      expect(rows[0]).toBe("Pay 12.50 DKK (item 7)");
     }
   });
 
@@ -87,8 +87,8 @@ describe("createTerminalDisplay", () => {
     const screen: Screen = { kind: "cancelled", reason: "timeout" };
     createTerminalDisplay({ out: tty }).show(screen);
     createTerminalDisplay({ out: pipe }).show(screen);
-    expect(tty.chunks[0]).toBe("\x1b[H\x1b[2J[cancelled]\nPayment cancelled\ntimeout\n");
-    expect(pipe.chunks[0]).toBe("[cancelled]\nPayment cancelled\ntimeout\n");
+    expect(tty.chunks[0]).toBe("\x1b[H\x1b[2JPayment cancelled\ntimeout\n");
+    expect(pipe.chunks[0]).toBe("Payment cancelled\ntimeout\n");
   });
 
   it("writes to a device path (a regular file is not a terminal: no ANSI) and closes it", async () => {
@@ -97,7 +97,7 @@ describe("createTerminalDisplay", () => {
     const d = createTerminalDisplay({ devicePath: path, out: recorder() });
     d.show({ kind: "outOfService", reason: "door open" });
     await d.close();
-    expect(readFileSync(path, "utf8")).toBe("[outOfService]\nOut of service\ndoor open\n");
+    expect(readFileSync(path, "utf8")).toBe("Out of service\ndoor open\n");
     d.show({ kind: "idle", checkinUri: null, message: "after close" });
     expect(readFileSync(path, "utf8")).not.toContain("after close");
   });

@@ -55,18 +55,22 @@ export async function runCommand(argv: string[]): Promise<number> {
     process.once("SIGTERM", () => resolve());
     process.once("SIGINT", () => resolve());
   });
+  // Up even when the payment service is down or the journal is unusable (out of service, saying why): only
+  // a journal locked by another process, a bad device config or a defect ends it with an error.
   let daemon: Awaited<ReturnType<typeof startDaemon>>;
   try {
     daemon = await startDaemon(loaded, { logger, notifier, faults: faultPointsFromEnv(process.env) });
   } catch (err) {
-    // The journal is checked (and owned) before anything else starts: nothing was sent or written.
+    // The journal is owned before anything else starts: nothing was sent or written.
     const refusal = describeRefusal(err);
     if (refusal === null) throw err;
     process.stderr.write(`vendd run: ${refusal}`);
     return 1;
   }
-  await stopRequested;
+  const failure = await Promise.race([stopRequested.then(() => null), daemon.failed]);
   logger.info("stopping");
   await daemon.stop();
-  return 0;
+  if (failure === null) return 0;
+  process.stderr.write(`vendd run: ${failure.message}\n`);
+  return 1;
 }

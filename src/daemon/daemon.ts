@@ -7,19 +7,17 @@ import type { VendController } from "../../drivers/vmc/controller.js";
 import { createVendController } from "../../drivers/vmc/factory.js";
 import { gpioOptions } from "../boards/devices.js";
 import { type Clock, systemClock } from "../core/clock.js";
-import { type FaultPoints, NO_FAULTS } from "../core/faults.js";
+import type { FaultPoints } from "../core/faults.js";
 import type { Notifier } from "../core/sdnotify.js";
-import { engineOptions } from "../engine/options.js";
-import { recoverSessions } from "../engine/recovery.js";
-import { VendEngine } from "../engine/runner.js";
-import { openSqliteJournal, type SqliteJournal } from "../journal/sqlite.js";
+import type { VendEngine } from "../engine/runner.js";
+import { describeRefusal } from "../journal/problems.js";
+import { openSqliteJournal, type SqliteJournal, type SqliteJournalOptions } from "../journal/sqlite.js";
 import type { PaymentDriver } from "../payment/driver.js";
 import { createPaymentDriver } from "../payment/factory.js";
-import { startHousekeeping } from "./housekeeping.js";
-import { startPeripherals } from "./peripherals.js";
-
-/** Housekeeping interval: sweeper and WAL checkpoint at idle (reliability.md §1.3), ms. */
-const HOUSEKEEPING_MS = 60_000;
+import type { ConnectPolicy } from "./connect.js";
+import { journalProblem, journalUnusable } from "./journalStart.js";
+import type { UnitStatus } from "./status.js";
+import { runUnit } from "./unit.js";
 
 export interface DaemonDeps {
   logger: Logger;
@@ -27,114 +25,85 @@ export interface DaemonDeps {
   clock?: Clock;
   /** Crash points for the crash tests (default none; `vendd run` arms them from VENDD_FAULT_POINT). */
   faults?: FaultPoints;
+  /** Jitter of the reconnect and re-check backoff, in [0, 1) (default Math.random). */
+  random?: () => number;
+  /** Backoff between attempts to reach the service or re-check the journal (default DEFAULT_CONNECT_POLICY). */
+  policy?: Partial<ConnectPolicy>;
+  /** READY is sent at the latest this long after start, even while still connecting, ms (default 10 000). */
+  readyGraceMs?: number;
+  /** Operator-facing start-up problems besides the log (default: standard error). */
+  stderr?: (text: string) => void;
+  /** Opens the journal (default openSqliteJournal). */
+  openJournal?: (opts: SqliteJournalOptions) => SqliteJournal;
+  /** Already-created devices (tests); otherwise created from config. */
+  devices?: { payment?: PaymentDriver; vmc?: VendController; display?: CheckinDisplay };
 }
 
 export interface Daemon {
-  engine: VendEngine;
-  journal: SqliteJournal;
+  /** In or out of service, and every reason why not (technician console, fleet heartbeat, tests). */
+  status(): UnitStatus;
+  /** The engine, once the unit has gone in service for the first time (null before). */
+  readonly engine: VendEngine | null;
+  /** Resolves with an error that stopped the unit for good (a defect); pending in normal operation. */
+  readonly failed: Promise<Error>;
+  /** Calls `listener` after each status change; returns the unsubscribe function. */
+  onStatus(listener: (s: UnitStatus) => void): () => void;
   stop(): Promise<void>;
 }
 
 /**
- * Starts the unit: opens the journal (the one writer), creates the drivers from config, resolves every
- * unresolved session with the payment service, and only then enables the VMC and reports READY.
+ * Starts the unit and returns as soon as it is up: journal opened (the one writer), drivers created, the
+ * "out of service" screen shown. Then, in the background: reach the payment service and settle every
+ * unresolved session (retried with capped backoff and jitter while the service is down or refuses), and
+ * only then enable the VMC. The unit never exits because the service is down or its journal is unusable:
+ * it stays out of service and says why (screen, `status()`, the systemd STATUS line, the log).
  */
 export async function startDaemon(loaded: LoadedConfig, deps: DaemonDeps): Promise<Daemon> {
   const { config, secrets } = loaded;
   const clock = deps.clock ?? systemClock;
   const logger = deps.logger;
-  const journal = openSqliteJournal({
-    path: config.journal.path,
-    unitId: config.unit.id,
-    clock,
-    sizeLimitBytes: config.journal.sizeLimitBytes,
-  });
+  const stderr = deps.stderr ?? ((text: string) => process.stderr.write(text));
+  let journal: SqliteJournal;
+  try {
+    journal = (deps.openJournal ?? openSqliteJournal)({
+      path: config.journal.path,
+      unitId: config.unit.id,
+      clock,
+      sizeLimitBytes: config.journal.sizeLimitBytes,
+    });
+  } catch (err) {
+    const problem = journalProblem(err, config.journal.path);
+    // Another process owns the journal: refuse at once (`vendd run` exits non-zero with the message).
+    if (problem.locked) throw err;
+    const display = deps.devices?.display ?? (await openDisplay(config, logger));
+    const now = () => clock.now();
+    return journalUnusable(problem, {
+      unitId: config.unit.id,
+      logger,
+      notifier: deps.notifier,
+      display,
+      stderr,
+      now,
+      refusal: describeRefusal(err),
+    });
+  }
   let payment: PaymentDriver | null = null;
   let vmc: VendController | null = null;
   let display: CheckinDisplay | null = null;
   let gpio: GpioPort | null = null;
   try {
-    payment = await createPaymentDriver(config, secrets, {
-      clock,
-      logger,
-      ownsOrder: (orderId) => journal.ownsLiveOrder(orderId),
-    });
-    display = await createDisplay(config.display.kind, {
-      devicePath: config.display.device,
-      logger: logger.child({ component: "display" }),
-    });
-    gpio = await openGpio(config, clock, logger);
-    vmc = await createVendController(config, { clock, logger, ...(gpio === null ? {} : { gpio }) });
-    const options = engineOptions(config);
-    const stopping = new AbortController();
-    const recoveryLogger = logger.child({ component: "recovery" });
-    const p0 = payment;
-    const recover = async () => {
-      const report = await recoverSessions(
-        journal,
-        { payment: p0, clock, logger: recoveryLogger, signal: stopping.signal },
-        {
-          unknownOutcome: options.unknownOutcome,
-          paymentMode: options.paymentMode,
-          captureType: options.captureType,
-        },
-      );
-      if (report.resolved.length + report.pending.length + report.conflicts.length > 0)
-        recoveryLogger.warn({ report }, "unresolved sessions");
-    };
-    // Every unresolved session is settled before the VMC is enabled (reliability.md §2.1 step 4). The
-    // driver must be open first: recovery queries the service (lookups need the PoS identity).
-    const identity = await payment.open(stopping.signal);
-    await recover();
-    const engine = new VendEngine(
-      {
-        payment,
-        vmc,
-        display,
-        journal,
+    payment =
+      deps.devices?.payment ??
+      (await createPaymentDriver(config, secrets, {
         clock,
-        logger: logger.child({ component: "engine" }),
-        faults: deps.faults ?? NO_FAULTS,
-      },
-      options,
-    );
-    await engine.start(identity);
-    const peripherals = await startPeripherals(config, { clock, logger, engine, gpio });
-    deps.notifier.ready(`in service as ${config.unit.id}`);
-    const stopWatchdog = deps.notifier.startWatchdog();
-    const housekeeping = startHousekeeping({
-      clock,
-      intervalMs: HOUSEKEEPING_MS,
-      signal: stopping.signal,
-      logger: logger.child({ component: "housekeeping" }),
-      idle: () => engine.current.tag === "idle",
-      // The sweeper: settles sessions left unsettled, using only the journal's own decisions.
-      sweep: recover,
-      checkpoint: () => journal.checkpoint(),
-      retain: () => journal.retain(clock.now() - config.journal.retentionDays * 86_400_000),
-    });
-    const p = payment;
-    const v = vmc;
-    const d = display;
-    const g = gpio;
-    return {
-      engine,
-      journal,
-      async stop() {
-        deps.notifier.stopping();
-        stopping.abort(new Error("daemon stopping"));
-        stopWatchdog();
-        await housekeeping;
-        await peripherals.close();
-        await v.setEnabled(false).catch(() => {});
-        await engine.stop();
-        await v.close();
-        await p.close();
-        await d.close();
-        if (config.vmc.driver !== "pulse") await g?.close().catch(() => {});
-        journal.close();
-      },
-    };
+        logger,
+        ownsOrder: (orderId) => journal.ownsLiveOrder(orderId),
+      }));
+    display = deps.devices?.display ?? (await openDisplay(config, logger));
+    gpio = await openGpio(config, clock, logger);
+    vmc =
+      deps.devices?.vmc ??
+      (await createVendController(config, { clock, logger, ...(gpio === null ? {} : { gpio }) }));
   } catch (err) {
     await vmc?.close().catch(() => {});
     await payment?.close().catch(() => {});
@@ -142,6 +111,14 @@ export async function startDaemon(loaded: LoadedConfig, deps: DaemonDeps): Promi
     journal.close();
     throw err;
   }
+  return runUnit(loaded, { ...deps, clock }, { journal, payment, vmc, display, gpio });
+}
+
+async function openDisplay(config: VenddConfig, logger: Logger): Promise<CheckinDisplay> {
+  return createDisplay(config.display.kind, {
+    devicePath: config.display.device,
+    logger: logger.child({ component: "display" }),
+  });
 }
 
 /**

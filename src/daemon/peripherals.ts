@@ -16,6 +16,8 @@ export interface ServiceControl {
 export interface Peripherals {
   /** Current reason the unit is out of service by request (service mode, door), or null. */
   readonly reason: string | null;
+  readonly doorOpen: boolean;
+  readonly serviceMode: boolean;
   /** The BLE beacon, when enabled (its state shows in the console and doctor). */
   readonly beacon: BeaconAdvertiser | null;
   close(): Promise<void>;
@@ -105,6 +107,12 @@ export async function startPeripherals(
   return {
     get reason() {
       return reason;
+    },
+    get doorOpen() {
+      return doorOpen;
+    },
+    get serviceMode() {
+      return serviceMode;
     },
     beacon,
     async close() {

@@ -101,4 +101,24 @@ describe("payment check against the emulator (loopback HTTP, the drivers' transp
     const r = await check(down);
     expect(r).toMatchObject({ status: "fail", detail: expect.stringContaining("check the network, DNS") });
   });
+
+  it("a service that accepts and never answers, or answers 5xx, fails saying so (as the daemon's STATUS does)", async () => {
+    const secret = emu.info.v10.clientSecret;
+    emu.faults.add({ path: "/**", fault: "hang", count: 1 });
+    const hung = await check(v10(secret));
+    expect(hung).toMatchObject({
+      status: "fail",
+      detail: expect.stringContaining("no answer from 127.0.0.1"),
+    });
+    expect(hung.detail).toMatch(/timed out/);
+    emu.faults.add({ path: "/**", fault: "500", applied: false, count: 1 });
+    const failing = await check(v10(secret));
+    expect(failing).toMatchObject({
+      status: "fail",
+      detail: expect.stringContaining("answers with a server error"),
+    });
+    expect(failing.detail).toContain("HTTP 500");
+    emu.faults.clear();
+    expect((await check(v10(secret))).status).toBe("ok");
+  });
 });

@@ -135,6 +135,9 @@ function failure(err: unknown, host: string, urlKey: string, credentials: string
   if (isPaymentError(err, "unauthorized")) {
     return `${host} refused the credentials (${messageOf(err)}): check ${credentials}`;
   }
+  if (isPaymentError(err, "unavailable") && (err.details.status ?? 0) >= 500) {
+    return `${host} answers with a server error (${messageOf(err)}): the payment service has a problem; vendd run stays out of service and retries by itself`;
+  }
   if (isPaymentError(err, "unavailable")) {
     return `no answer from ${host} (${messageOf(err)}): check the network, DNS and ${urlKey}`;
   }

@@ -20,13 +20,13 @@ import type { EngineInput } from "./types.js";
 const rows: Row[] = [
   // ---- idle ----
   {
-    name: "idle + vend request → paying, session journaled, QR shown, payment started, timer armed",
+    name: "idle + vend request → paying, session journaled, 'connecting' (no QR), payment started, timer armed",
     from: IDLE,
     input: vendRequested(),
     to: { tag: "paying", ref: null, abandon: null },
     effects: ["openSession", "show", "startPayment", "startTimer"],
     check: (e) => {
-      expect(find(e, "show")?.screen).toMatchObject({ kind: "pay", amount: 150, checkinUri: ctx.checkinUri });
+      expect(find(e, "show")?.screen).toEqual({ kind: "connecting", amount: 150, currency: "DKK", item: 12 });
       expect(find(e, "startTimer")).toMatchObject({ timer: "payment", ms: 60_000 });
     },
   },
@@ -103,11 +103,19 @@ const rows: Row[] = [
 
   // ---- paying, payment not yet confirmed ----
   {
-    name: "paying + payment started → watch it",
+    name: "paying + payment started → watch it, and now show the QR code (the payment exists)",
     from: paying(),
     input: { type: "paymentStarted", sessionId: S.id, ref: R },
     to: { tag: "paying", ref: R },
-    effects: ["watchPayment"],
+    effects: ["watchPayment", "show"],
+    check: (e) =>
+      expect(find(e, "show")?.screen).toEqual({
+        kind: "pay",
+        amount: 150,
+        currency: "DKK",
+        checkinUri: ctx.checkinUri,
+        item: 12,
+      }),
   },
   {
     name: "paying + start refused → deny, session denied",

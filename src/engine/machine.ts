@@ -49,13 +49,26 @@ export function rest(ctx: EngineContext): Transition {
       effects: [{ type: "show", screen: { kind: "idle", checkinUri: null, message: "Choose a product" } }],
     };
   }
-  const show: Effect = {
+  if (ctx.checkinMode === "poll") {
+    return {
+      state: { tag: "ready", allocating: false },
+      effects: [checkinScreen(ctx), { type: "watchCheckin" }],
+    };
+  }
+  // An idle payment: its QR code is shown once the payment exists (paymentStarted), not before.
+  const wait: Effect = {
+    type: "show",
+    screen: { kind: "idle", checkinUri: null, message: "Getting ready, one moment" },
+  };
+  return { state: { tag: "ready", allocating: true }, effects: [wait, { type: "allocateSession" }] };
+}
+
+/** Check-in first: the idle screen with the check-in QR code. */
+export function checkinScreen(ctx: EngineContext): Effect {
+  return {
     type: "show",
     screen: { kind: "idle", checkinUri: ctx.checkinUri, message: "Check in with the app to shop" },
   };
-  return ctx.checkinMode === "poll"
-    ? { state: { tag: "ready", allocating: false }, effects: [show, { type: "watchCheckin" }] }
-    : { state: { tag: "ready", allocating: true }, effects: [show, { type: "allocateSession" }] };
 }
 
 /** Ends a session: the journal result first, then the rest state's effects. */
@@ -115,15 +128,10 @@ function fromIdle(state: EngineState & { tag: "idle" }, input: EngineInput, ctx:
     state: { tag: "paying", purpose: "vend", session, ref: null, abandon: null, issued: false },
     effects: [
       { type: "openSession", session },
+      // No QR code yet: it is shown once the payment exists at the service (paymentStarted).
       {
         type: "show",
-        screen: {
-          kind: "pay",
-          amount: session.price,
-          currency: ctx.currency,
-          checkinUri: ctx.checkinUri,
-          item: session.item,
-        },
+        screen: { kind: "connecting", amount: session.price, currency: ctx.currency, item: session.item },
       },
       { type: "startPayment", session, purpose: "vend" },
       { type: "startTimer", sessionId: session.id, timer: "payment", ms: ctx.paymentTimeoutMs },

@@ -1,5 +1,5 @@
 import type { PaymentObservation } from "../payment/driver.js";
-import { denyBusy, finish, sessionOf, stay } from "./machine.js";
+import { checkinScreen, denyBusy, finish, sessionOf, stay } from "./machine.js";
 import type { Effect, EngineContext, EngineInput, EngineState, Transition } from "./types.js";
 
 type Paying = EngineState & { tag: "paying" };
@@ -21,7 +21,7 @@ export function fromPaying(state: Paying, input: EngineInput, ctx: EngineContext
       if (state.abandon !== null) return cancelPayment({ ...state, ref: input.ref }, state.abandon, false);
       return {
         state: { ...state, ref: input.ref },
-        effects: [{ type: "watchPayment", session, ref: input.ref }],
+        effects: [{ type: "watchPayment", session, ref: input.ref }, ...qrOnceStarted(state, ctx)],
       };
     case "paymentStartFailed": {
       const t = endUnpaid(state, input.reason, input.unresolved ? "unsettled" : "denied", ctx);
@@ -52,6 +52,30 @@ export function fromPaying(state: Paying, input: EngineInput, ctx: EngineContext
     default:
       return stay(state, input, "not expected while paying");
   }
+}
+
+/**
+ * The QR code appears only once the payment exists at the service: before that a customer who scanned
+ * would find nothing to pay. A vend's `pay` screen; an idle payment's check-in screen. A check-in session in
+ * `poll` mode needs nothing: its customer has already checked in.
+ */
+function qrOnceStarted(state: Paying, ctx: EngineContext): Effect[] {
+  const { session } = state;
+  if (state.purpose === "vend") {
+    return [
+      {
+        type: "show",
+        screen: {
+          kind: "pay",
+          amount: session.price,
+          currency: ctx.currency,
+          checkinUri: ctx.checkinUri,
+          item: session.item,
+        },
+      },
+    ];
+  }
+  return ctx.checkinMode === "idlePayment" ? [checkinScreen(ctx)] : [];
 }
 
 /** Delay before the next idle payment after a refused start, ms. */

@@ -90,10 +90,15 @@ export interface SettleRequest {
 }
 
 /**
+
+ * `retryable`: the service could not be asked (unreachable, no definite answer), so trying again later can
+ * settle it; false when the service answered with a state that refuses the decision.
  * `conflict`: the service already did the opposite of the decision (captured what was to be cancelled, or
  * cancelled/expired what was to be captured). Repeating cannot help: the session needs a person.
  */
-export type SettleResult = { ok: true; detail: string } | { ok: false; detail: string; conflict?: true };
+export type SettleResult =
+  | { ok: true; detail: string }
+  | { ok: false; detail: string; retryable: boolean; conflict?: true };
 
 /** True when a payment in `state` contradicts a decision to `action` it (see `SettleResult`). */
 export function conflictsWith(action: SettleAction, state: PaymentState): boolean {
@@ -134,7 +139,7 @@ export async function settlePayment(
       break;
     }
   }
-  return { ok: false, detail: `left for recovery: ${last}` };
+  return { ok: false, detail: `left for recovery: ${last}`, retryable: true };
 }
 
 async function confirmByStatus(
@@ -151,12 +156,13 @@ async function confirmByStatus(
     if (conflictsWith(req.action, obs.state))
       return {
         ok: false,
+        retryable: false,
         conflict: true,
         detail: `decided ${req.action}, but the service shows the payment ${obs.state} (${refusal})`,
       };
-    return { ok: false, detail: `${refusal}; payment is ${obs.state}` };
+    return { ok: false, detail: `${refusal}; payment is ${obs.state}`, retryable: false };
   } catch (err) {
-    return { ok: false, detail: `${refusal}; status unknown (${describe(err)})` };
+    return { ok: false, detail: `${refusal}; status unknown (${describe(err)})`, retryable: true };
   }
 }
 

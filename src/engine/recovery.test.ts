@@ -92,10 +92,27 @@ describe("recovery of unresolved sessions at start-up", () => {
     const id = await t.crashed({ created: true, known: true, approved: true });
     t.payment.injectFault("status", "unavailable");
     const report = await t.run();
-    expect(report.pending).toHaveLength(1);
+    // Waiting for the service: the daemon keeps the unit out of service until it is settled.
+    expect(report.pending).toEqual([expect.objectContaining({ waiting: true })]);
     expect(t.journal.unresolved().map((s) => s.id)).toEqual([id]);
     await t.run();
     expect(t.journal.unresolved()).toEqual([]);
+  });
+
+  it("reports a settlement the service contradicts as a conflict, not waiting (a person must look at it)", async () => {
+    const t = await setup();
+    const id = await t.crashed({ created: true, known: true, approved: true, outcome: "success" });
+    const paymentId = t.journal.session(id)?.paymentId ?? expect.unreachable();
+    const orderId = t.journal.session(id)?.orderId ?? expect.unreachable();
+    t.journal.decide(id, { action: "capture", amount: 200, reason: "vend delivered", review: false });
+    // Meanwhile the payment was released at the service: the journaled capture can no longer happen.
+    await t.payment.cancel({ id: paymentId, orderId, mode: "reservation" });
+    const report = await t.run();
+    expect(report.resolved).toEqual([]);
+    expect(report.pending).toEqual([]);
+    expect(report.conflicts).toEqual([expect.objectContaining({ orderId })]);
+    expect(report.conflicts[0]?.why).toMatch(/decided capture, but the service shows the payment cancelled/);
+    expect(t.journal.session(id)).toMatchObject({ result: "unsettled", decision: { review: true } });
   });
 });
 

@@ -16,8 +16,12 @@ export interface RecoveryOptions {
 
 export interface RecoveryReport {
   resolved: { orderId: string; result: SessionResult; how: string }[];
-  /** Sessions that could not be resolved now (service unreachable); tried again at the next sweep. */
-  pending: { orderId: string; why: string }[];
+  /**
+   * Sessions that could not be resolved now; tried again at the next sweep. `waiting`: the service could
+   * not be asked (unreachable, no definite answer), so the unit must not go in service before they are
+   * settled; false when the service answered in a way only a person can resolve (logged for review).
+   */
+  pending: { orderId: string; why: string; waiting: boolean }[];
   /**
    * Sessions whose journaled decision the service contradicts (captured what was to be cancelled, or the
    * reverse): flagged for review and left unsettled, logged at error level when first found; nothing is
@@ -46,7 +50,7 @@ export async function recoverSessions(
         continue;
       }
       if (outcome.result === null) {
-        report.pending.push({ orderId: session.orderId, why: outcome.how });
+        report.pending.push({ orderId: session.orderId, why: outcome.how, waiting: outcome.waiting });
         continue;
       }
       journal.closeSession(session.id, outcome.result, `recovered: ${outcome.how}`);
@@ -54,7 +58,11 @@ export async function recoverSessions(
       report.resolved.push({ orderId: session.orderId, result: outcome.result, how: outcome.how });
     } catch (err) {
       if (!(err instanceof PaymentError)) throw err;
-      report.pending.push({ orderId: session.orderId, why: `${err.code}: ${err.message}` });
+      report.pending.push({
+        orderId: session.orderId,
+        why: `${err.code}: ${err.message}`,
+        waiting: err.code === "unavailable" || err.code === "unauthorized" || err.ambiguous,
+      });
     }
   }
   return report;
@@ -81,7 +89,10 @@ async function recoverOne(
   deps: PaymentCallDeps,
   opts: RecoveryOptions,
   s: SessionRow,
-): Promise<{ result: SessionResult | null; how: string; conflict?: true }> {
+): Promise<
+  | { result: SessionResult; how: string; conflict?: undefined }
+  | { result: null; how: string; waiting: boolean; conflict?: true }
+> {
   const obs = await observe(journal, deps, opts, s);
   if (obs === null) {
     // The service never created the payment: nothing was reserved.
@@ -93,6 +104,7 @@ async function recoverOne(
   if (s.decision !== null && conflictsWith(s.decision.action, obs.state))
     return {
       result: null,
+      waiting: false,
       conflict: true,
       how: `decided ${s.decision.action}, but the service shows the payment ${obs.state}`,
     };
@@ -113,9 +125,9 @@ async function recoverOne(
   );
   if (!r.ok && r.conflict) {
     journal.completeIntent(intent.id, "failed", r.detail);
-    return { result: null, how: r.detail, conflict: true };
+    return { result: null, how: r.detail, waiting: false, conflict: true };
   }
-  if (!r.ok) return { result: null, how: r.detail };
+  if (!r.ok) return { result: null, how: r.detail, waiting: r.retryable };
   journal.completeIntent(intent.id, "done", r.detail);
   return {
     result: decision.action === "capture" ? "captured" : "cancelled",

@@ -36,6 +36,7 @@ describe("vend engine runner (selection first, sim devices, virtual time)", () =
     expect(unit.display.screens.map((x) => x.kind)).toEqual([
       "outOfService",
       "idle",
+      "connecting",
       "pay",
       "approveInApp",
       "vending",

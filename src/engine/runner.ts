@@ -1,13 +1,12 @@
-import { randomUUID } from "node:crypto";
 import { checkinUri } from "../../drivers/display/display.js";
-import type { VmcEvent } from "../../drivers/vmc/controller.js";
-import type { Timer } from "../core/clock.js";
 import { type FaultPoints, NO_FAULTS } from "../core/faults.js";
 import type { PaymentRef, PosIdentity } from "../payment/driver.js";
+import { Activities } from "./activities.js";
 import { type EffectHost, runEffect } from "./effects.js";
 import { IDLE, rest, transition } from "./machine.js";
 import type { EngineDeps, EngineOptions, FinishedSession } from "./options.js";
 import type { Effect, EngineContext, EngineInput, EngineState, TimerName } from "./types.js";
+import { onVmcEvent, type VmcEventHost } from "./vmcEvents.js";
 import { pollCheckin, pollPayment } from "./watchers.js";
 
 /**
@@ -15,19 +14,18 @@ import { pollCheckin, pollPayment } from "./watchers.js";
  * strictly one at a time; each step's journal writes commit in one transaction, and the I/O the step starts
  * is launched only after that commit, so nothing is ever sent that the journal does not hold durably.
  */
-export class VendEngine implements EffectHost {
+export class VendEngine implements EffectHost, VmcEventHost {
   private state: EngineState = IDLE;
   private context: EngineContext | null = null;
   private readonly queue: EngineInput[] = [];
   private draining = false;
   private txDepth = 0;
   private launches: (() => void)[] = [];
-  private readonly timers = new Map<string, Timer>();
-  private readonly watches = new Map<string, AbortController>();
-  private checkinWatch: AbortController | null = null;
+  private readonly activities: Activities;
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly observers = new Set<Promise<unknown>>();
   private readonly finishedListeners = new Set<(s: FinishedSession) => void>();
+  private readonly failureListeners = new Set<(err: Error) => void>();
   private unsubscribeVmc: (() => void) | null = null;
   private readonly stopController = new AbortController();
   private failed: Error | null = null;
@@ -37,7 +35,9 @@ export class VendEngine implements EffectHost {
   constructor(
     readonly deps: EngineDeps,
     readonly opts: EngineOptions,
-  ) {}
+  ) {
+    this.activities = new Activities(deps.clock);
+  }
 
   get ctx(): EngineContext {
     if (this.context === null) throw new Error("engine not started");
@@ -115,7 +115,7 @@ export class VendEngine implements EffectHost {
       vendTimeoutMs: this.opts.vendTimeoutMs,
       unknownOutcome: this.opts.unknownOutcome,
     };
-    this.unsubscribeVmc = vmc.onEvent((e) => this.onVmcEvent(e));
+    this.unsubscribeVmc = vmc.onEvent((e) => onVmcEvent(this, e));
     await vmc.open();
     logger.info({ posId: this.identity.posId, beaconId: this.identity.beaconId }, "unit in service");
     const start = rest(this.context);
@@ -131,11 +131,7 @@ export class VendEngine implements EffectHost {
     this.serviceReason = "Stopping";
     this.releaseIdlePayment();
     // Polls and timers end now; settlements already sent finish (bounded by their own retries).
-    for (const t of this.timers.values()) t.cancel();
-    this.timers.clear();
-    for (const w of this.watches.values()) w.abort(new Error("engine stopped"));
-    this.watches.clear();
-    this.stopCheckin();
+    this.activities.stopAll("engine stopped");
     this.unsubscribeVmc?.();
     await this.settledInflight();
     this.stopController.abort(new Error("engine stopped"));
@@ -148,6 +144,34 @@ export class VendEngine implements EffectHost {
     if (s.tag === "paying" && s.purpose === "session" && !s.issued) {
       this.dispatch({ type: "timeout", sessionId: s.session.id, timer: "payment" });
     }
+  }
+
+  /** Calls `listener` when a failure takes the unit out of service (once per failure). */
+  onFailure(listener: (err: Error) => void): () => void {
+    this.failureListeners.add(listener);
+    return () => this.failureListeners.delete(listener);
+  }
+
+  /**
+   * Back in service after a failure that healed (a journal that takes writes again). The caller has
+   * checked the journal and settled every unresolved session first, as a restart would. What was still in
+   * flight finishes; the machine starts again from its rest state, and the VMC is enabled unless the unit
+   * is out of service by request meanwhile.
+   */
+  async resume(): Promise<void> {
+    if (this.failed === null || this.context === null) return;
+    await this.settledInflight();
+    this.failed = null;
+    const back = rest(this.context);
+    this.state = back.state;
+    const { vmc, display, logger } = this.deps;
+    if (this.serviceReason !== null) {
+      display.show({ kind: "outOfService", reason: this.serviceReason });
+      return;
+    }
+    await vmc.setEnabled(true);
+    logger.info("back in service: the failure healed");
+    this.runEffects(back.effects);
   }
 
   onSessionFinished(listener: (s: FinishedSession) => void): () => void {
@@ -233,70 +257,32 @@ export class VendEngine implements EffectHost {
     else io();
   }
 
-  private onVmcEvent(e: VmcEvent): void {
-    if (this.failed !== null || (this.serviceReason !== null && this.state.tag === "idle")) {
-      if (e.type === "vendRequested") this.background(this.deps.vmc.denyVend(), "deny while out of service");
-      return;
-    }
-    switch (e.type) {
-      case "vendRequested":
-        // The order id is allocated in the same transaction as the session it opens.
-        this.atomic(() => {
-          const orderId = this.deps.journal.nextOrderId();
-          this.dispatch({
-            type: "vendRequested",
-            item: e.item,
-            price: e.price,
-            sessionId: randomUUID(),
-            orderId,
-          });
-        });
-        if (this.failed !== null) this.background(this.deps.vmc.denyVend(), "deny after journal failure");
-        return;
-      case "vendSucceeded":
-        this.dispatch({ type: "vendSucceeded", item: e.item });
-        return;
-      case "vendFailed":
-        this.dispatch({ type: "vendFailed" });
-        return;
-      case "vendCancelled":
-        this.dispatch({ type: "vendCancelled" });
-        return;
-      case "sessionEnded":
-        this.dispatch({ type: "sessionEnded" });
-        return;
-      case "reset":
-        this.dispatch({ type: "vmcReset", reason: e.reason });
-        return;
-      case "sessionStarted":
-      case "link":
-        this.deps.logger.info({ vmc: e }, "vmc event");
-        return;
-    }
+  /** Vend requests are served (in service, or a sale still finishing). */
+  get accepting(): boolean {
+    return this.failed === null && !(this.serviceReason !== null && this.state.tag === "idle");
+  }
+
+  get broken(): boolean {
+    return this.failed !== null;
   }
 
   watchPayment(sessionId: string, ref: PaymentRef): void {
-    this.watches.get(sessionId)?.abort(new Error("replaced"));
-    const ac = new AbortController();
-    this.watches.set(sessionId, ac);
+    const signal = this.activities.watch(sessionId);
     this.track(
-      pollPayment(this.deps, ref, ac.signal, (observation) =>
+      pollPayment(this.deps, ref, signal, (observation) =>
         this.dispatch({ type: "paymentUpdate", sessionId, observation }),
       ),
     );
   }
 
   stopWatching(sessionId: string): void {
-    this.watches.get(sessionId)?.abort(new Error("stopped watching"));
-    this.watches.delete(sessionId);
+    this.activities.stopWatching(sessionId);
   }
 
   watchCheckin(): void {
-    this.stopCheckin();
-    const ac = new AbortController();
-    this.checkinWatch = ac;
+    const signal = this.activities.watchCheckin();
     // An observation, not a mutation: awaited by stop(), not by whenIdle().
-    const p = pollCheckin(this.deps, ac.signal, () => this.dispatch({ type: "checkedIn" })).catch(
+    const p = pollCheckin(this.deps, signal, () => this.dispatch({ type: "checkedIn" })).catch(
       (err: unknown) => this.fail(err),
     );
     this.observers.add(p);
@@ -304,26 +290,17 @@ export class VendEngine implements EffectHost {
   }
 
   stopCheckin(): void {
-    this.checkinWatch?.abort(new Error("stopped"));
-    this.checkinWatch = null;
+    this.activities.stopCheckin();
   }
 
   startTimer(sessionId: string, timer: TimerName, ms: number): void {
-    const key = `${sessionId}:${timer}`;
-    this.timers.get(key)?.cancel();
-    this.timers.set(
-      key,
-      this.deps.clock.setTimer(ms, () => {
-        this.timers.delete(key);
-        this.dispatch({ type: "timeout", sessionId, timer });
-      }),
+    this.activities.startTimer(`${sessionId}:${timer}`, ms, () =>
+      this.dispatch({ type: "timeout", sessionId, timer }),
     );
   }
 
   clearTimer(sessionId: string, timer: TimerName): void {
-    const key = `${sessionId}:${timer}`;
-    this.timers.get(key)?.cancel();
-    this.timers.delete(key);
+    this.activities.clearTimer(`${sessionId}:${timer}`);
   }
 
   finished(s: FinishedSession): void {
@@ -356,11 +333,7 @@ export class VendEngine implements EffectHost {
     this.deps.logger.fatal({ err: error }, "engine out of service");
     if (!first) return;
     // Nothing more may happen on the engine's own initiative: timers and polls stop.
-    for (const t of this.timers.values()) t.cancel();
-    this.timers.clear();
-    for (const w of this.watches.values()) w.abort(new Error("out of service"));
-    this.watches.clear();
-    this.stopCheckin();
+    this.activities.stopAll("out of service");
     this.deps.display.show({ kind: "outOfService", reason: "Service required" });
     // A pending vend request is denied first: a reader with a request pending cannot be switched off.
     const { vmc, logger } = this.deps;
@@ -371,6 +344,7 @@ export class VendEngine implements EffectHost {
         .then(() => vmc.setEnabled(false)),
       "disable VMC",
     );
+    for (const l of this.failureListeners) l(error);
   }
 }
 

@@ -1,5 +1,5 @@
 import { expect, it } from "vitest";
-import { ctx, find, paying, S, up, vend } from "./checkin.test-support.js";
+import { ctx, find, paying, R, S, up, vend } from "./checkin.test-support.js";
 import { rest } from "./machine.js";
 import { type Row, transitionTable } from "./table.test-support.js";
 
@@ -118,6 +118,22 @@ const rows: Row[] = [
     check: (e) => expect(find(e, "startTimer")?.timer).toBe("retry"),
   },
   {
+    name: "session payment started (poll mode) → watch it; the customer already checked in",
+    from: paying(),
+    input: { type: "paymentStarted", sessionId: S.id, ref: R },
+    to: { tag: "paying", ref: R },
+    effects: ["watchPayment"],
+  },
+  {
+    name: "idle payment started → watch it, and now show the check-in QR code (the payment exists)",
+    from: paying(),
+    input: { type: "paymentStarted", sessionId: S.id, ref: R },
+    context: { checkinMode: "idlePayment" },
+    to: { tag: "paying", ref: R },
+    effects: ["watchPayment", "show"],
+    check: (e) => expect(find(e, "show")?.screen).toMatchObject({ kind: "idle", checkinUri: ctx.checkinUri }),
+  },
+  {
     name: "session payment + VMC cancel → ignored (no vend request in a reservation)",
     from: paying(),
     input: { type: "vendCancelled" },
@@ -138,9 +154,10 @@ transitionTable("engine transitions (check-in first): ready and the session's pa
 it("starts in the right rest state for each flow and mode", () => {
   expect(rest(ctx)).toMatchObject({ state: { tag: "ready", allocating: false } });
   expect(rest(ctx).effects.map((e) => e.type)).toEqual(["show", "watchCheckin"]);
-  expect(rest({ ...ctx, checkinMode: "idlePayment" }).effects.map((e) => e.type)).toEqual([
-    "show",
-    "allocateSession",
-  ]);
+  expect(rest(ctx).effects[0]).toMatchObject({ screen: { kind: "idle", checkinUri: ctx.checkinUri } });
+  const idlePayment = rest({ ...ctx, checkinMode: "idlePayment" }).effects;
+  expect(idlePayment.map((e) => e.type)).toEqual(["show", "allocateSession"]);
+  // No QR code until the idle payment exists.
+  expect(idlePayment[0]).toMatchObject({ screen: { kind: "idle", checkinUri: null } });
   expect(rest({ ...ctx, flow: "selection" })).toMatchObject({ state: { tag: "idle" } });
 });

@@ -1,0 +1,90 @@
+/**
+ * The unit's service state in one small typed value: what `Daemon.status()` returns, what the systemd
+ * STATUS line says, and what a technician console or a fleet heartbeat reads. A unit is in service exactly
+ * when there is no reason for it not to be.
+ */
+
+export type ReasonCode =
+  /** Start-up: the first attempt to reach the payment service is running. */
+  | "starting"
+  /** The payment service does not answer (refused, reset, timeout, 5xx), or unfinished sales wait for it. */
+  | "paymentUnreachable"
+  /** The payment service answers but refuses this unit (credentials, unknown store): fix the config. */
+  | "paymentRefused"
+  /** The journal cannot be used (at start: an operator must act) or cannot be written (disk full). */
+  | "journal"
+  /** The engine stopped on an error that does not heal by itself. */
+  | "failure"
+  /** A technician switched service mode on (service button, badge). */
+  | "serviceMode"
+  | "doorOpen"
+  | "stopping";
+
+export interface StatusReason {
+  code: ReasonCode;
+  /** What is wrong, for the technician and the log (never a secret). */
+  detail: string;
+  /** When vendd tries again by itself (ms since the epoch), or null when it does not (a person must act). */
+  retryAt: number | null;
+}
+
+export interface UnitStatus {
+  inService: boolean;
+  /** Every reason the unit is out of service, most fundamental first; empty when in service. */
+  reasons: readonly StatusReason[];
+}
+
+/** What the daemon knows; each part is null (or false) when it is no reason. */
+export interface StatusParts {
+  /** Reaching the payment service and settling what the journal left unresolved. */
+  connect: StatusReason | null;
+  /** An engine failure, healing or not. */
+  failure: StatusReason | null;
+  doorOpen: boolean;
+  serviceMode: boolean;
+  stopping: boolean;
+}
+
+/** The status from its parts (pure). */
+export function composeStatus(p: StatusParts): UnitStatus {
+  const reasons: StatusReason[] = [];
+  if (p.stopping) reasons.push({ code: "stopping", detail: "stopping", retryAt: null });
+  if (p.connect !== null) reasons.push(p.connect);
+  if (p.failure !== null) reasons.push(p.failure);
+  if (p.doorOpen) reasons.push({ code: "doorOpen", detail: "door open", retryAt: null });
+  if (p.serviceMode) reasons.push({ code: "serviceMode", detail: "service mode", retryAt: null });
+  return { inService: reasons.length === 0, reasons };
+}
+
+/** The systemd STATUS text: one line, what is wrong and when vendd tries again. */
+export function statusLine(unitId: string, s: UnitStatus, now: number): string {
+  if (s.inService) return `in service as ${unitId}`;
+  const parts = s.reasons.map((r) =>
+    r.retryAt === null
+      ? r.detail
+      : `${r.detail}; retry in ${Math.max(0, Math.ceil((r.retryAt - now) / 1000))} s`,
+  );
+  return `out of service: ${parts.join(" | ")}`.replace(/[\r\n]+/g, " ");
+}
+
+/** The short reason on the unit's own screen under "Out of service" (customers read it too). */
+export function screenReason(r: StatusReason): string {
+  switch (r.code) {
+    case "starting":
+      return "Connecting to the payment service";
+    case "paymentUnreachable":
+      return "Payment service unreachable";
+    case "paymentRefused":
+      return "Payment service refused this unit";
+    case "journal":
+      return "Journal cannot be written";
+    case "failure":
+      return "Service required";
+    case "serviceMode":
+      return "Service mode";
+    case "doorOpen":
+      return "Door open";
+    case "stopping":
+      return "Stopping";
+  }
+}

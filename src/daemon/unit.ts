@@ -1,0 +1,201 @@
+import type { LoadedConfig } from "../../config/load.js";
+import type { CheckinDisplay } from "../../drivers/display/display.js";
+import type { GpioPort } from "../../drivers/gpio/port.js";
+import type { VendController } from "../../drivers/vmc/controller.js";
+import type { Clock } from "../core/clock.js";
+import { NO_FAULTS } from "../core/faults.js";
+import { engineOptions } from "../engine/options.js";
+import { type RecoveryReport, recoverSessions } from "../engine/recovery.js";
+import { VendEngine } from "../engine/runner.js";
+import type { SqliteJournal } from "../journal/sqlite.js";
+import type { PaymentDriver } from "../payment/driver.js";
+import { connectService, DEFAULT_CONNECT_POLICY } from "./connect.js";
+import type { Daemon, DaemonDeps } from "./daemon.js";
+import { healable, healJournal } from "./heal.js";
+import { startHousekeeping } from "./housekeeping.js";
+import { type Peripherals, startPeripherals } from "./peripherals.js";
+import { ServiceState } from "./serviceState.js";
+
+/** Housekeeping interval: sweeper and WAL checkpoint at idle (reliability.md §1.3), ms. */
+const HOUSEKEEPING_MS = 60_000;
+
+/** What the daemon opened for the unit; the unit closes them when it stops. */
+export interface Devices {
+  journal: SqliteJournal;
+  payment: PaymentDriver;
+  vmc: VendController;
+  display: CheckinDisplay;
+  gpio: GpioPort | null;
+}
+
+/**
+ * The unit's life once its devices exist: reach the service and settle what the journal left (connect.ts),
+ * go in service, re-check the journal after a write failure that can heal (heal.ts), stop. Everything the
+ * unit says about its state goes through one ServiceState.
+ */
+export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock }, d: Devices): Daemon {
+  const { config } = loaded;
+  const { clock, logger } = deps;
+  const { journal, payment, vmc, display } = d;
+  const random = deps.random ?? Math.random;
+  const policy = { ...DEFAULT_CONNECT_POLICY, ...deps.policy };
+  const options = engineOptions(config);
+  const stopping = new AbortController();
+  const state = new ServiceState({ unitId: config.unit.id, clock, notifier: deps.notifier, display });
+  let engine: VendEngine | null = null;
+  let peripherals: Peripherals | null = null;
+  let housekeeping: Promise<void> = Promise.resolve();
+  let healing: Promise<unknown> = Promise.resolve();
+
+  const recoveryLogger = logger.child({ component: "recovery" });
+  let recoveries: Promise<unknown> = Promise.resolve();
+  /** Recovery runs one at a time (start-up, the sweeper and the journal re-check share it). */
+  const recover = (): Promise<RecoveryReport> => {
+    const run = recoveries.then(async () => {
+      const report = await recoverSessions(
+        journal,
+        { payment, clock, logger: recoveryLogger, signal: stopping.signal },
+        {
+          unknownOutcome: options.unknownOutcome,
+          paymentMode: options.paymentMode,
+          captureType: options.captureType,
+        },
+      );
+      if (report.resolved.length + report.pending.length + report.conflicts.length > 0)
+        recoveryLogger.warn({ report }, "unresolved sessions");
+      for (const p of report.pending.filter((x) => !x.waiting))
+        recoveryLogger.error(
+          { orderId: p.orderId, why: p.why },
+          "the service contradicts the journal: needs review",
+        );
+      return report;
+    });
+    recoveries = run.catch(() => {});
+    return run;
+  };
+
+  const onEngineFailure = (e: VendEngine, err: Error) => {
+    if (!healable(err)) {
+      state.setFailure({
+        code: "failure",
+        detail: `out of service after an error: ${err.message}`,
+        retryAt: null,
+      });
+      return;
+    }
+    healing = healJournal(err, {
+      clock,
+      random,
+      signal: stopping.signal,
+      logger: logger.child({ component: "journal-check" }),
+      policy,
+      probe: () => journal.event(null, "journal-check", { at: clock.now() }),
+      recover,
+      resume: () => e.resume(),
+      onSetback: (reason) => state.setFailure(reason),
+    }).then((back) => {
+      // Back in service, unless a write failed again as it resumed (then a new re-check runs).
+      if (back && e.failure === null) state.setFailure(null);
+      else if (!stopping.signal.aborted)
+        state.setFailure({ code: "failure", detail: "the journal cannot be written", retryAt: null });
+    });
+  };
+
+  const serve = async (): Promise<void> => {
+    const identity = await connectService({
+      clock,
+      random,
+      signal: stopping.signal,
+      logger: logger.child({ component: "connect" }),
+      policy,
+      open: (signal) => payment.open(signal),
+      recover,
+      onSetback: (reason) => state.setConnect(reason),
+    });
+    if (identity === null) return;
+    const e = new VendEngine(
+      {
+        payment,
+        vmc,
+        display,
+        journal,
+        clock,
+        logger: logger.child({ component: "engine" }),
+        faults: deps.faults ?? NO_FAULTS,
+      },
+      options,
+    );
+    engine = e;
+    e.onFailure((err) => onEngineFailure(e, err));
+    await e.start(identity);
+    state.setConnect(null);
+    const control = {
+      get pos() {
+        return e.pos;
+      },
+      async setOutOfService(reason: string | null) {
+        state.setRequested(peripherals?.doorOpen ?? false, peripherals?.serviceMode ?? false);
+        await e.setOutOfService(reason);
+      },
+    };
+    peripherals = await startPeripherals(config, { clock, logger, engine: control, gpio: d.gpio });
+    if (stopping.signal.aborted) return;
+    housekeeping = startHousekeeping({
+      clock,
+      intervalMs: HOUSEKEEPING_MS,
+      signal: stopping.signal,
+      logger: logger.child({ component: "housekeeping" }),
+      idle: () => e.current.tag === "idle" && e.failure === null,
+      // The sweeper: settles sessions left unsettled, using only the journal's own decisions.
+      sweep: async () => {
+        await recover();
+      },
+      checkpoint: () => journal.checkpoint(),
+      retain: () => journal.retain(clock.now() - config.journal.retentionDays * 86_400_000),
+    });
+  };
+
+  state.setConnect({ code: "starting", detail: "connecting to the payment service", retryAt: null });
+  const readyTimer = clock.setTimer(deps.readyGraceMs ?? 10_000, () => state.ready());
+  let fail: (err: Error) => void = () => {};
+  const failed = new Promise<Error>((resolve) => {
+    fail = resolve;
+  });
+  const serving = serve().catch((err: unknown) => {
+    const error = err instanceof Error ? err : new Error(String(err));
+    logger.fatal({ err: error }, "the unit cannot run");
+    fail(error);
+  });
+
+  return {
+    status: () => state.status(),
+    get engine() {
+      return engine;
+    },
+    failed,
+    onStatus: (listener) => state.onStatus(listener),
+    async stop() {
+      state.setStopping();
+      deps.notifier.stopping();
+      stopping.abort(new Error("daemon stopping"));
+      readyTimer.cancel();
+      await serving;
+      await healing;
+      await housekeeping;
+      await peripherals?.close();
+      const e = engine;
+      if (e !== null) {
+        await vmc.setEnabled(false).catch(() => {});
+        await e.stop();
+      }
+      state.close();
+      // Each device is closed even if another fails to; the journal last (a clean checkpoint).
+      const closing = (what: string) => (err: unknown) => logger.warn({ err }, `closing the ${what} failed`);
+      await vmc.close().catch(closing("VMC"));
+      await payment.close().catch(closing("payment driver"));
+      await display.close().catch(closing("display"));
+      if (config.vmc.driver !== "pulse") await d.gpio?.close().catch(closing("GPIO port"));
+      journal.close();
+    },
+  };
+}

@@ -1,0 +1,62 @@
+import { randomUUID } from "node:crypto";
+import type { VmcEvent } from "../../drivers/vmc/controller.js";
+import type { EngineDeps } from "./options.js";
+import type { EngineInput } from "./types.js";
+
+/** What the VMC event handler needs of the engine (runner.ts). */
+export interface VmcEventHost {
+  readonly deps: EngineDeps;
+  /** False while out of service with no sale running, or after a failure: vend requests are denied. */
+  readonly accepting: boolean;
+  /** True once the engine is out of service by failure (journal). */
+  readonly broken: boolean;
+  atomic(fn: () => void): boolean;
+  dispatch(input: EngineInput): void;
+  background(p: Promise<unknown>, what: string): void;
+}
+
+/**
+ * Turns one VMC event into an engine input. A vend request gets its session ids here, the order id in the
+ * same transaction as the session it opens; a request that cannot be served is denied at once.
+ */
+export function onVmcEvent(host: VmcEventHost, e: VmcEvent): void {
+  const { vmc, journal, logger } = host.deps;
+  if (!host.accepting) {
+    if (e.type === "vendRequested") host.background(vmc.denyVend(), "deny while out of service");
+    return;
+  }
+  switch (e.type) {
+    case "vendRequested":
+      host.atomic(() => {
+        const orderId = journal.nextOrderId();
+        host.dispatch({
+          type: "vendRequested",
+          item: e.item,
+          price: e.price,
+          sessionId: randomUUID(),
+          orderId,
+        });
+      });
+      if (host.broken) host.background(vmc.denyVend(), "deny after journal failure");
+      return;
+    case "vendSucceeded":
+      host.dispatch({ type: "vendSucceeded", item: e.item });
+      return;
+    case "vendFailed":
+      host.dispatch({ type: "vendFailed" });
+      return;
+    case "vendCancelled":
+      host.dispatch({ type: "vendCancelled" });
+      return;
+    case "sessionEnded":
+      host.dispatch({ type: "sessionEnded" });
+      return;
+    case "reset":
+      host.dispatch({ type: "vmcReset", reason: e.reason });
+      return;
+    case "sessionStarted":
+    case "link":
+      logger.info({ vmc: e }, "vmc event");
+      return;
+  }
+}
