@@ -101,6 +101,8 @@ export class AdapterController implements VendController {
   }
 
   async setEnabled(enabled: boolean): Promise<void> {
+    // Checked first: enabling an already-on reader is a no-op that would otherwise hide the closed state.
+    if (this.closed) throw new VmcError("closed", "the controller is closed");
     const off = this.state.reader.s === "offline";
     if (enabled === off) await (enabled ? this.configure() : this.run({ kind: "switch", enabled: false }));
   }
