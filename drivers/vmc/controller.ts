@@ -47,6 +47,14 @@ export interface VendController {
 
 export type VmcKind = "sim" | "mdb-adapter" | "pulse";
 
+/**
+ * The text a VMC can show: MDB DISPLAY REQUEST carries at most 32 ASCII characters (vending-mdb §1.3).
+ * Anything else is replaced by `?`, not refused (display is best effort).
+ */
+export function displayable(text: string): string {
+  return text.replace(/[^\x20-\x7e]/g, "?").slice(0, 32);
+}
+
 export type VmcEvent =
   /** The customer chose `item` at `price` (selection first, or inside a session). */
   | { type: "vendRequested"; item: number; price: Minor }

@@ -1,6 +1,6 @@
 import { type Logger, pino } from "pino";
 import type { Clock, Timer } from "../../../src/core/clock.js";
-import { type VendController, VmcError, type VmcEvent } from "../controller.js";
+import { displayable, type VendController, VmcError, type VmcEvent } from "../controller.js";
 import { createCashlessDialect } from "./dialect.js";
 import {
   initialState,
@@ -126,8 +126,7 @@ export class AdapterController implements VendController {
   }
 
   displayText(text: string): Promise<void> {
-    // §1.3 DISPLAY REQUEST: at most 32 ASCII characters; anything else is replaced, not refused.
-    return this.run({ kind: "display", text: text.replace(/[^\x20-\x7e]/g, "?").slice(0, 32) });
+    return this.run({ kind: "display", text: displayable(text) });
   }
 
   onEvent(listener: (event: VmcEvent) => void): () => void {
