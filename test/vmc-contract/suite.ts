@@ -83,6 +83,14 @@ function lifecycleCases(t: CaseKit): void {
     await t.s.ctrl.close();
   });
 
+  it("open on a disabled controller enables it again (open links, configures and enables)", async () => {
+    await t.s.ctrl.open();
+    await t.s.ctrl.setEnabled(false);
+    await t.s.ctrl.open();
+    await t.request(2, 150);
+    expect(t.ev.types()).toEqual(["vendRequested"]);
+  });
+
   it("commands before open reject with a VmcError and change nothing", async () => {
     const { ctrl } = t.s;
     await refused(ctrl.setEnabled(true));
