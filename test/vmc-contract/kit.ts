@@ -44,7 +44,7 @@ export class CaseKit {
     return this.caps.implicitSession === true ? [{ type: "sessionEnded" }] : [];
   }
 
-  /** Waits until `n` events of `type` have arrived (default: one more than now is not assumed: total). */
+  /** Waits until `n` events of `type` have arrived in this case, counted from its start (default 1). */
   async untilCount(type: VmcEvent["type"], n = 1): Promise<void> {
     await this.s.until(() => this.ev.count(type) >= n, `${n} ${type} event(s); got ${this.ev.types()}`);
   }
