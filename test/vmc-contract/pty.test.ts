@@ -11,7 +11,7 @@ import type { MachineSide, Subject, SubjectDef } from "./subject.js";
 import { describeVendController } from "./suite.js";
 import { realWaits } from "./waits.js";
 
-const COMMAND_TIMEOUT_MS = 1000;
+const COMMAND_TIMEOUT_MS = 2000; // the driver default: generous on a loaded machine
 /** Bound of every wait on real I/O (a loaded 2-core machine answers a PTY round trip in milliseconds). */
 const WAIT_MS = 5000;
 
