@@ -4,16 +4,25 @@ import type { Minor } from "../../src/core/money.js";
  * The vending machine controller (VMC) as the engine sees it: vendd is the cashless device. Implementations:
  * `sim.ts` (in-process), the MDB cashless adapter line protocol over a serial port, and pulse output.
  *
- * Failure semantics:
- * - Commands reject with a `VmcError` when the adapter does not confirm within its timeout or the current
- *   state does not allow the command; a rejected command changed nothing that vendd relies on.
+ * Failure semantics (test/vmc-contract runs every implementation against them):
+ * - Commands reject with a `VmcError` when the adapter does not confirm within its timeout (`timeout`),
+ *   the current state does not allow the command (`state`), an amount is not integer minor units or not
+ *   the requested one (`amount`), the link is down (`io`), or the controller is closed (`closed`); a
+ *   rejected command changed nothing that vendd relies on. Commands before `open` reject too.
+ * - `open` and `close` are idempotent. Events arrive only after `open` is called and never after `close`
+ *   has resolved; after `close`, `open` and every command reject with `closed`.
  * - `approveVend(amount)` is refused unless a vend request for exactly that amount is pending: the
  *   controller never approves an amount different from the one requested (vending-mdb §1.5 rule 5).
+ *   `denyVend` needs a pending request, `endSession` an idle session vendd began (no request pending).
+ * - `setEnabled(false)` is refused during an approved vend; with a request pending it is refused or it
+ *   withdraws the request (`vendCancelled`).
  * - Events arrive in protocol order. No correlation id exists on the wire, so a `vendSucceeded` or
  *   `vendFailed` always refers to the one approved vend; lines that do not fit the state are dropped
- *   (logged) and never become events.
+ *   (logged) and never become events. On MDB a selection-first vend runs in the VMC's implicit session:
+ *   its outcome (or deny, or withdrawal) is followed by `sessionEnded`; a session vendd began goes on
+ *   until the VMC completes it or `endSession`.
  * - After a `reset` event any approved vend without an outcome has an unknown outcome; the engine applies
- *   its policy (MDB §7.4.7: counts as success).
+ *   its policy (MDB §7.4.7: counts as success). A link lost during a session is reported as `reset`.
  */
 export interface VendController {
   readonly kind: VmcKind;
@@ -46,6 +55,14 @@ export interface VendController {
 }
 
 export type VmcKind = "sim" | "mdb-adapter" | "pulse";
+
+/**
+ * The text a VMC can show: MDB DISPLAY REQUEST carries at most 32 ASCII characters (vending-mdb §1.3).
+ * Anything else is replaced by `?`, not refused (display is best effort).
+ */
+export function displayable(text: string): string {
+  return text.replace(/[^\x20-\x7e]/g, "?").slice(0, 32);
+}
 
 export type VmcEvent =
   /** The customer chose `item` at `price` (selection first, or inside a session). */

@@ -1,6 +1,6 @@
 import type { Clock } from "../../src/core/clock.js";
 import type { Minor } from "../../src/core/money.js";
-import { type VendController, VmcError, type VmcEvent } from "./controller.js";
+import { displayable, type VendController, VmcError, type VmcEvent } from "./controller.js";
 
 export type DispenseOutcome = "success" | "failure" | "none";
 
@@ -29,11 +29,15 @@ export interface SimVend {
 /**
  * An in-process vending machine: the `sim` VendController. It enforces the same rules as the adapter
  * driver (an approval must match the pending request exactly) and records every vend, so tests and the demo
- * can compare what the machine delivered with what the journal captured.
+ * can compare what the machine delivered with what the journal captured. It behaves as an MDB VMC in
+ * "always idle" mode behind the adapter (test/vmc-contract checks it against the PTY simulator): a
+ * selection-first vend runs in the VMC's implicit session, which the VMC ends after the vend's outcome
+ * (`sessionEnded`, vending-mdb §2.4); a session vendd began goes on until SESSION COMPLETE or `endSession`.
  */
 export class SimVmc implements VendController {
   readonly kind = "sim" as const;
   private state: SimState = { tag: "disabled" };
+  private phase: "new" | "open" | "closed" = "new";
   private funds: Minor = 0;
   private readonly listeners = new Set<(e: VmcEvent) => void>();
   /** Every vend request and how it ended. */
@@ -47,15 +51,30 @@ export class SimVmc implements VendController {
     return this.state.tag;
   }
 
+  /** Idempotent: a second open leaves a pending request alone and only enables a disabled machine. */
   async open(): Promise<void> {
-    this.state = { tag: "enabled" };
+    this.usable("open");
+    this.phase = "open";
+    if (this.state.tag === "disabled") this.state = { tag: "enabled" };
   }
 
+  /** Like the adapter, the reader goes off the bus only between sessions (never with a vend pending). */
   async setEnabled(enabled: boolean): Promise<void> {
-    this.state = enabled ? { tag: "enabled" } : { tag: "disabled" };
+    this.usable("setEnabled");
+    if (this.phase !== "open") throw new VmcError("state", "the machine is not open");
+    const s = this.state;
+    if (enabled) {
+      if (s.tag === "disabled") this.state = { tag: "enabled" };
+      return;
+    }
+    if (s.tag !== "enabled" && s.tag !== "disabled")
+      throw new VmcError("state", `cannot disable while ${s.tag}`);
+    this.state = { tag: "disabled" };
   }
 
   async beginSession(funds: Minor): Promise<void> {
+    this.usable("beginSession");
+    if (!Number.isSafeInteger(funds) || funds < 0) throw new VmcError("amount", `invalid funds ${funds}`);
     if (this.state.tag !== "enabled")
       throw new VmcError("state", `cannot begin a session while ${this.state.tag}`);
     this.state = { tag: "session", funds };
@@ -64,6 +83,7 @@ export class SimVmc implements VendController {
   }
 
   async approveVend(amount: Minor): Promise<void> {
+    this.usable("approveVend");
     const s = this.state;
     if (s.tag !== "requested") throw new VmcError("state", `no vend request pending (${s.tag})`);
     if (s.price !== amount)
@@ -78,23 +98,24 @@ export class SimVmc implements VendController {
   }
 
   async denyVend(): Promise<void> {
+    this.usable("denyVend");
     const s = this.state;
-    if (s.tag !== "requested") return;
+    if (s.tag !== "requested") throw new VmcError("state", `no vend request pending (${s.tag})`);
     this.vends.push({ item: s.item, price: s.price, result: "denied" });
-    this.state = this.after(s);
+    this.afterVend(s);
   }
 
+  /** Ends a session vendd began that has no vend request pending (like `C,STOP`, vending-mdb §2.2). */
   async endSession(): Promise<void> {
-    const s = this.state;
-    if (s.tag === "session" || ((s.tag === "requested" || s.tag === "vending") && s.session)) {
-      if (s.tag !== "session") this.vends.push({ item: s.item, price: s.price, result: "cancelled" });
-      this.state = { tag: "enabled" };
-      this.emit({ type: "sessionEnded" });
-    }
+    this.usable("endSession");
+    if (this.state.tag !== "session") throw new VmcError("state", `no idle session (${this.state.tag})`);
+    this.state = { tag: "enabled" };
+    this.emit({ type: "sessionEnded" });
   }
 
   async displayText(text: string): Promise<void> {
-    this.texts.push(text.slice(0, 32));
+    this.usable("displayText");
+    this.texts.push(displayable(text));
   }
 
   onEvent(listener: (event: VmcEvent) => void): () => void {
@@ -103,6 +124,7 @@ export class SimVmc implements VendController {
   }
 
   async close(): Promise<void> {
+    this.phase = "closed";
     this.listeners.clear();
     this.state = { tag: "disabled" };
   }
@@ -137,16 +159,16 @@ export class SimVmc implements VendController {
     const s = this.state;
     if (s.tag !== "vending") return;
     this.vends.push({ item: s.item, price: s.price, result: "delivered" });
-    this.state = this.after(s);
     this.emit({ type: "vendSucceeded", item: s.item });
+    this.afterVend(s);
   }
 
   dispenseFailure(): void {
     const s = this.state;
     if (s.tag !== "vending") return;
     this.vends.push({ item: s.item, price: s.price, result: "failed" });
-    this.state = this.after(s);
     this.emit({ type: "vendFailed" });
+    this.afterVend(s);
   }
 
   /** Return button / VMC timeout before the approval. */
@@ -154,8 +176,8 @@ export class SimVmc implements VendController {
     const s = this.state;
     if (s.tag !== "requested") return;
     this.vends.push({ item: s.item, price: s.price, result: "cancelled" });
-    this.state = this.after(s);
     this.emit({ type: "vendCancelled" });
+    this.afterVend(s);
   }
 
   /** The VMC resets; a vend in progress has an unknown outcome. */
@@ -167,9 +189,22 @@ export class SimVmc implements VendController {
     this.emit({ type: "reset", reason });
   }
 
-  /** Where a vend leaves the machine: back in the session it belonged to, or enabled. */
-  private after(s: { session: boolean }): SimState {
-    return s.session ? { tag: "session", funds: this.funds } : { tag: "enabled" };
+  /**
+   * Where a vend leaves the machine: back in the session vendd began, or enabled once the VMC has ended the
+   * implicit session of a selection-first vend (SESSION COMPLETE: `c,STATUS,ENABLED`, vending-mdb §2.4).
+   */
+  private afterVend(s: { session: boolean }): void {
+    if (s.session) {
+      this.state = { tag: "session", funds: this.funds };
+      return;
+    }
+    this.state = { tag: "enabled" };
+    this.emit({ type: "sessionEnded" });
+  }
+
+  /** Every command and `open` refuse once the machine is closed. */
+  private usable(what: string): void {
+    if (this.phase === "closed") throw new VmcError("closed", `${what}: the machine is closed`);
   }
 
   private emit(e: VmcEvent): void {

@@ -1,6 +1,6 @@
 import { type Logger, pino } from "pino";
 import type { Clock, Timer } from "../../../src/core/clock.js";
-import { type VendController, VmcError, type VmcEvent } from "../controller.js";
+import { displayable, type VendController, VmcError, type VmcEvent } from "../controller.js";
 import { createCashlessDialect } from "./dialect.js";
 import {
   initialState,
@@ -101,6 +101,8 @@ export class AdapterController implements VendController {
   }
 
   async setEnabled(enabled: boolean): Promise<void> {
+    // Checked first: enabling an already-on reader is a no-op that would otherwise hide the closed state.
+    if (this.closed) throw new VmcError("closed", "the controller is closed");
     const off = this.state.reader.s === "offline";
     if (enabled === off) await (enabled ? this.configure() : this.run({ kind: "switch", enabled: false }));
   }
@@ -124,8 +126,7 @@ export class AdapterController implements VendController {
   }
 
   displayText(text: string): Promise<void> {
-    // §1.3 DISPLAY REQUEST: at most 32 ASCII characters; anything else is replaced, not refused.
-    return this.run({ kind: "display", text: text.replace(/[^\x20-\x7e]/g, "?").slice(0, 32) });
+    return this.run({ kind: "display", text: displayable(text) });
   }
 
   onEvent(listener: (event: VmcEvent) => void): () => void {

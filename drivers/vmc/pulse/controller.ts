@@ -31,8 +31,8 @@ type State =
  * - inhibited or closed after some pulses → `reset` (unknown outcome: the engine's MDB §7.4.7 policy,
  *   capture and flag for review, as vending-mdb §6 asks for a crash mid-train);
  * - inhibited while a request waits for approval → `vendCancelled`; while in a session → `sessionEnded`.
- * While inhibited the controller takes no request and sends no pulse. `displayText` does nothing: pulse
- * machines have no display to borrow. The optional "running" input is not used.
+ * While inhibited the controller takes no request and sends no pulse. `displayText` does nothing (it only
+ * refuses once closed): pulse machines have no display to borrow. The optional "running" input is not used.
  */
 export function createPulseController(o: PulseControllerOptions): VendController {
   const count = pulsesPerVend(o);
@@ -104,7 +104,12 @@ export function createPulseController(o: PulseControllerOptions): VendController
   return {
     kind: "pulse",
     async open() {
-      if (state.s !== "new") fail("open");
+      // Idempotent like the other controllers: a second open leaves an open controller enabled.
+      if (state.s === "disabled") state = { s: "idle" };
+      if (state.s !== "new") {
+        if (state.s === "closed") fail("open");
+        return;
+      }
       await o.gpio.open();
       const active = !(o.timing.activeHigh ?? true);
       o.gpio.write(o.pulsePin, active);
@@ -129,6 +134,7 @@ export function createPulseController(o: PulseControllerOptions): VendController
     },
     async beginSession(funds) {
       if (state.s !== "idle" || inhibited()) fail(inhibited() ? "beginSession (inhibited)" : "beginSession");
+      if (!Number.isSafeInteger(funds) || funds < 0) throw new VmcError("amount", `invalid funds ${funds}`);
       if (funds < o.price)
         throw new VmcError("amount", `funds ${funds} below the machine's price ${o.price}`);
       state = { s: "session", funds };
@@ -152,7 +158,10 @@ export function createPulseController(o: PulseControllerOptions): VendController
       state = { s: "idle" };
       emit({ type: "sessionEnded" });
     },
-    async displayText() {},
+    async displayText() {
+      // No display to borrow; a closed controller still refuses, like every other command.
+      if (state.s === "closed") fail("displayText");
+    },
     onEvent(listener) {
       listeners.add(listener);
       return () => {

@@ -106,10 +106,18 @@ export class VmcSimCore {
     this.send("c,ERR,VEND 3", ...this.afterVend(opts));
   }
 
-  /** The return button (§1.4): VEND CANCEL in a vend, SESSION COMPLETE in a session. */
+  /**
+   * The return button (§1.4): VEND CANCEL in a vend, SESSION COMPLETE in a session. After VEND CANCEL the
+   * reader is back in Session Idle (§1.2, §1.3): a session the host began goes on, the implicit session of
+   * a selection-first vend is ended by the VMC (§2.4 "Return button").
+   */
   customerCancel(): void {
     const st = this.state;
-    if (st.reader === "vend") {
+    if (st.reader === "vend" && st.hostSession) {
+      st.vend = null;
+      st.reader = "idle";
+      this.send("c,ERR,VEND 1", "c,STATUS,IDLE");
+    } else if (st.reader === "vend") {
       st.vend = null;
       this.endSession("c,ERR,VEND 1");
     } else if (st.reader === "idle") {
