@@ -225,6 +225,11 @@ export class VendEngine implements EffectHost, VmcEventHost {
   private runEffects(effects: readonly Effect[]): boolean {
     // Out of service, the rest state opens nothing new and keeps the out-of-service screen.
     const active = this.serviceReason === null ? effects : effects.filter((e) => !opensSessions(e));
+    // An ignored input (e.g. the session-ended report after a selection vend) opens no transaction.
+    if (active.every((e) => e.type === "ignored")) {
+      for (const effect of active) runEffect(this, effect);
+      return true;
+    }
     return this.atomic(() => {
       for (const effect of active) runEffect(this, effect);
     });
