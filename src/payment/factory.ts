@@ -9,7 +9,7 @@ export interface PaymentFactoryDeps {
   logger: Logger;
   /** The journal's answer to "is this order a live session of ours?" (1301 / busy-PoS recovery). */
   ownsOrder(orderId: string): boolean;
-  /** Jitter source in [0, 1) for retry backoff (default Math.random); seeded in repeatable fault runs. */
+  /** Jitter source in [0, 1) for every retry backoff (default Math.random); seeded in repeatable fault runs. */
   random?: () => number;
 }
 
@@ -87,6 +87,7 @@ export async function createPaymentDriver(
         merchantKey: keys.merchantKey,
         requestTimeoutMs: legacy.requestTimeoutMs,
         clock: deps.clock,
+        ...(deps.random === undefined ? {} : { random: deps.random }),
         logger,
         ownsOrder: deps.ownsOrder,
       });

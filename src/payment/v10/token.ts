@@ -84,6 +84,7 @@ export class TokenSource {
       },
       async () => {
         const r = await exchange(deps.dispatcher, {
+          clock: deps.clock,
           origin: this.origin,
           path: this.path,
           method: "POST",
@@ -102,7 +103,13 @@ export class TokenSource {
         } catch (e) {
           if (!(e instanceof MalformedBody)) throw e;
           return {
-            failure: { kind: "malformed" as const, status: r.status, detail: e.message, mutating: false },
+            failure: {
+              kind: "malformed" as const,
+              status: r.status,
+              detail: e.message,
+              mutating: false,
+              cause: e,
+            },
           };
         }
       },

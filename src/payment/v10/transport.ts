@@ -24,6 +24,8 @@ export interface CallSpec {
   correlationId: string;
   /** Non-2xx statuses returned to the caller instead of thrown (e.g. 409 to re-query, 404 after DELETE). */
   accept?: readonly number[];
+  /** A poll: sent once, because the caller's poll loop is its retry (budget.ts: one layer, not two). */
+  poll?: boolean;
 }
 
 export interface CallResult {
@@ -51,6 +53,8 @@ export interface TransportDeps {
 /**
  * Sends V10 calls with the required headers (pos-v10 §3), timeouts and retries (§12), and one token
  * refresh-and-repeat on 401 (§2). Resolves with 2xx (and accepted) answers; rejects with a PaymentError.
+ * A repeatable call gets at most `1 + policy.max` attempts (retry.ts decides, budget.ts counts them); the
+ * deadline and the backoff sleeps run on the injected clock, the jitter comes from the injected random.
  */
 export class V10Transport {
   private readonly origin: string;
@@ -73,7 +77,7 @@ export class V10Transport {
         method: spec.method,
         hasIdempotencyKey: spec.idempotencyKey !== undefined,
         naturallyIdempotent: spec.naturallyIdempotent === true,
-        policy: deps.policy,
+        policy: spec.poll === true ? { ...deps.policy, max: 0 } : deps.policy,
         clock: deps.clock,
         random: deps.random,
         signal,
@@ -84,6 +88,7 @@ export class V10Transport {
         for (;;) {
           const token = await deps.tokens.get(signal);
           const r = await exchange(deps.dispatcher, {
+            clock: deps.clock,
             origin: this.origin,
             path: this.prefix + spec.path,
             method: spec.method,
@@ -139,6 +144,6 @@ export function readBody<T>(op: string, r: CallResult, mutating: boolean, parse:
     return parse(r.body);
   } catch (e) {
     if (!(e instanceof MalformedBody)) throw e;
-    throw toPaymentError(op, { kind: "malformed", status: r.status, detail: e.message, mutating });
+    throw toPaymentError(op, { kind: "malformed", status: r.status, detail: e.message, mutating, cause: e });
   }
 }
