@@ -72,7 +72,7 @@ export async function startDaemon(loaded: LoadedConfig, deps: DaemonDeps): Promi
     const recover = async () => {
       const report = await recoverSessions(
         journal,
-        { payment: p0, clock, logger: recoveryLogger, signal: stopping.signal },
+        { payment: p0, logger: recoveryLogger, signal: stopping.signal },
         {
           unknownOutcome: options.unknownOutcome,
           paymentMode: options.paymentMode,
