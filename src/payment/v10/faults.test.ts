@@ -174,6 +174,10 @@ describe("V10 retries under faults", () => {
     expect(err).toBeInstanceOf(PaymentError);
     expect((err as PaymentError).ambiguous).toBe(true);
     expect((err as PaymentError).message).toContain("aborted by caller");
+    // The failure the caller gave up after is kept as the cause.
+    const cause = (err as PaymentError).cause;
+    expect(cause).toBeInstanceOf(PaymentError);
+    expect(cause).toMatchObject({ code: "unavailable", details: { ambiguous: true } });
     expect(initiates(fake).length).toBe(1);
     const again = await driver
       .start({ orderId: "o-1", amount: 500, idempotencyKey: "key-a" }, ac.signal)
