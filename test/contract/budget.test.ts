@@ -17,8 +17,10 @@ import { FAULTS } from "./fault-kit.js";
  * PaymentDriver doc states — and the money moves at most once (never two effects of one kind on one order,
  * never both captured and cancelled).
  *
- * Bounded and repeatable: 50 ms timeouts (a hang costs milliseconds), emulator time frozen except where
- * the drivers' clock moves it (budget-kit.ts), seeded jitter per cell, a fresh PoS per cell.
+ * Bounded and repeatable: the drivers' default timeouts and retries, so the budget is the very figures
+ * the doc states; emulator time frozen except where the drivers' clock moves it, a hung request's deadline
+ * fired as soon as the emulator hangs it (budget-kit.ts: a hang costs its timeout in emulator time and a
+ * millisecond of real time); seeded jitter per cell; a fresh PoS per cell.
  * `BUDGET_REPORT=1` prints each cell's figures.
  */
 const SCOPES = ["mutation", "mutation, not applied", "every request"] as const;
