@@ -1,5 +1,7 @@
 import type { PaymentDriverKind } from "./driver.js";
+import { DEFAULT_REQUEST_TIMEOUT_MS } from "./legacy/options.js";
 import { type Backoff, cappedDelay, clampRetries, DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.js";
+import { DEFAULT_V10_TIMEOUTS } from "./v10/options.js";
 
 /**
  * The retry budget of every payment operation, as data: for each request an operation may send, how many
@@ -226,16 +228,16 @@ export interface BudgetParams {
   refundPollDelayMs: number;
 }
 
-/** The defaults of the drivers (pos-v10 §12; legacy options `requestTimeoutMs`). */
+/** The defaults of the drivers, read from their options modules (pos-v10 §12; legacy `requestTimeoutMs`). */
 export const DEFAULT_PARAMS: Readonly<Record<BudgetInterface, BudgetParams>> = Object.freeze({
   v10: {
-    timeouts: { postMs: 2000, getMs: 500 },
+    timeouts: { ...DEFAULT_V10_TIMEOUTS },
     policy: DEFAULT_RETRY_POLICY,
     repeat: DEFAULT_RETRY_POLICY,
     refundPollDelayMs: 100,
   },
   legacy: {
-    timeouts: { postMs: 2000, getMs: 2000 },
+    timeouts: { postMs: DEFAULT_REQUEST_TIMEOUT_MS, getMs: DEFAULT_REQUEST_TIMEOUT_MS },
     policy: DEFAULT_RETRY_POLICY,
     repeat: DEFAULT_RETRY_POLICY,
     refundPollDelayMs: 100,

@@ -88,6 +88,7 @@ export class LegacyDriver implements PaymentDriver {
     const key = posKey(this.c);
     let unit = await this.readUnit(signal);
     if (unit === null) {
+      let refused: PaymentError | null = null;
       try {
         await t.call(
           "RegisterPoS",
@@ -96,9 +97,13 @@ export class LegacyDriver implements PaymentDriver {
         );
       } catch (e) {
         if (!(e instanceof PaymentError) || !(e.code === "invalid" || e.ambiguous)) throw e;
+        refused = e;
       }
       unit = await this.readUnit(signal);
-      if (unit === null) throw new PaymentError("notFound", "open: the PoS could not be registered");
+      if (unit === null) {
+        const cause = refused === null ? undefined : { cause: refused };
+        throw new PaymentError("notFound", "open: the PoS could not be registered", {}, cause);
+      }
     } else {
       await t.call("UpdateRegisteredPoSName", { ...key, Name: o.posName }, signal);
     }

@@ -63,7 +63,8 @@ function startFields(c: LegacyContext, ref: PaymentRef, amount: number): StartCa
       bulkRef: base.BulkRef,
     });
   } catch (e) {
-    if (e instanceof SigningError) throw new PaymentError("invalid", `PaymentStart: ${e.message}`);
+    if (e instanceof SigningError)
+      throw new PaymentError("invalid", `PaymentStart: ${e.message}`, {}, { cause: e });
     throw e;
   }
   // pos-legacy §12: CustomerTokenCalc 1, a vending machine cannot recalculate a price.

@@ -14,7 +14,7 @@ import { PaymentError } from "../errors.js";
 import { clampRetries, DEFAULT_RETRY_POLICY, type RetryPolicy } from "../retry.js";
 import { correlationIdFor } from "./ids.js";
 import { onboard } from "./onboarding.js";
-import type { V10DriverOptions } from "./options.js";
+import { DEFAULT_V10_TIMEOUTS, type V10DriverOptions } from "./options.js";
 import { parseCheckin } from "./parse.js";
 import {
   cancelPayment,
@@ -42,8 +42,8 @@ export function createV10Driver(options: V10DriverOptions): PaymentDriver {
   // pos-v10 §12: at most 5 retries (6 calls).
   const policy: RetryPolicy = { ...merged, max: clampRetries(merged.max) };
   const random = options.random ?? Math.random;
-  const postMs = options.timeouts?.postMs ?? 2_000;
-  const getMs = options.timeouts?.getMs ?? 500;
+  const postMs = options.timeouts?.postMs ?? DEFAULT_V10_TIMEOUTS.postMs;
+  const getMs = options.timeouts?.getMs ?? DEFAULT_V10_TIMEOUTS.getMs;
   const tokens = new TokenSource({
     dispatcher,
     tokenUrl: options.tokenUrl,
