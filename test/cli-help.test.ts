@@ -25,7 +25,16 @@ describe("vendd --help and --version", () => {
     const top = await vendd(["--help"]);
     expect(top.code).toBe(0);
     const names = [...new Set(COMMANDS.map((c) => c.command))];
-    expect(names.sort()).toEqual(["config", "demo", "doctor", "emulator", "nfc", "run", "sim-vmc"]);
+    expect(names.sort()).toEqual([
+      "config",
+      "demo",
+      "doctor",
+      "emulator",
+      "journal",
+      "nfc",
+      "run",
+      "sim-vmc",
+    ]);
     for (const name of names) {
       const own = await vendd([name, "--help"]);
       expect(own.code, `${name} --help`).toBe(0);

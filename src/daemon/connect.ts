@@ -68,10 +68,10 @@ export async function connectService(deps: ConnectDeps): Promise<PosIdentity | n
     const delay = setback.slow
       ? backoffDelay(
           1,
-          { max: 0, baseDelayMs: policy.refusedDelayMs, maxDelayMs: policy.refusedDelayMs },
+          { baseDelayMs: policy.refusedDelayMs, maxDelayMs: policy.refusedDelayMs },
           deps.random,
         )
-      : backoffDelay(failures, { max: 0, ...policy }, deps.random);
+      : backoffDelay(failures, policy, deps.random);
     const reason: StatusReason = { ...setback.reason, retryAt: clock.now() + delay };
     logger.warn({ reason: reason.code, detail: reason.detail, retryInMs: delay }, "out of service");
     if (setback.err !== undefined) logger.debug({ err: setback.err }, "attempt failed");

@@ -25,6 +25,8 @@ export interface DaemonDeps {
   clock?: Clock;
   /** Crash points for the crash tests (default none; `vendd run` arms them from VENDD_FAULT_POINT). */
   faults?: FaultPoints;
+  /** Runs the payment requests' deadlines (default `clock`): real time where a test steps `clock` by hand. */
+  requestClock?: Clock;
   /** Jitter of the reconnect and re-check backoff, in [0, 1) (default Math.random). */
   random?: () => number;
   /** Backoff between attempts to reach the service or re-check the journal (default DEFAULT_CONNECT_POLICY). */
@@ -96,6 +98,7 @@ export async function startDaemon(loaded: LoadedConfig, deps: DaemonDeps): Promi
       deps.devices?.payment ??
       (await createPaymentDriver(config, secrets, {
         clock,
+        ...(deps.requestClock === undefined ? {} : { deadlineClock: deps.requestClock }),
         logger,
         ownsOrder: (orderId) => journal.ownsLiveOrder(orderId),
       }));

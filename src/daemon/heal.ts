@@ -50,7 +50,7 @@ export async function healJournal(first: unknown, deps: HealDeps): Promise<boole
   let why = journalReason(first);
   while (!signal.aborted) {
     failures++;
-    const delay = backoffDelay(failures, { max: 0, ...deps.policy }, deps.random);
+    const delay = backoffDelay(failures, deps.policy, deps.random);
     deps.onSetback({ ...why, retryAt: clock.now() + delay });
     try {
       await clock.sleep(delay, signal);

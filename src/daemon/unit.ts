@@ -54,7 +54,7 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
     const run = recoveries.then(async () => {
       const report = await recoverSessions(
         journal,
-        { payment, clock, logger: recoveryLogger, signal: stopping.signal },
+        { payment, logger: recoveryLogger, signal: stopping.signal },
         {
           unknownOutcome: options.unknownOutcome,
           paymentMode: options.paymentMode,

@@ -57,7 +57,7 @@ describe("settlement conflicts", () => {
     const calls = unit.payment.calls.length;
     const report = await recoverSessions(
       unit.journal,
-      { payment: unit.payment, clock: unit.clock, logger: rec.logger, signal: new AbortController().signal },
+      { payment: unit.payment, logger: rec.logger, signal: new AbortController().signal },
       { unknownOutcome: "capture", paymentMode: "reservation" },
     );
     expect(report.conflicts).toEqual([{ orderId: s?.orderId, why: expect.stringMatching(/captured/) }]);

@@ -154,7 +154,7 @@ export function runEffect(host: EffectHost, effect: Effect): void {
 }
 
 function startPayment(host: EffectHost, effect: Extract<Effect, { type: "startPayment" }>): void {
-  const { journal, clock, logger, payment } = host.deps;
+  const { journal, logger, payment } = host.deps;
   const { session, purpose } = effect;
   const intent = journal.recordIntent({
     sessionId: session.id,
@@ -174,7 +174,7 @@ function startPayment(host: EffectHost, effect: Extract<Effect, { type: "startPa
   };
   host.launch(() =>
     host.track(
-      startPaymentResolved({ payment, clock, logger, signal: host.signal }, request).then((r) =>
+      startPaymentResolved({ payment, logger, signal: host.signal }, request).then((r) =>
         host.atomic(() => {
           if (r.kind === "started") {
             host.faults.hit("start.sent");
@@ -199,7 +199,7 @@ function startPayment(host: EffectHost, effect: Extract<Effect, { type: "startPa
 }
 
 function settle(host: EffectHost, effect: Extract<Effect, { type: "settle" }>): void {
-  const { journal, clock, logger, payment } = host.deps;
+  const { journal, logger, payment } = host.deps;
   const { session, ref, action, amount, reason, review } = effect;
   journal.decide(session.id, { action, amount, reason, review });
   journal.event(session.id, "decided", { action, amount, reason, review });
@@ -214,7 +214,7 @@ function settle(host: EffectHost, effect: Extract<Effect, { type: "settle" }>): 
   const request = { ref, action, amount, intent, refundOrderId: `${session.orderId}r` };
   host.launch(() =>
     host.track(
-      settlePayment({ payment, clock, logger, signal: host.signal }, request, host.opts.settle).then((r) =>
+      settlePayment({ payment, logger, signal: host.signal }, request).then((r) =>
         host.atomic(() => {
           if (r.ok) {
             host.faults.hit("settle.sent");

@@ -6,7 +6,6 @@ import type { Clock } from "../core/clock.js";
 import type { FaultPoints } from "../core/faults.js";
 import type { Journal } from "../journal/journal.js";
 import type { PaymentDriver } from "../payment/driver.js";
-import type { SettleOptions } from "./payments.js";
 import type { EngineContext, SessionResult } from "./types.js";
 
 export interface EngineOptions {
@@ -29,7 +28,6 @@ export interface EngineOptions {
   /** How vend payments start: reservations, or the older interface's direct payments. */
   paymentMode: "reservation" | "payment";
   captureType: "full" | "partial";
-  settle?: Partial<SettleOptions>;
 }
 
 export interface EngineDeps {

@@ -1,5 +1,4 @@
 import type { Logger } from "pino";
-import type { Clock } from "../core/clock.js";
 import type { Minor } from "../core/money.js";
 import type { Intent } from "../journal/journal.js";
 import type { PaymentDriver, PaymentRef, PaymentState, StartRequest } from "../payment/driver.js";
@@ -8,34 +7,21 @@ import type { SettleAction } from "./types.js";
 
 /**
  * The engine's use of a payment driver for the two mutations that matter: starting a payment and settling
- * it. Both resolve ambiguous outcomes (timeout, reset, 5xx) by asking the service, never by guessing
- * (reliability.md §2.3), and repeat a mutation only with the journaled key or after a query showed it is
- * safe (pos-legacy §11).
+ * it. The engine sends each mutation ONCE: the driver and its transport already repeat what is safe to
+ * repeat (retry.ts decides, budget.ts counts), so a loop here would multiply their attempts. An ambiguous
+ * outcome (timeout, reset, 5xx) is resolved by ONE query to the service, never by guessing and never by
+ * sending again (reliability.md §2.3); what is still unknown is left to recovery, whose sweeper settles it
+ * later with the same budget.
  */
 export interface PaymentCallDeps {
   payment: PaymentDriver;
-  clock: Clock;
   logger: Logger;
   signal: AbortSignal;
 }
 
-export interface SettleOptions {
-  /** Attempts before the settlement is left to recovery (default 5). */
-  maxAttempts: number;
-  /** First backoff delay, ms (default 500); doubles per attempt up to `maxDelayMs` (default 5000). */
-  baseDelayMs: number;
-  maxDelayMs: number;
-}
-
-const DEFAULT_SETTLE: SettleOptions = { maxAttempts: 5, baseDelayMs: 500, maxDelayMs: 5000 };
-
 export type StartResult =
   | { kind: "started"; ref: PaymentRef }
   | { kind: "failed"; reason: string; unresolved: boolean };
-
-function backoff(attempt: number, o: SettleOptions): number {
-  return Math.min(o.maxDelayMs, o.baseDelayMs * 2 ** attempt);
-}
 
 function describe(err: unknown): string {
   if (err instanceof PaymentError) return `${err.code}: ${err.message}`;
@@ -43,39 +29,28 @@ function describe(err: unknown): string {
 }
 
 /**
- * Starts a payment. An ambiguous failure is resolved by `lookup(orderId)`: found → started; not found →
- * the start is repeated with the same idempotency key. Still unknown after the attempts → `unresolved`,
- * and the journal's pending intent leaves it to recovery.
+ * Starts a payment. An ambiguous failure is resolved by `lookup(orderId)`: found → started. Not found, or
+ * the lookup failed → `unresolved`: the journal's pending intent leaves it to recovery, which looks the
+ * order up again later (a start the service applies late is then found and released, never lost).
  */
-export async function startPaymentResolved(
-  deps: PaymentCallDeps,
-  req: StartRequest,
-  options?: Partial<SettleOptions>,
-): Promise<StartResult> {
-  const o = { ...DEFAULT_SETTLE, ...options };
-  let last = "no attempt made";
-  for (let attempt = 0; attempt < o.maxAttempts; attempt++) {
-    if (deps.signal.aborted) break;
-    try {
-      return { kind: "started", ref: await deps.payment.start(req, deps.signal) };
-    } catch (err) {
-      if (!(err instanceof PaymentError)) throw err;
-      last = describe(err);
-      if (!err.ambiguous) return { kind: "failed", reason: last, unresolved: false };
-      deps.logger.warn({ orderId: req.orderId, err }, "payment start outcome unknown; querying");
-    }
-    try {
-      const found = await deps.payment.lookup(req.orderId, deps.signal);
-      if (found !== null) return { kind: "started", ref: found.ref };
-    } catch (err) {
-      if (!(err instanceof PaymentError)) throw err;
-      last = describe(err);
-    }
-    try {
-      await deps.clock.sleep(backoff(attempt, o), deps.signal);
-    } catch {
-      break;
-    }
+export async function startPaymentResolved(deps: PaymentCallDeps, req: StartRequest): Promise<StartResult> {
+  if (deps.signal.aborted) return { kind: "failed", reason: "no attempt made", unresolved: true };
+  let last: string;
+  try {
+    return { kind: "started", ref: await deps.payment.start(req, deps.signal) };
+  } catch (err) {
+    if (!(err instanceof PaymentError)) throw err;
+    last = describe(err);
+    if (!err.ambiguous) return { kind: "failed", reason: last, unresolved: false };
+    deps.logger.warn({ orderId: req.orderId, err }, "payment start outcome unknown; looking it up");
+  }
+  try {
+    const found = await deps.payment.lookup(req.orderId, deps.signal);
+    if (found !== null) return { kind: "started", ref: found.ref };
+    last = `${last}; the order is not at the service (yet)`;
+  } catch (err) {
+    if (!(err instanceof PaymentError)) throw err;
+    last = `${last}; lookup failed: ${describe(err)}`;
   }
   return { kind: "failed", reason: last, unresolved: true };
 }
@@ -107,46 +82,35 @@ export function conflictsWith(action: SettleAction, state: PaymentState): boolea
 }
 
 /**
- * Captures or cancels (for a direct payment: nothing to capture, refund instead of cancel). Capture and
- * cancel are idempotent at the service, so an ambiguous attempt is repeated; a definitive refusal is
- * checked against the payment's status, because "already captured" or "already cancelled" is success.
+ * Captures or cancels (for a direct payment: nothing to capture, refund instead of cancel), once. Any
+ * failure is checked against the payment's status, because "already captured" or "already cancelled" is
+ * success; otherwise the settlement is left for recovery with its decision journaled.
  */
-export async function settlePayment(
-  deps: PaymentCallDeps,
-  req: SettleRequest,
-  options?: Partial<SettleOptions>,
-): Promise<SettleResult> {
-  const o = { ...DEFAULT_SETTLE, ...options };
+export async function settlePayment(deps: PaymentCallDeps, req: SettleRequest): Promise<SettleResult> {
   const { payment, signal } = deps;
   const { ref, action, amount } = req;
-  let last = "no attempt made";
-  for (let attempt = 0; attempt < o.maxAttempts; attempt++) {
-    if (signal.aborted) break;
-    try {
-      if (ref.mode === "payment") return await settleDirect(deps, req);
-      if (action === "capture") await payment.capture(ref, amount, signal);
-      else await payment.cancel(ref, signal);
-      return { ok: true, detail: `${action} ${amount}` };
-    } catch (err) {
-      if (!(err instanceof PaymentError)) throw err;
-      last = describe(err);
-      if (!err.ambiguous) return await confirmByStatus(deps, req, last);
-      deps.logger.warn({ orderId: ref.orderId, action, err }, "settlement outcome unknown; repeating");
+  if (signal.aborted) return { ok: false, detail: "left for recovery: no attempt made", retryable: true };
+  try {
+    if (ref.mode === "payment") return await settleDirect(deps, req);
+    if (action === "capture") await payment.capture(ref, amount, signal);
+    else await payment.cancel(ref, signal);
+    return { ok: true, detail: `${action} ${amount}` };
+  } catch (err) {
+    if (!(err instanceof PaymentError)) throw err;
+    if (err.ambiguous) {
+      deps.logger.warn({ orderId: ref.orderId, action, err }, "settlement outcome unknown; querying status");
     }
-    try {
-      await deps.clock.sleep(backoff(attempt, o), signal);
-    } catch {
-      break;
-    }
+    return confirmByStatus(deps, req, describe(err), err.ambiguous);
   }
-  return { ok: false, detail: `left for recovery: ${last}`, retryable: true };
 }
 
 async function confirmByStatus(
   deps: PaymentCallDeps,
   req: SettleRequest,
-  refusal: string,
+  failure: string,
+  ambiguous: boolean,
 ): Promise<SettleResult> {
+  const why = ambiguous ? `left for recovery: ${failure}` : failure;
   try {
     const obs = await deps.payment.status(req.ref, deps.signal);
     if (req.action === "capture" && obs.state === "captured") return { ok: true, detail: "already captured" };
@@ -158,11 +122,13 @@ async function confirmByStatus(
         ok: false,
         retryable: false,
         conflict: true,
-        detail: `decided ${req.action}, but the service shows the payment ${obs.state} (${refusal})`,
+        detail: `decided ${req.action}, but the service shows the payment ${obs.state} (${failure})`,
       };
-    return { ok: false, detail: `${refusal}; payment is ${obs.state}`, retryable: false };
+    // After an ambiguous failure the call may simply not have been applied: recovery tries again. A
+    // definite refusal with the payment still open is for a person.
+    return { ok: false, detail: `${why}; payment is ${obs.state}`, retryable: ambiguous };
   } catch (err) {
-    return { ok: false, detail: `${refusal}; status unknown (${describe(err)})`, retryable: true };
+    return { ok: false, detail: `${why}; status unknown (${describe(err)})`, retryable: true };
   }
 }
 

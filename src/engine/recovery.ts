@@ -1,7 +1,7 @@
 import { CONFLICT_PREFIX, isConflict, type Journal, type SessionRow } from "../journal/journal.js";
 import type { PaymentObservation, PaymentRef } from "../payment/driver.js";
 import { PaymentError } from "../payment/errors.js";
-import { conflictsWith, type PaymentCallDeps, type SettleOptions, settlePayment } from "./payments.js";
+import { conflictsWith, type PaymentCallDeps, settlePayment } from "./payments.js";
 import type { SessionResult, SettleAction } from "./types.js";
 
 export interface RecoveryOptions {
@@ -11,7 +11,6 @@ export interface RecoveryOptions {
   paymentMode: "reservation" | "payment";
   /** CaptureType of vend reservations on the older interface; check-in sessions are always partial. */
   captureType?: "full" | "partial";
-  settle?: Partial<SettleOptions>;
 }
 
 export interface RecoveryReport {
@@ -118,11 +117,13 @@ async function recoverOne(
     paymentId: ref.id,
     amount: decision.amount,
   });
-  const r = await settlePayment(
-    deps,
-    { ref, action: decision.action, amount: decision.amount, intent, refundOrderId: `${s.orderId}r` },
-    opts.settle,
-  );
+  const r = await settlePayment(deps, {
+    ref,
+    action: decision.action,
+    amount: decision.amount,
+    intent,
+    refundOrderId: `${s.orderId}r`,
+  });
   if (!r.ok && r.conflict) {
     journal.completeIntent(intent.id, "failed", r.detail);
     return { result: null, how: r.detail, waiting: false, conflict: true };

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { Clock } from "../core/clock.js";
 import type { PaymentDriver, PaymentObservation, PaymentRef } from "../payment/driver.js";
+import { pollRetryDelay } from "../payment/retry.js";
 import { watchPayment } from "../payment/watch.js";
 
 /**
@@ -29,25 +30,29 @@ export async function pollPayment(
 /**
  * Check-in first, `poll` mode: polls the check-in query while the QR code is shown, spaced by the service's
  * poll delay (at least one second, seed: polling at most once per second), until a customer checked in.
+ * After a failed poll the delay is kept, plus jitter (retry.ts `pollRetryDelay`).
  */
 export async function pollCheckin(
-  deps: { payment: PaymentDriver; clock: Clock; logger: Logger },
+  deps: { payment: PaymentDriver; clock: Clock; logger: Logger; random?: () => number },
   signal: AbortSignal,
   onCheckin: () => void,
 ): Promise<void> {
   let delay = 0;
+  /** The service's last poll delay (the base of the wait after a failure, which must not compound). */
+  let serviceDelay = 1000;
   while (!signal.aborted) {
     try {
       if (delay > 0) await deps.clock.sleep(delay, signal);
       const obs = await deps.payment.checkin(signal);
-      delay = Math.max(obs.pollDelayMs, 1000);
+      serviceDelay = Math.max(obs.pollDelayMs, 1000);
+      delay = serviceDelay;
       if (obs.checkedIn && !signal.aborted) {
         onCheckin();
         return;
       }
     } catch (err) {
       if (signal.aborted) return;
-      delay = Math.max(delay, 1000);
+      delay = pollRetryDelay(serviceDelay, deps.random ?? Math.random);
       deps.logger.warn({ err }, "check-in poll failed");
     }
   }

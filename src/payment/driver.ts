@@ -16,6 +16,39 @@ import type { Minor } from "../core/money.js";
  *   resolves, it does not double the effect.
  * - Polling methods (`status`, `checkin`) report the service's earliest next poll in `pollDelayMs`; the
  *   caller must not poll sooner.
+ *
+ * Retry budget. Three layers may repeat a request, and each repeats only what the layer below cannot:
+ * the transport (V10: `1 + retries.max` attempts of a GET, a DELETE, a keyed POST, a capture or a cancel;
+ * the older interface: never), the driver (a read after a 409, the older interface's one repeat after a
+ * lost answer, the busy-PoS recovery, refund polls) and the engine (src/engine/payments.ts: the mutation
+ * ONCE, an unknown outcome resolved by one status query or lookup, the rest left to recovery, which tries
+ * again with the same budget at its next sweep). retry.ts decides every repeat and its jittered wait;
+ * budget.ts is the table of attempts per layer. Its worst case at the defaults (V10: POST and DELETE 2 s,
+ * GET 0.5 s, 2 retries with backoffs ≤ 100 + 200 ms; older interface: 2 s per request, a repeat after
+ * ≤ 100 ms), every request timing out and every wait at its bound, per logical call:
+ *
+ * | operation     | V10 requests | V10 time | older requests | older time |
+ * |---------------|--------------|----------|----------------|------------|
+ * | start         | 12           | 11.7 s   | 6              | 12.1 s     |
+ * | busy          | 21           | 21.6 s   | 8              | 16.1 s     |
+ * | capture       | 9            | 9.9 s    | 4              | 8.1 s      |
+ * | cancel        | 9            | 9.9 s    | 5              | 10.1 s     |
+ * | payCancel     | –            | –        | 8              | 16.1 s     |
+ * | refund        | 20           | 21.4 s   | 5              | 10.1 s     |
+ * | partialRefund | –            | –        | 2              | 4 s        |
+ * | open          | 24           | 23.4 s   | 4              | 8 s        |
+ * | status        | 3            | 1.8 s    | 1              | 2 s        |
+ * | lookup        | 9            | 5.4 s    | 2              | 4 s        |
+ * | token         | 3            | 6.3 s    | –              | –          |
+ *
+ * `start`, `capture`, `cancel` as the engine makes them (the resolving query included); `busy`: what a
+ * busy PoS adds to one start, once (V10 409 1301, older 50); `payCancel` and `refund` (older): the
+ * engine's settlement of a direct payment (cancel before Done, full refund after it); V10 `refund`: the
+ * driver call (R1, with ten poll waits of ≤ 1.5 × the refund's `pollDelayInMs`, 100 ms here);
+ * `partialRefund`: never repeated (no key). V10 adds a token fetch (`token`) when the cached token is due
+ * or refused, at most once per call. Times scale with the configured timeouts; `retries.max = m` makes
+ * each V10 repeatable request `m + 1` attempts. test/contract/budget.test.ts holds the drivers to the
+ * table under the emulator's worst fault schedules; budget.test.ts holds this table to budget.ts.
  */
 export interface PaymentDriver {
   readonly kind: PaymentDriverKind;

@@ -24,6 +24,11 @@ export type PaymentErrorCode =
   /** A refund the service refused (amount too high, too old, already refunded). */
   | "refundRefused";
 
+/**
+ * `cause` (ES2022) keeps the error behind the failure (undici's, or the PaymentError a flow re-classified)
+ * for logs and debugging; the logger's error serializer strips request state from it. The message never
+ * carries a secret, a token or a header.
+ */
 export class PaymentError extends Error {
   override readonly name = "PaymentError";
   constructor(
@@ -37,8 +42,9 @@ export class PaymentError extends Error {
       /** The service's own error code (V10 `code`, older `StatusCode`). */
       serviceCode?: string;
     } = {},
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
   }
 
   get ambiguous(): boolean {

@@ -9,8 +9,10 @@ export interface PaymentFactoryDeps {
   logger: Logger;
   /** The journal's answer to "is this order a live session of ours?" (1301 / busy-PoS recovery). */
   ownsOrder(orderId: string): boolean;
-  /** Jitter source in [0, 1) for retry backoff (default Math.random); seeded in repeatable fault runs. */
+  /** Jitter source in [0, 1) for every retry backoff (default Math.random); seeded in repeatable fault runs. */
   random?: () => number;
+  /** Runs request deadlines (default `clock`; see the drivers' `deadlineClock`). */
+  deadlineClock?: Clock;
 }
 
 export class PaymentConfigError extends Error {
@@ -60,6 +62,7 @@ export async function createPaymentDriver(
         timeouts: v10.timeouts,
         retries: v10.retries,
         clock: deps.clock,
+        ...(deps.deadlineClock === undefined ? {} : { deadlineClock: deps.deadlineClock }),
         ...(deps.random === undefined ? {} : { random: deps.random }),
         logger,
         ownsOrder: deps.ownsOrder,
@@ -87,6 +90,8 @@ export async function createPaymentDriver(
         merchantKey: keys.merchantKey,
         requestTimeoutMs: legacy.requestTimeoutMs,
         clock: deps.clock,
+        ...(deps.deadlineClock === undefined ? {} : { deadlineClock: deps.deadlineClock }),
+        ...(deps.random === undefined ? {} : { random: deps.random }),
         logger,
         ownsOrder: deps.ownsOrder,
       });

@@ -2,8 +2,11 @@ import { describe, expect, it } from "vitest";
 import {
   type AttemptOutcome,
   backoffDelay,
+  clampRetries,
   DEFAULT_RETRY_POLICY,
+  decideRepeat,
   decideRetry,
+  pollRetryDelay,
   seededRandom,
 } from "./retry.js";
 
@@ -125,5 +128,61 @@ describe("backoffDelay", () => {
     expect(da).toEqual(db);
     const c = seededRandom(8);
     expect([1, 2, 3].map((n) => backoffDelay(n, policy, c))).not.toEqual(da);
+  });
+});
+
+describe("decideRetry: the transport's attempts", () => {
+  it("never more than 6 calls (pos-v10 §12), whatever the policy says", () => {
+    const many = { ...policy, max: 9 };
+    const at = (attempt: number) =>
+      decideRetry({ attempt, method: "GET", outcome: net, hasIdempotencyKey: false, policy: many }, half)
+        .retry;
+    expect([1, 2, 3, 4, 5, 6].map(at)).toEqual([true, true, true, true, true, false]);
+    expect(clampRetries(9)).toBe(5);
+    expect(clampRetries(-1)).toBe(0);
+    expect(clampRetries(Number.NaN)).toBe(0);
+    expect(clampRetries(2.7)).toBe(2);
+  });
+
+  it("the delay of a retry is the backoff of the failed attempt, jittered", () => {
+    const d = decideRetry(
+      { attempt: 2, method: "GET", outcome: net, hasIdempotencyKey: false, policy },
+      () => 0,
+    );
+    expect(d).toEqual({ retry: true, delayMs: 100 });
+  });
+});
+
+describe("decideRepeat: a loop above the transport", () => {
+  it("repeats while the budget lasts, after a jittered backoff", () => {
+    const backoff = { baseDelayMs: 100, maxDelayMs: 2000 };
+    expect(decideRepeat({ attempt: 1, limit: 2 }, backoff, () => 0)).toEqual({ retry: true, delayMs: 50 });
+    expect(decideRepeat({ attempt: 1, limit: 2 }, backoff, () => 0.999_999)).toEqual({
+      retry: true,
+      delayMs: 99,
+    });
+    expect(decideRepeat({ attempt: 2, limit: 2 }, backoff, half)).toEqual({ retry: false });
+    expect(decideRepeat({ attempt: 1, limit: 1 }, backoff, half)).toEqual({ retry: false });
+  });
+
+  it("refuses a nonsensical attempt number", () => {
+    const backoff = { baseDelayMs: 100, maxDelayMs: 2000 };
+    for (const attempt of [0, -1, 1.5, Number.NaN]) {
+      expect(decideRepeat({ attempt, limit: 5 }, backoff, half)).toEqual({ retry: false });
+    }
+  });
+});
+
+describe("pollRetryDelay: after a failed poll", () => {
+  it("is never sooner than the service's delay and at most half of it later", () => {
+    const random = seededRandom(3);
+    for (let i = 0; i < 100; i++) {
+      const d = pollRetryDelay(1000, random);
+      expect(d).toBeGreaterThanOrEqual(1000);
+      expect(d).toBeLessThanOrEqual(1500);
+    }
+    expect(pollRetryDelay(1000, () => 0)).toBe(1000);
+    expect(pollRetryDelay(1000, () => 1)).toBe(1499);
+    expect(pollRetryDelay(-5, half)).toBe(0);
   });
 });

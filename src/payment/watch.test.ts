@@ -60,7 +60,7 @@ describe("watchPayment", () => {
     expect(polls).toEqual([0, 1000, 2500, 3500]);
   });
 
-  it("keeps the last delay after a failed poll and ends when `until` is satisfied", async () => {
+  it("keeps the last delay plus jitter after a failed poll and ends when `until` is satisfied", async () => {
     const clock = new ManualClock(0);
     const { driver, polls } = scriptedDriver(clock, [
       { state: "pending", delay: 1200 },
@@ -71,10 +71,11 @@ describe("watchPayment", () => {
     ]);
     const { seen } = await collect(
       clock,
-      watchPayment(driver, ref, { clock, until: (o) => o.state === "reserved" }),
+      watchPayment(driver, ref, { clock, until: (o) => o.state === "reserved", random: () => 0.5 }),
     );
     expect(seen).toEqual(["pending", "reserved"]);
-    expect(polls).toEqual([0, 1200, 2400, 3600]);
+    // After each failure: the service's last delay (1200, never sooner) plus a quarter of it (jitter 0.5).
+    expect(polls).toEqual([0, 1200, 1200 + 1500, 1200 + 1500 + 1500]);
   });
 
   it("gives up after maxConsecutiveFailures and rethrows other errors at once", async () => {
@@ -82,7 +83,7 @@ describe("watchPayment", () => {
     const a = scriptedDriver(clock, ["fail", "fail", "fail", { state: "pending", delay: 1000 }]);
     const r1 = await collect(
       clock,
-      watchPayment(a.driver, ref, { clock, until: () => false, maxConsecutiveFailures: 3 }),
+      watchPayment(a.driver, ref, { clock, until: () => false, maxConsecutiveFailures: 3, random: () => 0 }),
     );
     expect((r1.error as PaymentError).code).toBe("unavailable");
     expect(a.polls).toEqual([0, 1000, 2000]);

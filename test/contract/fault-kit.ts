@@ -1,8 +1,7 @@
 import pino from "pino";
 import { expect } from "vitest";
-import { systemClock } from "../../src/core/clock.js";
 import type { FaultRule } from "../../src/emulator/index.js";
-import type { PaymentCallDeps, SettleOptions, SettleRequest } from "../../src/engine/payments.js";
+import type { PaymentCallDeps, SettleRequest } from "../../src/engine/payments.js";
 import type { SettleAction } from "../../src/engine/types.js";
 import type { IntentOp } from "../../src/journal/journal.js";
 import type { PaymentDriver, PaymentRef } from "../../src/payment/driver.js";
@@ -58,13 +57,11 @@ export const FAULTS: { name: FaultName; label: string; rule: Omit<FaultRule, "pa
 export const AMOUNT = 900;
 /** Partial refund amount, minor units. */
 export const PART = 400;
-/** Engine resolution with small real-time backoffs (payments.ts SettleOptions). */
-export const FAST: SettleOptions = { maxAttempts: 3, baseDelayMs: 10, maxDelayMs: 40 };
 const silent = pino({ level: "silent" });
 
-/** The engine helpers' collaborators for a cell: real clock (small backoffs), silent logger. */
+/** The engine helpers' collaborators for a cell: the cell's driver, silent logger. */
 export function deps(c: Recorded): PaymentCallDeps {
-  return { payment: c.driver, clock: systemClock, logger: silent, signal: new AbortController().signal };
+  return { payment: c.driver, logger: silent, signal: new AbortController().signal };
 }
 
 /** A settlement as the engine makes it, with a journaled intent whose key derives from the order id. */

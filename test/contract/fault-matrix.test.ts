@@ -16,10 +16,11 @@ import {
  * intent, and the caller got the right result, or a typed non-ambiguous error for a 409 that applied
  * nothing (after which the same intent, repeated, lands once).
  *
- * Bounded and repeatable: small client timeouts (V10 250 ms per request, older interface 300 ms), engine
+ * Bounded and repeatable: small client timeouts (V10 250 ms per request, older interface 300 ms), V10
  * backoffs of 10-40 ms, fixed order ids and keys derived from the cell name, one fault use per cell. The
- * only randomness is the V10 retry jitter (Math.random inside the driver, not injectable through the
- * factory), which changes delays of a few ms, never outcomes.
+ * only randomness is the retry jitter (Math.random: the contract world does not seed the factory), which
+ * changes delays of a few ms, never outcomes. test/contract/budget.test.ts repeats each fault on every
+ * attempt and counts the requests.
  */
 const TUNING: UnitTuning = {
   v10Timeouts: { postMs: 250, getMs: 250 },

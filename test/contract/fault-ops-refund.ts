@@ -5,7 +5,6 @@ import {
   AMOUNT,
   deps,
   expectRefusal,
-  FAST,
   type FaultOp,
   PART,
   paid,
@@ -58,12 +57,12 @@ export const legacyRefundFull: FaultOp = {
     const c = await env.connect();
     const req = settleRequest(await paid(env, c), "cancel", "refund", AMOUNT);
     arm();
-    let r = await settlePayment(deps(c), req, FAST);
+    let r = await settlePayment(deps(c), req);
     if (refused) {
       expect(r.ok).toBe(false);
       expectRefusal(env.kind, c.errors, "refund");
       expect(refunds(env)).toEqual([]);
-      r = await settlePayment(deps(c), req, FAST);
+      r = await settlePayment(deps(c), req);
     }
     expect(r.ok).toBe(true);
     expect(env.w.ledger(env.orderId)).toEqual([

@@ -2,15 +2,7 @@ import { expect } from "vitest";
 import { settlePayment, startPaymentResolved } from "../../src/engine/payments.js";
 import type { SettleAction } from "../../src/engine/types.js";
 import { isPaymentError } from "../../src/payment/errors.js";
-import {
-  AMOUNT,
-  deps,
-  expectRefusal,
-  FAST,
-  type FaultOp,
-  type Recorded,
-  settleRequest,
-} from "./fault-kit.js";
+import { AMOUNT, deps, expectRefusal, type FaultOp, type Recorded, settleRequest } from "./fault-kit.js";
 import { legacyRefundFull, legacyRefundPartial, v10RefundOp } from "./fault-ops-refund.js";
 import { pollUntil, reserve, startRequest } from "./support.js";
 
@@ -34,13 +26,13 @@ function startOp(mode: "reservation" | "payment"): FaultOp {
       const c = await env.connect();
       const req = startRequest(env.orderId, AMOUNT, { mode });
       arm();
-      let r = await startPaymentResolved(deps(c), req, FAST);
+      let r = await startPaymentResolved(deps(c), req);
       if (refused) {
         expect(r).toMatchObject({ kind: "failed", unresolved: false });
         expectRefusal(env.kind, c.errors, "start");
         expect(await c.driver.lookup(env.orderId)).toBeNull();
         expect(await c.driver.findActive()).toEqual([]);
-        r = await startPaymentResolved(deps(c), req, FAST);
+        r = await startPaymentResolved(deps(c), req);
       }
       if (r.kind !== "started") throw new Error(`start not resolved: ${r.reason}`);
       expect(r.ref).toMatchObject({ orderId: env.orderId, mode });
@@ -51,7 +43,7 @@ function startOp(mode: "reservation" | "payment"): FaultOp {
         expect(env.w.ledger(env.orderId)).toEqual([["paid", AMOUNT]]);
         return;
       }
-      const settled = await settlePayment(deps(c), settleRequest(r.ref, "capture", "capture", AMOUNT), FAST);
+      const settled = await settlePayment(deps(c), settleRequest(r.ref, "capture", "capture", AMOUNT));
       expect(settled.ok).toBe(true);
       expect(env.w.ledger(env.orderId)).toEqual([
         ["reserved", AMOUNT],
@@ -79,12 +71,12 @@ const legacyPaymentCancel: FaultOp = {
     const ref = await c.driver.start(startRequest(env.orderId, AMOUNT, { mode: "payment" }));
     const req = settleRequest(ref, "cancel", "refund", AMOUNT);
     arm();
-    let r = await settlePayment(deps(c), req, FAST);
+    let r = await settlePayment(deps(c), req);
     if (refused) {
       expect(r.ok).toBe(false);
       expectRefusal(env.kind, c.errors, "cancel");
       expect(await c.driver.lookup(env.orderId)).toMatchObject({ state: "pending" });
-      r = await settlePayment(deps(c), req, FAST);
+      r = await settlePayment(deps(c), req);
     }
     expect(r.ok).toBe(true);
     expect(await c.driver.lookup(env.orderId)).toBeNull();
@@ -109,13 +101,13 @@ function settleOp(action: SettleAction): FaultOp {
       const ref = await reserve(env.w, c, env.orderId, AMOUNT);
       const req = settleRequest(ref, action, action, AMOUNT);
       arm();
-      let r = await settlePayment(deps(c), req, FAST);
+      let r = await settlePayment(deps(c), req);
       if (refused) {
         expect(r.ok).toBe(false);
         expectRefusal(env.kind, c.errors, action);
         expect(env.w.ledger(env.orderId)).toEqual([["reserved", AMOUNT]]);
         expect((await c.driver.status(ref)).state).toBe("reserved");
-        r = await settlePayment(deps(c), req, FAST);
+        r = await settlePayment(deps(c), req);
       }
       expect(r.ok).toBe(true);
       expect(env.w.ledger(env.orderId)).toEqual([

@@ -7,7 +7,7 @@ import { type LoadedConfig, loadConfig } from "../../config/load.js";
 import { createSimDisplay, type SimDisplay } from "../../drivers/display/sim.js";
 import { SimVmc } from "../../drivers/vmc/sim.js";
 import { unresolvedCount } from "../../src/chaos/journalView.js";
-import { ManualClock } from "../../src/core/clock.js";
+import { ManualClock, systemClock } from "../../src/core/clock.js";
 import type { Notifier } from "../../src/core/sdnotify.js";
 import { type Daemon, type DaemonDeps, startDaemon } from "../../src/daemon/daemon.js";
 import type { ReasonCode } from "../../src/daemon/status.js";
@@ -130,6 +130,8 @@ export async function startTestDaemon(
     logger: pino({ level: "silent" }),
     notifier,
     clock,
+    // Virtual time runs 100 times faster than real time here: a request's deadline must not.
+    requestClock: systemClock,
     random: () => 0.5,
     stderr: () => {},
     ...opts.deps,

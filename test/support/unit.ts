@@ -28,7 +28,6 @@ export const ENGINE_DEFAULTS: EngineOptions = {
   unknownOutcome: "capture",
   paymentMode: "reservation",
   captureType: "full",
-  settle: { maxAttempts: 5, baseDelayMs: 100, maxDelayMs: 1000 },
 };
 
 /** A whole unit in one process on a ManualClock: sim VMC, sim payment service, in-memory journal. */

@@ -1,5 +1,8 @@
 import type { Logger } from "pino";
+import { LIMITS } from "../budget.js";
 import type { PaymentRef } from "../driver.js";
+import type { PaymentError } from "../errors.js";
+import { type Backoff, decideRepeat } from "../retry.js";
 import type { LegacyDriverOptions } from "./options.js";
 import { statusOf } from "./read.js";
 import type { LegacyBody, LegacyTransport } from "./transport.js";
@@ -15,7 +18,31 @@ export interface LegacyContext {
    * back, so after a restart the configured default applies.
    */
   readonly captureTypes: Map<string, "full" | "partial">;
+  /** Backoff and jitter of the one repeat after a lost answer. */
+  readonly backoff: Backoff;
+  readonly random: () => number;
   readonly log?: Logger;
+}
+
+/**
+ * After attempt `attempt` of a mutation ended without an answer (`lost`) and the flow found a repeat safe:
+ * asks retry.ts whether the budget allows another send (`LIMITS.legacySends`) and waits its jittered
+ * backoff. False when the budget is spent. An abort during the wait throws `lost` (still ambiguous).
+ */
+export async function waitToRepeat(
+  c: LegacyContext,
+  attempt: number,
+  lost: PaymentError,
+  signal?: AbortSignal,
+): Promise<boolean> {
+  const d = decideRepeat({ attempt, limit: LIMITS.legacySends }, c.backoff, c.random);
+  if (!d.retry) return false;
+  try {
+    await c.o.clock.sleep(d.delayMs, signal);
+  } catch {
+    throw lost;
+  }
+  return true;
 }
 
 /** MerchantId, LocationId and PoSId: the key of most operations. */

@@ -101,6 +101,8 @@ describe.each(["reset", "lost", "500"] as const)("lost answer (%s)", (kind) => {
       .refund({ ref, refundOrderId: "r", amount: 100, idempotencyKey: "k" })
       .catch((e) => e);
     expect(isPaymentError(err, "unavailable") && err.ambiguous).toBe(true);
+    // The lost send's own error is kept as the cause (ES2022), not folded into the message only.
+    expect(isPaymentError(err.cause, "unavailable") && err.cause.ambiguous).toBe(true);
     expect(w.ledger()).toEqual([
       ["paid", "L-10", 600],
       ["refunded", "L-10", 100],
@@ -131,6 +133,9 @@ describe("timeouts and the repeat's own failures", () => {
     const err = await w.driver.capture(ref, 400).catch((e) => e);
     expect(isPaymentError(err, "conflict") && err.ambiguous).toBe(true);
     expect(err.details).toMatchObject({ serviceCode: "50" });
+    // Its cause is the refusal of the repeat, as the service answered it.
+    expect(isPaymentError(err.cause, "conflict") && !err.cause.ambiguous).toBe(true);
+    expect(err.cause.details).toMatchObject({ status: 400, serviceCode: "50" });
     expect(w.ledger().filter((e) => e[0] === "captured")).toEqual([["captured", "H-2", 300]]);
   });
 

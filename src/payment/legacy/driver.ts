@@ -10,6 +10,7 @@ import type {
   StartRequest,
 } from "../driver.js";
 import { isPaymentError, PaymentError } from "../errors.js";
+import { DEFAULT_RETRY_POLICY } from "../retry.js";
 import { type LegacyContext, partialAllowed, posKey, statusBody } from "./context.js";
 import {
   checkOptions,
@@ -47,8 +48,9 @@ export class LegacyDriver implements PaymentDriver {
     try {
       merchantKey = merchantKeyBytes(o.merchantKey);
     } catch (e) {
+      // The cause is kept; SigningError messages name the field, never its value.
       if (e instanceof SigningError)
-        throw new PaymentError("invalid", "legacy driver: merchantKey is not ISO-8859-1");
+        throw new PaymentError("invalid", "legacy driver: merchantKey is not ISO-8859-1", {}, { cause: e });
       throw e;
     }
     let dispatcher: Dispatcher;
@@ -66,10 +68,16 @@ export class LegacyDriver implements PaymentDriver {
       apiVersion: o.apiVersion,
       apiKey: o.apiKey,
       clock: o.clock,
+      ...(o.deadlineClock === undefined ? {} : { deadlineClock: o.deadlineClock }),
       timeoutMs: o.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
       logger: o.logger,
     });
-    this.c = { t, o, merchantKey, captureTypes: new Map(), log: o.logger };
+    const backoff = {
+      baseDelayMs: o.backoff?.baseDelayMs ?? DEFAULT_RETRY_POLICY.baseDelayMs,
+      maxDelayMs: o.backoff?.maxDelayMs ?? DEFAULT_RETRY_POLICY.maxDelayMs,
+    };
+    const random = o.random ?? Math.random;
+    this.c = { t, o, merchantKey, captureTypes: new Map(), backoff, random, log: o.logger };
   }
 
   /**
@@ -81,6 +89,7 @@ export class LegacyDriver implements PaymentDriver {
     const key = posKey(this.c);
     let unit = await this.readUnit(signal);
     if (unit === null) {
+      let refused: PaymentError | null = null;
       try {
         await t.call(
           "RegisterPoS",
@@ -89,9 +98,13 @@ export class LegacyDriver implements PaymentDriver {
         );
       } catch (e) {
         if (!(e instanceof PaymentError) || !(e.code === "invalid" || e.ambiguous)) throw e;
+        refused = e;
       }
       unit = await this.readUnit(signal);
-      if (unit === null) throw new PaymentError("notFound", "open: the PoS could not be registered");
+      if (unit === null) {
+        const cause = refused === null ? undefined : { cause: refused };
+        throw new PaymentError("notFound", "open: the PoS could not be registered", {}, cause);
+      }
     } else {
       await t.call("UpdateRegisteredPoSName", { ...key, Name: o.posName }, signal);
     }

@@ -2,13 +2,14 @@ import { PaymentError, type PaymentErrorCode } from "../errors.js";
 
 /**
  * How one older-interface call failed. `lost`: sent, no readable answer (timeout, reset, 5xx, unreadable
- * 200): it may have been applied. `notSent`: refused before any byte reached the service.
+ * 200): it may have been applied. `notSent`: refused before any byte reached the service. `cause`: the
+ * exception behind it (undici's error), kept as the PaymentError's `cause`; never part of the message.
  */
 export type LegacyFailure =
   | { kind: "refused"; status: 400; statusCode: number; statusText: string }
   | { kind: "status"; status: number }
-  | { kind: "lost"; detail: string; status?: number }
-  | { kind: "notSent"; detail: string };
+  | { kind: "lost"; detail: string; status?: number; cause?: unknown }
+  | { kind: "notSent"; detail: string; cause?: unknown };
 
 /** Operations whose StatusCode 50 means "another entity is in progress on the PoS" (pos-legacy §10). */
 const STARTS: ReadonlySet<string> = new Set(["PaymentStart", "ReservationStart"]);
@@ -31,9 +32,19 @@ export function toPaymentError(op: string, f: LegacyFailure): PaymentError {
         return new PaymentError("unauthorized", `${op}: request signature refused (401)`, { status: 401 });
       return new PaymentError("invalid", `${op}: unexpected HTTP ${f.status}`, { status: f.status });
     case "lost":
-      return new PaymentError("unavailable", `${op}: ${f.detail}`, { ambiguous: true, status: f.status });
+      return new PaymentError(
+        "unavailable",
+        `${op}: ${f.detail}`,
+        { ambiguous: true, status: f.status },
+        f.cause === undefined ? undefined : { cause: f.cause },
+      );
     case "notSent":
-      return new PaymentError("unavailable", `${op}: not sent (${f.detail})`, { ambiguous: false });
+      return new PaymentError(
+        "unavailable",
+        `${op}: not sent (${f.detail})`,
+        { ambiguous: false },
+        f.cause === undefined ? undefined : { cause: f.cause },
+      );
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { Dispatcher } from "undici";
 import type { Clock } from "../../core/clock.js";
+import type { Backoff } from "../retry.js";
 
 /** Configuration and collaborators of the older-interface driver (`payment.driver: legacy`). */
 export interface LegacyDriverOptions {
@@ -26,8 +27,20 @@ export interface LegacyDriverOptions {
   merchantKey: string;
   /** Per-request timeout, ms (default 2000). */
   requestTimeoutMs?: number;
-  /** Source of the signing timestamp (ms); the unit needs a sane clock (pos-legacy §3). */
+  /**
+   * Backoff before the one repeat of a mutation after a lost answer (pos-legacy §11; retry.ts): default
+   * base 100 ms, max 2000 ms.
+   */
+  backoff?: Partial<Backoff>;
+  /** Source of the signing timestamp (ms), the request deadline and the repeat waits (pos-legacy §3). */
   clock: Clock;
+  /**
+   * Runs the request deadlines (default: \`clock\`). A test that moves \`clock\` by hand while real HTTP is in
+   * flight passes the system clock here, so a deadline measures the exchange, not the test's stepping.
+   */
+  deadlineClock?: Clock;
+  /** Jitter source in [0, 1); default Math.random. */
+  random?: () => number;
   logger?: Logger;
   /** Journal ownership: true when the unit's journal owns this order as a live session (§10 recovery). */
   ownsOrder(orderId: string): boolean;
@@ -60,4 +73,7 @@ export function checkOptions(o: LegacyDriverOptions): void {
   if (o.apiKey === "" || o.merchantKey === "") fail("apiKey and merchantKey are required");
   const t = o.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   if (!Number.isFinite(t) || t <= 0) fail("requestTimeoutMs must be a positive number of ms");
+  for (const [key, v] of Object.entries(o.backoff ?? {})) {
+    if (v !== undefined && (!Number.isFinite(v) || v < 0)) fail(`backoff.${key} must be a number of ms >= 0`);
+  }
 }

@@ -1,15 +1,26 @@
 import { formatAmount, type Minor } from "../../core/money.js";
 import type { PaymentRef } from "../driver.js";
 import { isPaymentError, PaymentError } from "../errors.js";
-import { type LegacyContext, partialAllowed, posKey, queryStatus, statusBody } from "./context.js";
+import {
+  type LegacyContext,
+  partialAllowed,
+  posKey,
+  queryStatus,
+  statusBody,
+  waitToRepeat,
+} from "./context.js";
 import { amount, text } from "./read.js";
 
-/** Capture and cancel with the lost-response rows of pos-legacy §11. */
+/**
+ * Capture and cancel with the lost-response rows of pos-legacy §11. Each mutation is sent at most
+ * `LIMITS.legacySends` times (budget.ts); a repeat is decided by retry.ts after a jittered wait.
+ */
 
 /**
  * ReservationCapture (seed; pos-legacy §7): CaptureType Full sends `"0.00"` and needs `amount` equal to the
- * reserved amount; Partial sends the amount. After a lost answer the identical capture is sent once more:
- * `200` → done; `50` → "probably captured", thrown as an ambiguous conflict for reconciliation (§11).
+ * reserved amount; Partial sends the amount. No status shows "captured", so after a lost answer the
+ * identical capture is sent again: `200` → done; `50` → "probably captured", thrown as an ambiguous
+ * conflict for reconciliation (§11).
  */
 export async function capture(
   c: LegacyContext,
@@ -41,30 +52,26 @@ export async function capture(
     sent = "0.00";
   }
   const body = { ...posKey(c), OrderId: ref.orderId, Amount: sent, BulkRef: c.o.bulkRef };
-  try {
-    await c.t.call("ReservationCapture", body, signal);
-    return;
-  } catch (e) {
-    if (!(e instanceof PaymentError) || !e.ambiguous) throw e;
-  }
-  try {
-    await c.t.call("ReservationCapture", body, signal);
-    return;
-  } catch (e) {
-    if (!isPaymentError(e, "conflict")) throw e;
-    c.log?.warn(
-      { orderId: ref.orderId },
-      "capture answer lost and the repeat was refused: probably captured",
-    );
-    throw new PaymentError(
-      "conflict",
-      "ReservationCapture: probably captured (answer lost, repeat refused)",
-      {
-        ambiguous: true,
-        status: 400,
-        serviceCode: "50",
-      },
-    );
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await c.t.call("ReservationCapture", body, signal);
+      return;
+    } catch (e) {
+      if (attempt > 1 && isPaymentError(e, "conflict")) {
+        c.log?.warn(
+          { orderId: ref.orderId },
+          "capture answer lost and the repeat was refused: probably captured",
+        );
+        throw new PaymentError(
+          "conflict",
+          "ReservationCapture: probably captured (answer lost, repeat refused)",
+          { ambiguous: true, status: 400, serviceCode: "50" },
+          { cause: e },
+        );
+      }
+      if (!(e instanceof PaymentError) || !e.ambiguous) throw e;
+      if (!(await waitToRepeat(c, attempt, e, signal))) throw e;
+    }
   }
 }
 
@@ -77,7 +84,7 @@ export async function cancel(c: LegacyContext, ref: PaymentRef, signal?: AbortSi
 /** ReservationCancel(OrderId); after a lost answer or a 50: status 10 or 40 → done, else send once more. */
 async function cancelReservation(c: LegacyContext, ref: PaymentRef, signal?: AbortSignal): Promise<void> {
   const body = { ...posKey(c), OrderId: ref.orderId };
-  for (let attempt = 1; attempt <= 2; attempt++) {
+  for (let attempt = 1; ; attempt++) {
     try {
       await c.t.call("ReservationCancel", body, signal);
       return;
@@ -85,7 +92,7 @@ async function cancelReservation(c: LegacyContext, ref: PaymentRef, signal?: Abo
       if (!(e instanceof PaymentError) || !(e.ambiguous || e.code === "conflict")) throw e;
       const s = await queryStatus(c, ref, signal);
       if (s === 10 || s === 40) return;
-      if (!e.ambiguous || attempt === 2) throw e;
+      if (!e.ambiguous || !(await waitToRepeat(c, attempt, e, signal))) throw e;
     }
   }
 }
@@ -95,7 +102,7 @@ async function cancelReservation(c: LegacyContext, ref: PaymentRef, signal?: Abo
  * that the current payment is this one. Done (100) cannot be cancelled: refund it instead.
  */
 async function cancelPayment(c: LegacyContext, ref: PaymentRef, signal?: AbortSignal): Promise<void> {
-  for (let attempt = 1; attempt <= 2; attempt++) {
+  for (let attempt = 1; ; attempt++) {
     const s = await queryStatus(c, ref, signal);
     if (s === 10 || s === 40) return;
     if (s === 100)
@@ -106,7 +113,8 @@ async function cancelPayment(c: LegacyContext, ref: PaymentRef, signal?: AbortSi
       await c.t.call("PaymentCancel", posKey(c), signal);
       return;
     } catch (e) {
-      if (!(e instanceof PaymentError) || !(e.ambiguous || e.code === "conflict") || attempt === 2) throw e;
+      if (!(e instanceof PaymentError) || !(e.ambiguous || e.code === "conflict")) throw e;
+      if (!(await waitToRepeat(c, attempt, e, signal))) throw e;
     }
   }
 }

@@ -1,7 +1,7 @@
 import { formatAmount } from "../../core/money.js";
 import type { PaymentRef, StartRequest } from "../driver.js";
 import { isPaymentError, PaymentError } from "../errors.js";
-import { type LegacyContext, posKey, queryStatus, rememberCaptureType } from "./context.js";
+import { type LegacyContext, posKey, queryStatus, rememberCaptureType, waitToRepeat } from "./context.js";
 import { ACTIVE_STATUSES, integer, text } from "./read.js";
 import { paymentStartHmac, SigningError } from "./signing.js";
 
@@ -63,34 +63,40 @@ function startFields(c: LegacyContext, ref: PaymentRef, amount: number): StartCa
       bulkRef: base.BulkRef,
     });
   } catch (e) {
-    if (e instanceof SigningError) throw new PaymentError("invalid", `PaymentStart: ${e.message}`);
+    if (e instanceof SigningError)
+      throw new PaymentError("invalid", `PaymentStart: ${e.message}`, {}, { cause: e });
     throw e;
   }
   // pos-legacy §12: CustomerTokenCalc 1, a vending machine cannot recalculate a price.
   return { op: "PaymentStart", body: { ...base, Action: "Start", CustomerTokenCalc: 1, HMAC: hmac } };
 }
 
-/** Sends the start; after a lost answer, queries the status and sends again only when it reads 10 (§11). */
+/**
+ * Sends the start; after a lost answer, queries the status and sends again only when it reads 10 (§11),
+ * at most `LIMITS.legacySends` sends in all (retry.ts decides the repeat and its jittered wait).
+ */
 async function createOrRecover(
   c: LegacyContext,
   ref: PaymentRef,
   s: StartCall,
   signal?: AbortSignal,
 ): Promise<void> {
-  try {
-    await c.t.call(s.op, s.body, signal);
-    return;
-  } catch (e) {
-    if (!(e instanceof PaymentError) || !e.ambiguous) throw e;
-    c.log?.warn({ orderId: ref.orderId, op: s.op }, "start answer lost; querying status before repeating");
-  }
-  if ((await queryStatus(c, ref, signal)) !== 10) return;
-  try {
-    await c.t.call(s.op, s.body, signal);
-  } catch (e) {
-    // A repeat answered 50 while our order now exists means the first send was applied after all.
-    if (isPaymentError(e, "busy") && (await queryStatus(c, ref, signal)) !== 10) return;
-    throw e;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await c.t.call(s.op, s.body, signal);
+      return;
+    } catch (e) {
+      if (!(e instanceof PaymentError)) throw e;
+      // A repeat answered 50 while our order now exists means an earlier send was applied after all.
+      if (attempt > 1 && e.code === "busy") {
+        if ((await queryStatus(c, ref, signal)) !== 10) return;
+        throw e;
+      }
+      if (!e.ambiguous) throw e;
+      c.log?.warn({ orderId: ref.orderId, op: s.op }, "start answer lost; querying status before repeating");
+      if ((await queryStatus(c, ref, signal)) !== 10) return;
+      if (!(await waitToRepeat(c, attempt, e, signal))) throw e;
+    }
   }
 }
 

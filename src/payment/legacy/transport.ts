@@ -13,7 +13,13 @@ export interface TransportDeps {
   baseUrl: string;
   apiVersion: string;
   apiKey: string;
+  /** Signing time and the request deadline (a timer on this clock). */
   clock: Clock;
+  /**
+   * Runs the request deadlines (default: \`clock\`). A test that moves \`clock\` by hand while real HTTP is in
+   * flight passes the system clock here, so a deadline measures the exchange, not the test's stepping.
+   */
+  deadlineClock?: Clock;
   /** ms */
   timeoutMs: number;
   logger?: Logger;
@@ -25,7 +31,8 @@ const NOT_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREAC
 /**
  * Sends one older-interface operation: `POST {base}/API/{version}/{Operation}` with a JSON body and the
  * `Authorization` header computed over the exact string sent (pos-legacy §1, §3). No retries: there are
- * no idempotency keys (§11), so repeating is the caller's decision after a status query.
+ * no idempotency keys (§11), so repeating is the driver flow's decision after a status query (retry.ts
+ * `decideRepeat`, budget.ts). The deadline is a timer on the injected clock.
  */
 export class LegacyTransport {
   private readonly root: string;
@@ -62,10 +69,10 @@ export class LegacyTransport {
     if (signal?.aborted) return { failure: { kind: "notSent", detail: "aborted before sending" } };
     const ac = new AbortController();
     let timedOut = false;
-    const timer = setTimeout(() => {
+    const timer = (this.deps.deadlineClock ?? this.deps.clock).setTimer(this.deps.timeoutMs, () => {
       timedOut = true;
       ac.abort();
-    }, this.deps.timeoutMs);
+    });
     const onAbort = () => ac.abort(signal?.reason);
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
@@ -83,12 +90,13 @@ export class LegacyTransport {
       return readAnswer(res.statusCode, raw);
     } catch (e) {
       if (timedOut)
-        return { failure: { kind: "lost", detail: `no answer within ${this.deps.timeoutMs} ms` } };
+        return { failure: { kind: "lost", detail: `no answer within ${this.deps.timeoutMs} ms`, cause: e } };
       const code = errorCode(e);
-      if (code !== undefined && NOT_SENT.has(code)) return { failure: { kind: "notSent", detail: code } };
-      return { failure: { kind: "lost", detail: code ?? "connection failed" } };
+      if (code !== undefined && NOT_SENT.has(code))
+        return { failure: { kind: "notSent", detail: code, cause: e } };
+      return { failure: { kind: "lost", detail: code ?? "connection failed", cause: e } };
     } finally {
-      clearTimeout(timer);
+      timer.cancel();
       signal?.removeEventListener("abort", onAbort);
     }
   }

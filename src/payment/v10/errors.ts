@@ -5,18 +5,22 @@ import { PaymentError, type PaymentErrorCode } from "../errors.js";
  * branch on `code` and `ambiguous`, never on the message, which never carries a secret or a token.
  */
 
-/** What went wrong with one V10 call. */
+/**
+ * What went wrong with one V10 call. `cause` is the exception behind a transport failure (undici's error),
+ * kept as the PaymentError's `cause` for logs; `detail` is what the message says (an error code, never a
+ * header or a body).
+ */
 export type V10Failure =
   /** The request never left (connection refused, DNS): certainly not applied. */
-  | { kind: "notSent"; detail: string }
+  | { kind: "notSent"; detail: string; cause?: unknown }
   /** Reset, socket closed, lost response or an abort after sending: maybe applied. */
-  | { kind: "network"; detail: string }
+  | { kind: "network"; detail: string; cause?: unknown }
   /** No (complete) answer within the timeout: maybe applied. */
-  | { kind: "timeout"; detail: string }
+  | { kind: "timeout"; detail: string; cause?: unknown }
   /** An HTTP answer that is not a success. `code` is the service's `code` ("" counts as none, pos-v10 §5). */
   | { kind: "status"; status: number; code: string | undefined }
   /** A 2xx answer whose body is not what pos-v10 §5 promises. */
-  | { kind: "malformed"; status: number; detail: string; mutating: boolean };
+  | { kind: "malformed"; status: number; detail: string; mutating: boolean; cause?: unknown };
 
 /** pos-v10 §11: 409 codes and the engine's meaning of each. */
 const CONFLICT_CODES: Readonly<Record<string, PaymentErrorCode>> = {
@@ -51,19 +55,41 @@ const CONFLICT_CODES: Readonly<Record<string, PaymentErrorCode>> = {
 export function toPaymentError(op: string, f: V10Failure): PaymentError {
   switch (f.kind) {
     case "notSent":
-      return new PaymentError("unavailable", `${op}: not sent (${f.detail})`, { ambiguous: false });
+      return new PaymentError(
+        "unavailable",
+        `${op}: not sent (${f.detail})`,
+        { ambiguous: false },
+        causeOf(f),
+      );
     case "network":
-      return new PaymentError("unavailable", `${op}: connection failed (${f.detail})`, { ambiguous: true });
+      return new PaymentError(
+        "unavailable",
+        `${op}: connection failed (${f.detail})`,
+        { ambiguous: true },
+        causeOf(f),
+      );
     case "timeout":
-      return new PaymentError("unavailable", `${op}: timed out (${f.detail})`, { ambiguous: true });
+      return new PaymentError(
+        "unavailable",
+        `${op}: timed out (${f.detail})`,
+        { ambiguous: true },
+        causeOf(f),
+      );
     case "malformed":
-      return new PaymentError("unavailable", `${op}: unexpected answer (${f.detail})`, {
-        status: f.status,
-        ambiguous: f.mutating,
-      });
+      return new PaymentError(
+        "unavailable",
+        `${op}: unexpected answer (${f.detail})`,
+        { status: f.status, ambiguous: f.mutating },
+        causeOf(f),
+      );
     case "status":
       return statusError(op, f.status, f.code);
   }
+}
+
+/** The ES2022 `{ cause }` option of a failure that has one. */
+function causeOf(f: { cause?: unknown }): { cause: unknown } | undefined {
+  return f.cause === undefined ? undefined : { cause: f.cause };
 }
 
 function statusError(op: string, status: number, code: string | undefined): PaymentError {
@@ -104,9 +130,9 @@ const TIMEOUT_CODES: ReadonlySet<string> = new Set(["UND_ERR_HEADERS_TIMEOUT", "
 export function classifyTransportError(err: unknown): V10Failure {
   const code = errCode(err) ?? errCode((err as { cause?: unknown } | null)?.cause);
   const detail = code ?? (err instanceof Error ? err.name : "unknown error");
-  if (code !== undefined && NOT_SENT_CODES.has(code)) return { kind: "notSent", detail };
-  if (code !== undefined && TIMEOUT_CODES.has(code)) return { kind: "timeout", detail };
-  return { kind: "network", detail };
+  if (code !== undefined && NOT_SENT_CODES.has(code)) return { kind: "notSent", detail, cause: err };
+  if (code !== undefined && TIMEOUT_CODES.has(code)) return { kind: "timeout", detail, cause: err };
+  return { kind: "network", detail, cause: err };
 }
 
 function errCode(err: unknown): string | undefined {

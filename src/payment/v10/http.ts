@@ -11,6 +11,8 @@ import { classifyTransportError, errorCodeOf, toPaymentError, type V10Failure } 
 export type Exchange = { ok: true; status: number; body: unknown } | { ok: false; failure: V10Failure };
 
 export interface ExchangeRequest {
+  /** Runs the deadline timer (the deadline is an input like every other time, core/clock.ts). */
+  clock: Clock;
   origin: string;
   path: string;
   method: "GET" | "POST" | "DELETE";
@@ -23,18 +25,19 @@ export interface ExchangeRequest {
 
 /**
  * Sends one request and reads the whole answer; never throws. An empty or non-JSON body is `undefined`.
- * The deadline is a real-time timer over the whole exchange (I/O time, pos-v10 §12); undici's own
- * header/body timeouts (coarse, ~0.5 s granularity) stay as a backstop one second later.
+ * The deadline is a timer on the injected clock over the whole exchange (pos-v10 §12), so that a test can
+ * measure a hang in virtual time; undici's own header/body timeouts (real time, coarse, ~0.5 s granularity)
+ * stay as a backstop one second later.
  */
 export async function exchange(dispatcher: Dispatcher, req: ExchangeRequest): Promise<Exchange> {
   const caller = req.signal;
   if (caller?.aborted) return { ok: false, failure: { kind: "notSent", detail: "aborted before sending" } };
   const ac = new AbortController();
   let timedOut = false;
-  const timer = setTimeout(() => {
+  const timer = req.clock.setTimer(req.timeoutMs, () => {
     timedOut = true;
     ac.abort();
-  }, req.timeoutMs);
+  });
   const onAbort = () => ac.abort(caller?.reason);
   caller?.addEventListener("abort", onAbort, { once: true });
   try {
@@ -51,11 +54,15 @@ export async function exchange(dispatcher: Dispatcher, req: ExchangeRequest): Pr
     const text = await res.body.text();
     return { ok: true, status: res.statusCode, body: parseJson(text) };
   } catch (e) {
-    if (timedOut)
-      return { ok: false, failure: { kind: "timeout", detail: `no answer within ${req.timeoutMs} ms` } };
+    if (timedOut) {
+      return {
+        ok: false,
+        failure: { kind: "timeout", detail: `no answer within ${req.timeoutMs} ms`, cause: e },
+      };
+    }
     return { ok: false, failure: classifyTransportError(e) };
   } finally {
-    clearTimeout(timer);
+    timer.cancel();
     caller?.removeEventListener("abort", onAbort);
   }
 }
@@ -138,5 +145,5 @@ function outcomeOf(f: V10Failure) {
 /** The caller gave up: what we know is what the last failure told us (ambiguous unless never sent). */
 function abortedError(op: string, last: V10Failure): PaymentError {
   const e = toPaymentError(op, last);
-  return new PaymentError(e.code, `${op}: aborted by caller after ${e.message}`, e.details);
+  return new PaymentError(e.code, `${op}: aborted by caller after ${e.message}`, e.details, { cause: e });
 }

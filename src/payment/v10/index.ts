@@ -11,10 +11,10 @@ import type {
   StartRequest,
 } from "../driver.js";
 import { PaymentError } from "../errors.js";
-import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "../retry.js";
+import { clampRetries, DEFAULT_RETRY_POLICY, type RetryPolicy } from "../retry.js";
 import { correlationIdFor } from "./ids.js";
 import { onboard } from "./onboarding.js";
-import type { V10DriverOptions } from "./options.js";
+import { DEFAULT_V10_TIMEOUTS, type V10DriverOptions } from "./options.js";
 import { parseCheckin } from "./parse.js";
 import {
   cancelPayment,
@@ -40,10 +40,10 @@ export function createV10Driver(options: V10DriverOptions): PaymentDriver {
     options.dispatcher ?? new Agent({ keepAliveTimeout: 4_000, keepAliveMaxTimeout: 30_000, connections: 8 });
   const merged: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retries };
   // pos-v10 §12: at most 5 retries (6 calls).
-  const policy: RetryPolicy = { ...merged, max: Math.min(5, Math.max(0, Math.floor(merged.max))) };
+  const policy: RetryPolicy = { ...merged, max: clampRetries(merged.max) };
   const random = options.random ?? Math.random;
-  const postMs = options.timeouts?.postMs ?? 2_000;
-  const getMs = options.timeouts?.getMs ?? 500;
+  const postMs = options.timeouts?.postMs ?? DEFAULT_V10_TIMEOUTS.postMs;
+  const getMs = options.timeouts?.getMs ?? DEFAULT_V10_TIMEOUTS.getMs;
   const tokens = new TokenSource({
     dispatcher,
     tokenUrl: options.tokenUrl,
@@ -53,6 +53,7 @@ export function createV10Driver(options: V10DriverOptions): PaymentDriver {
     timeoutMs: postMs,
     policy,
     clock: options.clock,
+    ...(options.deadlineClock === undefined ? {} : { deadlineClock: options.deadlineClock }),
     random,
   });
   const transport = new V10Transport({
@@ -66,6 +67,7 @@ export function createV10Driver(options: V10DriverOptions): PaymentDriver {
     getTimeoutMs: getMs,
     policy,
     clock: options.clock,
+    ...(options.deadlineClock === undefined ? {} : { deadlineClock: options.deadlineClock }),
     random,
     logger: options.logger,
   });
@@ -112,7 +114,7 @@ export function createV10Driver(options: V10DriverOptions): PaymentDriver {
     cancel: (ref: PaymentRef, signal?: AbortSignal) => cancelPayment(ctx, ref, signal),
 
     refund: (req: RefundRequest, signal?: AbortSignal): Promise<RefundResult> =>
-      refundPayment({ transport, currency: options.currency, clock: options.clock }, req, signal),
+      refundPayment({ transport, currency: options.currency, clock: options.clock, random }, req, signal),
 
     async findActive(signal?: AbortSignal): Promise<PaymentObservation[]> {
       return (await findActivePayments(ctx, signal)).map((p) => p.observation);

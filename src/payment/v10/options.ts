@@ -2,6 +2,12 @@ import type { Logger } from "pino";
 import type { Dispatcher } from "undici";
 import type { Clock } from "../../core/clock.js";
 
+/** Per-request timeouts by default, ms (pos-v10 §12: POST and DELETE 2 s, GET 0.5 s). */
+export const DEFAULT_V10_TIMEOUTS: Readonly<{ postMs: number; getMs: number }> = Object.freeze({
+  postMs: 2000,
+  getMs: 500,
+});
+
 /** Beacon types a PoS can announce (pos-v10 §6). */
 export type BeaconType = "QR" | "NFC" | "Bluetooth";
 
@@ -41,6 +47,11 @@ export interface V10DriverOptions {
   retries?: { max?: number; baseDelayMs?: number; maxDelayMs?: number };
   /** Backoff sleeps, refund polling and token expiry use this clock. */
   clock: Clock;
+  /**
+   * Runs the request deadlines (default: \`clock\`). A test that moves \`clock\` by hand while real HTTP is in
+   * flight passes the system clock here, so a deadline measures the exchange, not the test's stepping.
+   */
+  deadlineClock?: Clock;
   /** Jitter source in [0, 1); default Math.random. */
   random?: () => number;
   logger?: Logger;

@@ -79,10 +79,18 @@ export async function lookupPayment(
   return null;
 }
 
-/** Active and reserved payments of this PoS, each read in full. */
-export async function findActivePayments(ctx: PaymentContext, signal?: AbortSignal): Promise<V10Payment[]> {
+/**
+ * Active and reserved payments of this PoS, each read in full; with `newest`, only the last `newest` listed
+ * are read (the list comes in creation order, oldest first), which bounds the reads (budget.ts `busy`).
+ */
+export async function findActivePayments(
+  ctx: PaymentContext,
+  signal?: AbortSignal,
+  newest?: number,
+): Promise<V10Payment[]> {
   const cid = correlationIdFor(`pos:${ctx.posId()}`);
-  const ids = await listPayments(ctx, `posId=${enc(ctx.posId())}`, cid, signal);
+  const listed = await listPayments(ctx, `posId=${enc(ctx.posId())}`, cid, signal);
+  const ids = newest === undefined ? listed : listed.slice(-newest);
   const out: V10Payment[] = [];
   for (const id of ids) out.push(await getPayment(ctx, id, cid, signal));
   return out;

@@ -1,7 +1,9 @@
 import type { Clock } from "../../core/clock.js";
 import { amountToJson } from "../../core/money.js";
+import { LIMITS } from "../budget.js";
 import type { RefundRequest, RefundResult } from "../driver.js";
-import { PaymentError } from "../errors.js";
+import { isPaymentError, PaymentError } from "../errors.js";
+import { pollRetryDelay } from "../retry.js";
 import { errorCodeOf, toPaymentError } from "./errors.js";
 import { statusFailure } from "./http.js";
 import { correlationIdFor } from "./ids.js";
@@ -11,13 +13,16 @@ import { readBody, type V10Transport } from "./transport.js";
 export interface RefundContext {
   transport: V10Transport;
   currency: "DKK" | "EUR";
+  /** Poll waits run on this clock. */
   clock: Clock;
-  /** Upper bound of status polls while the refund is `Initiated` (default 100). */
-  maxPolls?: number;
+  /** Jitter of the wait after a failed poll, in [0, 1). */
+  random: () => number;
 }
 
 const enc = encodeURIComponent;
 const CAPTURED: ReadonlySet<string> = new Set(["Captured", "ExpiredAndCaptured"]);
+/** The poll delay assumed before the service gave one (pos-v10 §5: the refund example is 100 ms). */
+const FIRST_POLL_DELAY_MS = 100;
 
 /**
  * Refund flow R1 (pos-v10 §8, §18): POST /v10/refunds with the journal's key, poll GET /v10/refunds/{id}
@@ -49,17 +54,7 @@ export async function refundPayment(
   );
   const refundId = readBody("refund", created, true, (b) => str(record(b, "refund"), "refundId"));
 
-  let refund = await getRefund(ctx, refundId, cid, signal);
-  const maxPolls = ctx.maxPolls ?? 100;
-  for (let i = 0; refund.status === "Initiated"; i++) {
-    if (i >= maxPolls) {
-      throw new PaymentError("unavailable", `refund: still Initiated after ${maxPolls} polls`, {
-        ambiguous: true,
-      });
-    }
-    await ctx.clock.sleep(refund.pollDelayMs, signal);
-    refund = await getRefund(ctx, refundId, cid, signal);
-  }
+  const refund = await pollRefund(ctx, refundId, cid, signal);
   if (refund.status === "Reserved") {
     await captureRefund(ctx, refundId, cid, signal);
     return { refundId, state: "captured", remainder: null };
@@ -69,14 +64,56 @@ export async function refundPayment(
   throw new PaymentError("unavailable", "refund: unknown refund status", { ambiguous: true });
 }
 
-async function getRefund(
+/**
+ * Reads the refund until it leaves `Initiated`: the first read and at most `LIMITS.refundPolls` more, each
+ * sent once (this loop is their retry, budget.ts), spaced by the refund's `pollDelayInMs`. A read that
+ * fails with `unavailable` counts as a poll and is followed by the last delay plus jitter (pos-v10 §10);
+ * any other error ends the call. Out of polls: ambiguous `unavailable` (the refund exists; the same call
+ * with the same key resumes it).
+ */
+async function pollRefund(
   ctx: RefundContext,
   refundId: string,
   correlationId: string,
   signal?: AbortSignal,
 ): Promise<V10Refund> {
+  let serviceDelay = FIRST_POLL_DELAY_MS;
+  let wait = 0;
+  let lastError: PaymentError | null = null;
+  for (let poll = 0; ; poll++) {
+    if (poll > 0) await ctx.clock.sleep(wait, signal);
+    try {
+      const refund = await getRefund(ctx, refundId, correlationId, signal, true);
+      if (refund.status !== "Initiated") return refund;
+      serviceDelay = refund.pollDelayMs;
+      wait = serviceDelay;
+      lastError = null;
+    } catch (e) {
+      if (!isPaymentError(e, "unavailable")) throw e;
+      lastError = e;
+      wait = pollRetryDelay(serviceDelay, ctx.random);
+    }
+    if (poll >= LIMITS.refundPolls) {
+      const why = lastError === null ? "still Initiated" : "no answer";
+      throw new PaymentError(
+        "unavailable",
+        `refund: ${why} after ${LIMITS.refundPolls} polls`,
+        { ambiguous: true },
+        lastError === null ? undefined : { cause: lastError },
+      );
+    }
+  }
+}
+
+async function getRefund(
+  ctx: RefundContext,
+  refundId: string,
+  correlationId: string,
+  signal?: AbortSignal,
+  poll = false,
+): Promise<V10Refund> {
   const r = await ctx.transport.call(
-    { op: "refund status", method: "GET", path: `/v10/refunds/${enc(refundId)}`, correlationId },
+    { op: "refund status", method: "GET", path: `/v10/refunds/${enc(refundId)}`, correlationId, poll },
     signal,
   );
   return readBody("refund status", r, false, parseRefund);

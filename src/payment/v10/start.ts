@@ -1,4 +1,5 @@
 import { amountToJson } from "../../core/money.js";
+import { LIMITS } from "../budget.js";
 import type { PaymentRef, StartRequest } from "../driver.js";
 import { PaymentError } from "../errors.js";
 import { errorCodeOf, toPaymentError } from "./errors.js";
@@ -77,9 +78,12 @@ async function initiate(
   return { id: paymentId, orderId: req.orderId, mode: "reservation" };
 }
 
-/** Cancels the PoS's active payment unless the journal owns it (then `busy`). */
+/**
+ * Cancels the PoS's active payment unless the journal owns it (then `busy`). Reads at most the newest
+ * `LIMITS.busyReads` listed payments: a PoS has one active payment, and the rest are reserved ones.
+ */
 async function clearActivePayment(ctx: StartContext, signal?: AbortSignal): Promise<void> {
-  const payments = await findActivePayments(ctx, signal);
+  const payments = await findActivePayments(ctx, signal, LIMITS.busyReads);
   for (const p of payments) {
     if (!ACTIVE_STATUSES.has(p.status)) continue;
     const { ref } = p.observation;
@@ -89,6 +93,8 @@ async function clearActivePayment(ctx: StartContext, signal?: AbortSignal): Prom
         serviceCode: "1301",
       });
     }
+    // One active payment per PoS (the 1301 rule): cancel it and stop.
     await cancelPayment(ctx, ref, signal);
+    return;
   }
 }

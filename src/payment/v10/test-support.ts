@@ -8,7 +8,12 @@ import type { V10DriverOptions } from "./options.js";
  * resolves them at once (for paths whose only sleeps are retry backoffs). Not used by production code.
  */
 
-/** Records `sleep(ms)` calls; time moves by each sleep; timers fire only through `advance`. */
+/**
+ * A virtual clock for real loopback I/O: `sleep(ms)` is recorded and resolves at once, moving virtual time
+ * by `ms`; timers (the request deadlines) fire in real time and move virtual time to their due time. So
+ * `now()` advances by exactly the sleeps plus the deadlines that expired: a hang costs its timeout, an
+ * answered request costs nothing, and a test can assert the time to an answer without a wall clock.
+ */
 export class RecordingClock implements Clock {
   readonly sleeps: number[] = [];
   private t = 1_700_000_000_000;
@@ -17,8 +22,16 @@ export class RecordingClock implements Clock {
     return this.t;
   }
 
-  setTimer(_ms: number, _fn: () => void): Timer {
-    return { cancel: () => undefined };
+  setTimer(ms: number, fn: () => void): Timer {
+    const due = this.t + Math.max(0, ms);
+    const h = setTimeout(
+      () => {
+        this.t = Math.max(this.t, due);
+        fn();
+      },
+      Math.max(0, ms),
+    );
+    return { cancel: () => clearTimeout(h) };
   }
 
   async sleep(ms: number, signal?: AbortSignal): Promise<void> {

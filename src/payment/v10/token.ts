@@ -17,6 +17,11 @@ export interface TokenSourceDeps {
   timeoutMs: number;
   policy: RetryPolicy;
   clock: Clock;
+  /**
+   * Runs the request deadlines (default: \`clock\`). A test that moves \`clock\` by hand while real HTTP is in
+   * flight passes the system clock here, so a deadline measures the exchange, not the test's stepping.
+   */
+  deadlineClock?: Clock;
   random: () => number;
 }
 
@@ -84,6 +89,7 @@ export class TokenSource {
       },
       async () => {
         const r = await exchange(deps.dispatcher, {
+          clock: deps.deadlineClock ?? deps.clock,
           origin: this.origin,
           path: this.path,
           method: "POST",
@@ -102,7 +108,13 @@ export class TokenSource {
         } catch (e) {
           if (!(e instanceof MalformedBody)) throw e;
           return {
-            failure: { kind: "malformed" as const, status: r.status, detail: e.message, mutating: false },
+            failure: {
+              kind: "malformed" as const,
+              status: r.status,
+              detail: e.message,
+              mutating: false,
+              cause: e,
+            },
           };
         }
       },

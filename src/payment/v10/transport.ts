@@ -24,6 +24,8 @@ export interface CallSpec {
   correlationId: string;
   /** Non-2xx statuses returned to the caller instead of thrown (e.g. 409 to re-query, 404 after DELETE). */
   accept?: readonly number[];
+  /** A poll: sent once, because the caller's poll loop is its retry (budget.ts: one layer, not two). */
+  poll?: boolean;
 }
 
 export interface CallResult {
@@ -44,6 +46,11 @@ export interface TransportDeps {
   getTimeoutMs: number;
   policy: RetryPolicy;
   clock: Clock;
+  /**
+   * Runs the request deadlines (default: \`clock\`). A test that moves \`clock\` by hand while real HTTP is in
+   * flight passes the system clock here, so a deadline measures the exchange, not the test's stepping.
+   */
+  deadlineClock?: Clock;
   random: () => number;
   logger?: Logger;
 }
@@ -51,6 +58,8 @@ export interface TransportDeps {
 /**
  * Sends V10 calls with the required headers (pos-v10 §3), timeouts and retries (§12), and one token
  * refresh-and-repeat on 401 (§2). Resolves with 2xx (and accepted) answers; rejects with a PaymentError.
+ * A repeatable call gets at most `1 + policy.max` attempts (retry.ts decides, budget.ts counts them); the
+ * deadline and the backoff sleeps run on the injected clock, the jitter comes from the injected random.
  */
 export class V10Transport {
   private readonly origin: string;
@@ -73,7 +82,7 @@ export class V10Transport {
         method: spec.method,
         hasIdempotencyKey: spec.idempotencyKey !== undefined,
         naturallyIdempotent: spec.naturallyIdempotent === true,
-        policy: deps.policy,
+        policy: spec.poll === true ? { ...deps.policy, max: 0 } : deps.policy,
         clock: deps.clock,
         random: deps.random,
         signal,
@@ -84,6 +93,7 @@ export class V10Transport {
         for (;;) {
           const token = await deps.tokens.get(signal);
           const r = await exchange(deps.dispatcher, {
+            clock: deps.deadlineClock ?? deps.clock,
             origin: this.origin,
             path: this.prefix + spec.path,
             method: spec.method,
@@ -139,6 +149,6 @@ export function readBody<T>(op: string, r: CallResult, mutating: boolean, parse:
     return parse(r.body);
   } catch (e) {
     if (!(e instanceof MalformedBody)) throw e;
-    throw toPaymentError(op, { kind: "malformed", status: r.status, detail: e.message, mutating });
+    throw toPaymentError(op, { kind: "malformed", status: r.status, detail: e.message, mutating, cause: e });
   }
 }
