@@ -44,7 +44,8 @@ export function claimJournal(path: string, opts: ClaimOptions): ClaimedJournal {
       // clock that went back (a board without RTC before NTP).
       epoch: Math.max(Math.floor(opts.now / 1000), (previous?.epoch ?? 0) + 1),
     };
-    writeOwnerOrRefuse(path, owner);
+    // Names the holder for a refused second process at once; made durable by the raise after the open.
+    writeOwnerOrRefuse(path, owner, false);
     const state = inspectJournal(path);
     checkAgainstOwner(path, state, previous);
     const free = (opts.freeBytes ?? freeBytesAt)(dirname(path));
@@ -77,9 +78,9 @@ function readOwnerOrRefuse(path: string): OwnerRecord | null {
   }
 }
 
-function writeOwnerOrRefuse(path: string, owner: OwnerRecord): void {
+function writeOwnerOrRefuse(path: string, owner: OwnerRecord, durable = true): void {
   try {
-    writeOwner(path, owner);
+    writeOwner(path, owner, durable);
   } catch (err) {
     throw classifyJournalError(err, path);
   }

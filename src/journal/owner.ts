@@ -68,18 +68,22 @@ export function parseOwner(v: unknown): OwnerRecord | null {
   return { pid: r.pid, since: r.since, journalId: r.journalId, orderSeq: r.orderSeq, epoch: r.epoch };
 }
 
-/** Replaces the record atomically and durably (the rename is fsynced through the directory). */
-export function writeOwner(journalPath: string, record: OwnerRecord): void {
+/**
+ * Replaces the record atomically; durably (the file and the rename fsynced) unless `durable` is false, for
+ * a record that only names the holder and is made durable moments later.
+ */
+export function writeOwner(journalPath: string, record: OwnerRecord, durable = true): void {
   const path = ownerPath(journalPath);
   const tmp = `${path}.tmp`;
   const fd = openSync(tmp, "w");
   try {
     writeSync(fd, `${JSON.stringify(record)}\n`);
-    fsyncSync(fd);
+    if (durable) fsyncSync(fd);
   } finally {
     closeSync(fd);
   }
   renameSync(tmp, path);
+  if (!durable) return;
   const dir = openSync(dirname(path), "r");
   try {
     fsyncSync(dir);
