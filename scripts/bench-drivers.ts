@@ -13,7 +13,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { pathToFileURL } from "node:url";
 import pino from "pino";
-import { buildConfig, type Secrets, type VenddConfig } from "../config/load.js";
+import { buildConfig, type Secrets, type VenddConfig } from "../src/config/load.js";
 import { systemClock } from "../src/core/clock.js";
 import {
   emulatorLegacySettings,

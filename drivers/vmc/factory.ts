@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { VenddConfig } from "../../config/load.js";
+import type { VenddConfig } from "../../src/config/load.js";
 import type { Clock } from "../../src/core/clock.js";
 import type { GpioPort } from "../gpio/port.js";
 import type { VendController } from "./controller.js";
@@ -50,7 +50,7 @@ export async function createVendController(
     }
     case "pulse": {
       // The pins, timing and price come from the board profile (boards/) and the config's `pulse` section.
-      const { gpioOptions, pulseOptions } = await import("../../src/boards/devices.js");
+      const { gpioOptions, pulseOptions } = await import("../../src/config/devices.js");
       const { createPulseController } = await import("./pulse/controller.js");
       const deviceDeps = { clock: deps.clock, logger: deps.logger };
       let gpio = deps.gpio;

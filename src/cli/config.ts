@@ -5,7 +5,7 @@
  */
 import { parseArgs } from "node:util";
 import { stringify } from "yaml";
-import { ConfigError, loadConfig, toConfigInput } from "../../config/load.js";
+import { ConfigError, loadConfig, toConfigInput } from "../config/load.js";
 
 const USAGE = `usage: vendd config validate FILE [--secrets FILE]
        vendd config print FILE [--secrets FILE] [--json]

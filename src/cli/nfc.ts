@@ -5,12 +5,12 @@
  */
 import { parseArgs } from "node:util";
 import { type Logger, pino } from "pino";
-import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig, type VenddConfig } from "../../config/load.js";
 import { checkinUri } from "../../drivers/display/display.js";
 import { hashBadgeUid, normaliseUid } from "../../drivers/nfc/badges.js";
 import { NfcError } from "../../drivers/nfc/errors.js";
 import type { NfcStation } from "../../drivers/nfc/station.js";
-import { configuredBeaconId, nfcOptions } from "../boards/devices.js";
+import { configuredBeaconId, nfcOptions } from "../config/devices.js";
+import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig, type VenddConfig } from "../config/load.js";
 import { type Clock, systemClock } from "../core/clock.js";
 import type { CliIo } from "./config.js";
 

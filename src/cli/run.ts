@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { ConfigError, loadConfig, secretValues } from "../../config/load.js";
+import { ConfigError, loadConfig, secretValues } from "../config/load.js";
 import { faultPointsFromEnv } from "../core/faults.js";
 import { createLogger } from "../core/log.js";
 import { createNotifier } from "../core/sdnotify.js";

@@ -1,11 +1,11 @@
 import type { Logger } from "pino";
-import type { LoadedConfig, VenddConfig } from "../../config/load.js";
 import type { CheckinDisplay } from "../../drivers/display/display.js";
 import { createDisplay } from "../../drivers/display/factory.js";
 import type { GpioPort } from "../../drivers/gpio/port.js";
 import type { VendController } from "../../drivers/vmc/controller.js";
 import { createVendController } from "../../drivers/vmc/factory.js";
-import { gpioOptions } from "../boards/devices.js";
+import { gpioOptions } from "../config/devices.js";
+import type { LoadedConfig, VenddConfig } from "../config/load.js";
 import { type Clock, systemClock } from "../core/clock.js";
 import { type FaultPoints, NO_FAULTS } from "../core/faults.js";
 import type { Notifier } from "../core/sdnotify.js";

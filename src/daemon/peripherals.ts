@@ -1,10 +1,10 @@
 import type { Logger } from "pino";
-import type { VenddConfig } from "../../config/load.js";
 import type { BeaconAdvertiser } from "../../drivers/ble/beacon.js";
 import { createPanel, type Panel } from "../../drivers/gpio/panel.js";
 import type { GpioPort } from "../../drivers/gpio/port.js";
 import type { NfcStation } from "../../drivers/nfc/station.js";
-import { beaconOptions, nfcOptions } from "../boards/devices.js";
+import { beaconOptions, nfcOptions } from "../config/devices.js";
+import type { VenddConfig } from "../config/load.js";
 import type { Clock } from "../core/clock.js";
 
 /** The part of the engine the peripherals drive. */

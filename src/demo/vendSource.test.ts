@@ -1,8 +1,8 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { buildConfig } from "../../config/load.js";
 import type { VmcEvent } from "../../drivers/vmc/controller.js";
 import { createVendController } from "../../drivers/vmc/factory.js";
+import { buildConfig } from "../config/load.js";
 import { ManualClock } from "../core/clock.js";
 import { createVendSource } from "./vendSource.js";
 

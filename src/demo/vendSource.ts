@@ -1,9 +1,9 @@
 import type { Logger } from "pino";
-import type { VenddConfig } from "../../config/load.js";
 import { createSimGpio, type SimGpio } from "../../drivers/gpio/sim.js";
 import type { VendController } from "../../drivers/vmc/controller.js";
 import { createVendController } from "../../drivers/vmc/factory.js";
 import { SimVmc } from "../../drivers/vmc/sim.js";
+import type { VenddConfig } from "../config/load.js";
 import type { Clock } from "../core/clock.js";
 import { CATALOG } from "./catalog.js";
 

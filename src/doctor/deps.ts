@@ -3,12 +3,12 @@ import { closeSync, constants, existsSync, openSync } from "node:fs";
 import { statfs } from "node:fs/promises";
 import Database from "better-sqlite3";
 import type { Logger } from "pino";
-import type { Secrets, VenddConfig } from "../../config/load.js";
 import type { BeaconAdvertiser } from "../../drivers/ble/beacon.js";
 import type { GpioPort } from "../../drivers/gpio/port.js";
 import type { NfcStation } from "../../drivers/nfc/station.js";
 import type { VendController } from "../../drivers/vmc/controller.js";
-import { beaconOptions, gpioOptions, nfcOptions } from "../boards/devices.js";
+import { beaconOptions, gpioOptions, nfcOptions } from "../config/devices.js";
+import type { Secrets, VenddConfig } from "../config/load.js";
 import type { Clock } from "../core/clock.js";
 import { fetchServiceToken, readAssignedPosUnit } from "./payment.js";
 

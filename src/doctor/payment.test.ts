@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LoadedConfig, parseConfig } from "../../config/load.js";
+import { type LoadedConfig, parseConfig } from "../config/load.js";
 import { systemClock } from "../core/clock.js";
 import { emulatorLegacySettings, emulatorV10Settings } from "../emulator/clientSettings.js";
 import { type Emulator, startEmulator } from "../emulator/index.js";

@@ -6,7 +6,7 @@
 import { randomInt } from "node:crypto";
 import type { Logger } from "pino";
 import { Agent } from "undici";
-import type { Secrets, VenddConfig } from "../../config/load.js";
+import type { Secrets, VenddConfig } from "../config/load.js";
 import type { Clock } from "../core/clock.js";
 import { isPaymentError } from "../payment/errors.js";
 import { LegacyTransport } from "../payment/legacy/transport.js";

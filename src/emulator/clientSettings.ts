@@ -1,4 +1,4 @@
-import type { Secrets } from "../../config/load.js";
+import type { Secrets } from "../config/load.js";
 import type { EmulatorInfo } from "./index.js";
 
 /**

@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
-import type { VenddConfig } from "../../config/load.js";
 import type { CheckinDisplay } from "../../drivers/display/display.js";
 import type { VendController } from "../../drivers/vmc/controller.js";
+import type { VenddConfig } from "../config/load.js";
 import type { Clock } from "../core/clock.js";
 import type { FaultPoints } from "../core/faults.js";
 import type { Journal } from "../journal/journal.js";

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
-import type { Secrets, VenddConfig } from "../../config/load.js";
+import type { Secrets, VenddConfig } from "../config/load.js";
 import type { Clock } from "../core/clock.js";
 import type { PaymentDriver } from "./driver.js";
 

@@ -1,5 +1,5 @@
 import pino from "pino";
-import { buildConfig, type Secrets, type VenddConfig } from "../../config/load.js";
+import { buildConfig, type Secrets, type VenddConfig } from "../../src/config/load.js";
 import { type Clock, systemClock } from "../../src/core/clock.js";
 import type { Minor } from "../../src/core/money.js";
 import {

@@ -4,14 +4,14 @@
  * controller factory and `vendd doctor` open the same devices the same way.
  */
 import type { Logger } from "pino";
-import type { VenddConfig } from "../../config/load.js";
-import { pulseAmountMinor } from "../../config/schema-devices.js";
 import type { AdvertiserOptions } from "../../drivers/ble/advertiser.js";
 import type { GpioOptions } from "../../drivers/gpio/factory.js";
 import type { GpioPort } from "../../drivers/gpio/port.js";
 import type { NfcOptions } from "../../drivers/nfc/factory.js";
 import type { PulseControllerOptions } from "../../drivers/vmc/pulse/options.js";
 import type { Clock } from "../core/clock.js";
+import type { VenddConfig } from "./load.js";
+import { pulseAmountMinor } from "./schema-devices.js";
 
 export interface DeviceDeps {
   clock: Clock;

@@ -11,7 +11,7 @@ import {
   boardNameOf,
   loadBoard,
   mergeUnder,
-} from "../boards/index.js";
+} from "./boards.js";
 import { readStructuredFile, secretsModeWarning } from "./files.js";
 import { ConfigError, type ConfigIssue, describeIssue, toConfigIssues } from "./issues.js";
 import { isRecord } from "./rules.js";
@@ -123,7 +123,7 @@ interface Boarded {
 
 /**
  * Merges the named board profile (default `sim`) under the raw config, before parsing, so schema defaults
- * never mask an explicit value (boards/index.ts). An unknown name is left to the schema to report.
+ * never mask an explicit value (src/config/boards.ts). An unknown name is left to the schema to report.
  */
 function withBoard(raw: unknown, opts: ParseOptions): Boarded {
   const name = boardNameOf(raw);
