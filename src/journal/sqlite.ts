@@ -2,13 +2,13 @@ import { randomBytes, randomUUID } from "node:crypto";
 import Database from "better-sqlite3";
 import type { Clock } from "../core/clock.js";
 import type { Minor } from "../core/money.js";
-import type { SessionResult } from "../engine/types.js";
 import type {
   Decision,
   Intent,
   Journal,
   NewIntent,
   NewSession,
+  SessionResult,
   SessionRow,
   VendOutcome,
   VendRow,
