@@ -1,14 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  type Allowed,
-  checkLayers,
-  importsOf,
-  readSources,
-  testOnlyMatcher,
-  type Violation,
-} from "./support/layers.js";
+import { type Allowed, checkLayers, readSources, testOnlyMatcher, type Violation } from "./support/layers.js";
 
 const ROOT = join(import.meta.dirname, "..");
 
@@ -29,9 +22,6 @@ const ALLOWED: readonly Allowed[] = [
   },
 ];
 
-/** `journal/rows.ts` maps the journal's own SQL rows: other groups use journal.ts and sqlite.ts. */
-const INTERNAL = ["src/journal/rows.ts", "src/journal/migrations.ts"];
-
 function buildExcludes(): string[] {
   const parsed: unknown = JSON.parse(readFileSync(join(ROOT, "tsconfig.build.json"), "utf8"));
   const exclude = typeof parsed === "object" && parsed !== null ? Reflect.get(parsed, "exclude") : undefined;
@@ -43,24 +33,8 @@ function buildExcludes(): string[] {
 
 const testOnly = testOnlyMatcher(buildExcludes());
 
-/** The layer rule plus the journal's internal modules. */
-function check(files: ReadonlyMap<string, string>, allowed: readonly Allowed[] = []) {
-  const result = checkLayers(files, allowed, testOnly);
-  const internal: Violation[] = [];
-  for (const [file, source] of files) {
-    if (testOnly(file) || file.startsWith("src/journal/")) continue;
-    for (const edge of importsOf(file, source)) {
-      if (!INTERNAL.includes(edge.to)) continue;
-      if (allowed.some((a) => a.from === edge.from && a.to === edge.to)) continue;
-      internal.push({
-        from: edge.from,
-        to: edge.to,
-        rule: "journal internals are used only inside src/journal",
-      });
-    }
-  }
-  return { ...result, violations: [...result.violations, ...internal] };
-}
+const check = (files: ReadonlyMap<string, string>, allowed: readonly Allowed[] = []) =>
+  checkLayers(files, allowed, testOnly);
 
 const show = (v: readonly Violation[]) => v.map((x) => `${x.from} -> ${x.to}: ${x.rule}`);
 
