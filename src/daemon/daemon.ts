@@ -4,15 +4,23 @@ import { createDisplay } from "../../drivers/display/factory.js";
 import type { GpioPort } from "../../drivers/gpio/port.js";
 import type { VendController } from "../../drivers/vmc/controller.js";
 import { createVendController } from "../../drivers/vmc/factory.js";
-import { gpioOptions } from "../config/devices.js";
 import type { LoadedConfig, VenddConfig } from "../config/load.js";
+import {
+  displayOptions,
+  engineOptions,
+  gpioOptions,
+  journalOptions,
+  paymentOptions,
+  vmcOptions,
+} from "../config/seams.js";
 import { type Clock, systemClock } from "../core/clock.js";
 import { type FaultPoints, NO_FAULTS } from "../core/faults.js";
 import type { Notifier } from "../core/sdnotify.js";
-import { engineOptions } from "../engine/options.js";
+import { createEngine } from "../engine/factory.js";
 import { recoverSessions } from "../engine/recovery.js";
-import { VendEngine } from "../engine/runner.js";
-import { openSqliteJournal, type SqliteJournal } from "../journal/sqlite.js";
+import type { VendEngine } from "../engine/runner.js";
+import { createJournal } from "../journal/factory.js";
+import type { SqliteJournal } from "../journal/sqlite.js";
 import type { PaymentDriver } from "../payment/driver.js";
 import { createPaymentDriver } from "../payment/factory.js";
 import { startHousekeeping } from "./housekeeping.js";
@@ -43,28 +51,24 @@ export async function startDaemon(loaded: LoadedConfig, deps: DaemonDeps): Promi
   const { config, secrets } = loaded;
   const clock = deps.clock ?? systemClock;
   const logger = deps.logger;
-  const journal = openSqliteJournal({
-    path: config.journal.path,
-    unitId: config.unit.id,
-    clock,
-    sizeLimitBytes: config.journal.sizeLimitBytes,
-  });
+  const journal = createJournal(journalOptions(config), { clock });
   let payment: PaymentDriver | null = null;
   let vmc: VendController | null = null;
   let display: CheckinDisplay | null = null;
   let gpio: GpioPort | null = null;
   try {
-    payment = await createPaymentDriver(config, secrets, {
+    payment = await createPaymentDriver(paymentOptions(config, secrets), {
       clock,
       logger,
       ownsOrder: (orderId) => journal.ownsLiveOrder(orderId),
     });
-    display = await createDisplay(config.display.kind, {
-      devicePath: config.display.device,
-      logger: logger.child({ component: "display" }),
-    });
+    display = await createDisplay(displayOptions(config), { logger });
     gpio = await openGpio(config, clock, logger);
-    vmc = await createVendController(config, { clock, logger, ...(gpio === null ? {} : { gpio }) });
+    vmc = await createVendController(vmcOptions(config), {
+      clock,
+      logger,
+      ...(gpio === null ? {} : { gpio }),
+    });
     const options = engineOptions(config);
     const stopping = new AbortController();
     const recoveryLogger = logger.child({ component: "recovery" });
@@ -86,18 +90,15 @@ export async function startDaemon(loaded: LoadedConfig, deps: DaemonDeps): Promi
     // driver must be open first: recovery queries the service (lookups need the PoS identity).
     const identity = await payment.open(stopping.signal);
     await recover();
-    const engine = new VendEngine(
-      {
-        payment,
-        vmc,
-        display,
-        journal,
-        clock,
-        logger: logger.child({ component: "engine" }),
-        faults: deps.faults ?? NO_FAULTS,
-      },
-      options,
-    );
+    const engine = createEngine(options, {
+      payment,
+      vmc,
+      display,
+      journal,
+      clock,
+      logger: logger.child({ component: "engine" }),
+      faults: deps.faults ?? NO_FAULTS,
+    });
     await engine.start(identity);
     const peripherals = await startPeripherals(config, { clock, logger, engine, gpio });
     deps.notifier.ready(`in service as ${config.unit.id}`);
@@ -154,7 +155,7 @@ async function openGpio(config: VenddConfig, clock: Clock, logger: Logger): Prom
   const panel = pins.statusLed !== null || pins.serviceButton !== null || pins.doorSwitch !== null;
   if (config.vmc.driver !== "pulse" && !panel) return null;
   const { createGpio } = await import("../../drivers/gpio/factory.js");
-  const port = await createGpio(gpioOptions(config, { clock, logger }));
+  const port = await createGpio(gpioOptions(config), { clock, logger });
   if (config.vmc.driver === "pulse") return port;
   try {
     await port.open();

@@ -4,6 +4,7 @@ import type { VendController } from "../../drivers/vmc/controller.js";
 import { createVendController } from "../../drivers/vmc/factory.js";
 import { SimVmc } from "../../drivers/vmc/sim.js";
 import type { VenddConfig } from "../config/load.js";
+import { vmcOptions } from "../config/seams.js";
 import type { Clock } from "../core/clock.js";
 import { CATALOG } from "./catalog.js";
 
@@ -39,7 +40,11 @@ export async function createVendSource(
   if (config.vmc.driver === "sim") return catalogSource(new SimVmc({ clock: deps.clock, dispenseMs: 600 }));
   if (config.vmc.driver === "pulse" && config.gpio.kind === "sim" && config.pulse.pins.start !== null) {
     const gpio = createSimGpio({ clock: deps.clock });
-    const vmc = await createVendController(config, { clock: deps.clock, logger: deps.logger, gpio });
+    const vmc = await createVendController(vmcOptions(config), {
+      clock: deps.clock,
+      logger: deps.logger,
+      gpio,
+    });
     return startButtonSource(vmc, gpio, config.pulse.pins.start);
   }
   throw new DemoBoardError(

@@ -2,8 +2,8 @@
 
 import type { BeaconAdvertiser } from "../../drivers/ble/beacon.js";
 import type { NfcStation } from "../../drivers/nfc/station.js";
-import { configuredBeaconId } from "../config/devices.js";
 import type { VenddConfig } from "../config/load.js";
+import { configuredBeaconId } from "../config/seams.js";
 import type { Clock } from "../core/clock.js";
 import type { DoctorDeps } from "./deps.js";
 import { type Check, messageOf } from "./run.js";
