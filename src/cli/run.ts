@@ -1,13 +1,17 @@
 import { parseArgs } from "node:util";
-import { ConfigError, loadConfig, secretValues } from "../config/load.js";
+import { ConfigError, type LoadOptions, loadConfig, secretValues } from "../config/load.js";
 import { faultPointsFromEnv } from "../core/faults.js";
 import { createLogger } from "../core/log.js";
 import { createNotifier } from "../core/sdnotify.js";
+import { SecretRegistry } from "../core/secrets.js";
 import { startDaemon } from "../daemon/daemon.js";
+import { createReloader } from "./reload.js";
 
 const HELP = `usage: vendd run --config FILE [--secrets FILE]
 
 Runs the unit daemon. Invalid configuration is refused with every error listed by path.
+SIGHUP (systemctl reload vendd) reads the configuration again: an invalid one is logged and ignored,
+logging.level is applied at once, and any other change is logged as needing a restart.
 `;
 
 /** `vendd run`: the daemon systemd starts. */
@@ -35,9 +39,11 @@ export async function runCommand(argv: string[]): Promise<number> {
     process.stderr.write(`vendd run: --config FILE is required\n${HELP}`);
     return 2;
   }
+  const file = values.config;
+  const loadOptions: LoadOptions = values.secrets === undefined ? {} : { secretsFile: values.secrets };
   let loaded: ReturnType<typeof loadConfig>;
   try {
-    loaded = loadConfig(values.config, values.secrets === undefined ? {} : { secretsFile: values.secrets });
+    loaded = loadConfig(file, loadOptions);
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`vendd run: refusing to start, invalid configuration:\n${err.message}\n`);
@@ -45,21 +51,36 @@ export async function runCommand(argv: string[]): Promise<number> {
     }
     throw err;
   }
+  const secrets = new SecretRegistry(secretValues(loaded.secrets));
   const logger = createLogger({
     level: loaded.config.logging.level,
-    secrets: secretValues(loaded.secrets),
+    secrets,
     base: { unit: loaded.config.unit.id },
   });
   for (const w of loaded.warnings) logger.warn(w);
+  const faults = faultPointsFromEnv(process.env);
+  const armed = process.env.VENDD_FAULT_POINT;
+  if (armed !== undefined && armed !== "") {
+    // Crash tests only (README, "What the tests prove"): loud, because on a unit it means a planned crash.
+    logger.error(
+      { faultPoint: armed },
+      "VENDD_FAULT_POINT is armed: this process kills itself (SIGKILL) at that step of the money path; crash tests only, unset it on a unit",
+    );
+  }
   const notifier = createNotifier(process.env, logger);
-  // Handlers first: a stop request during start-up waits for the start to finish, then stops cleanly.
+  // Handlers first: a stop request during start-up waits for the start to finish, then stops cleanly; a
+  // reload during start-up is handled like any other (Node's default for SIGHUP would end the process).
   const stopRequested = new Promise<void>((resolve) => {
     process.once("SIGTERM", () => resolve());
     process.once("SIGINT", () => resolve());
   });
-  const daemon = await startDaemon(loaded, { logger, notifier, faults: faultPointsFromEnv(process.env) });
+  const reload = createReloader({ file, load: loadOptions, running: loaded, logger, secrets });
+  const onHangup = () => void reload();
+  process.on("SIGHUP", onHangup);
+  const daemon = await startDaemon(loaded, { logger, notifier, faults });
   await stopRequested;
   logger.info("stopping");
   await daemon.stop();
+  process.off("SIGHUP", onHangup);
   return 0;
 }
