@@ -2,13 +2,7 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    include: [
-      "src/**/*.test.ts",
-      "drivers/**/*.test.ts",
-      "config/**/*.test.ts",
-      "boards/**/*.test.ts",
-      "test/**/*.test.ts",
-    ],
+    include: ["src/**/*.test.ts", "drivers/**/*.test.ts", "test/**/*.test.ts"],
     pool: "forks",
     testTimeout: 30_000,
     hookTimeout: 30_000,

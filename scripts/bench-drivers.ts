@@ -13,13 +13,14 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { pathToFileURL } from "node:url";
 import pino from "pino";
-import { buildConfig, type Secrets, type VenddConfig } from "../config/load.js";
+import { buildConfig, type Secrets, type VenddConfig } from "../src/config/load.js";
+import { paymentOptions } from "../src/config/seams.js";
 import { systemClock } from "../src/core/clock.js";
 import {
   emulatorLegacySettings,
   emulatorSecrets,
   emulatorV10Settings,
-} from "../src/emulator/clientSettings.js";
+} from "../src/demo/emulatorSettings.js";
 import type { EmulatorInfo } from "../src/emulator/index.js";
 import type { PaymentDriver, PaymentRef } from "../src/payment/driver.js";
 import { createPaymentDriver } from "../src/payment/factory.js";
@@ -131,7 +132,7 @@ async function benchKind(
   kind: Kind,
 ): Promise<Record<string, number>> {
   const { config, secrets } = configFor(info, kind);
-  const driver = await createPaymentDriver(config, secrets, {
+  const driver = await createPaymentDriver(paymentOptions(config, secrets), {
     clock: systemClock,
     logger: pino({ level: "silent" }),
     ownsOrder: () => false,

@@ -22,11 +22,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import pino from "pino";
-import { buildConfig } from "../config/load.js";
 import { createSimDisplay } from "../drivers/display/sim.js";
 import { SimVmc } from "../drivers/vmc/sim.js";
+import { buildConfig } from "../src/config/load.js";
+import { paymentOptions } from "../src/config/seams.js";
 import { type Clock, ManualClock, systemClock } from "../src/core/clock.js";
-import { emulatorSecrets, emulatorV10Settings } from "../src/emulator/clientSettings.js";
+import { emulatorSecrets, emulatorV10Settings } from "../src/demo/emulatorSettings.js";
 import { startEmulator } from "../src/emulator/index.js";
 import type { EngineOptions } from "../src/engine/options.js";
 import { VendEngine } from "../src/engine/runner.js";
@@ -81,7 +82,7 @@ export async function emulatorVends(
     unit: { id: "bench", name: "Bench" },
     payment: { driver: "v10", v10: emulatorV10Settings(emu.info) },
   });
-  const inner = await createPaymentDriver(config, emulatorSecrets(emu.info, "v10"), {
+  const inner = await createPaymentDriver(paymentOptions(config, emulatorSecrets(emu.info, "v10")), {
     clock: meter.clock,
     logger: silent,
     ownsOrder: (o) => journal.ownsLiveOrder(o),

@@ -8,10 +8,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { stringify } from "yaml";
-import { rawLegacy, rawV10, setPath } from "../config/fixtures.js";
-import { ConfigError, loadConfig, parseConfig, secretValues } from "../config/load.js";
 import { configCommand } from "../src/cli/config.js";
 import { runCommand } from "../src/cli/run.js";
+import { rawLegacy, rawV10, setPath } from "../src/config/fixtures.js";
+import { ConfigError, loadConfig, parseConfig, secretValues } from "../src/config/load.js";
 import { createLogger } from "../src/core/log.js";
 import { SecretRegistry } from "../src/core/secrets.js";
 

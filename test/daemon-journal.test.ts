@@ -172,8 +172,8 @@ async function unitWithFailingJournal(code: string) {
     clock,
     deps: {
       policy: { baseDelayMs: 1000, maxDelayMs: 8000 },
-      openJournal: (o) => {
-        journal = openSqliteJournal(o);
+      openJournal: (o, d) => {
+        journal = openSqliteJournal({ ...o, ...d });
         return failing(journal, fault);
       },
       devices: { payment },

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { socatAvailable, startVmcSimulator } from "../drivers/vmc/simulator/index.js";
-import { emulatorV10Settings } from "../src/emulator/clientSettings.js";
+import { emulatorV10Settings } from "../src/demo/emulatorSettings.js";
 import { type Emulator, startEmulator } from "../src/emulator/index.js";
 import { vendd } from "./cli-support.js";
 

@@ -1,3 +1,4 @@
+import { CHECKIN_SERVICE_UUID, TEST_COMPANY_ID } from "../../src/core/devices.js";
 import { BeaconError } from "./beacon.js";
 
 /**
@@ -20,8 +21,7 @@ import { BeaconError } from "./beacon.js";
  * The company id 0xFFFF is the Bluetooth SIG's value for tests; a fleet with its own assigned company id
  * configures it.
  */
-export const CHECKIN_SERVICE_UUID = "e89d4bfd-a59a-44ff-9f21-80ab82b4dee7";
-export const TEST_COMPANY_ID = 0xffff;
+export { CHECKIN_SERVICE_UUID, TEST_COMPANY_ID };
 
 /** Legacy advertising PDUs carry at most 31 bytes of data each. */
 export const MAX_AD_BYTES = 31;

@@ -126,14 +126,14 @@ describe("bleno beacon", () => {
 
 describe("createBeacon", () => {
   it("creates the sim, which advertises over its radio", async () => {
-    const beacon = await createBeacon("sim", { clock: new ManualClock(0) });
+    const beacon = await createBeacon({ kind: "sim" }, { clock: new ManualClock(0) });
     await beacon.start("123456789012345");
     expect(beacon.state()).toBe("advertising");
   });
 
   it("refuses an unknown kind listing the valid ones", async () => {
-    await expect(createBeacon("hcitool" as never, { clock: new ManualClock(0) })).rejects.toThrow(
-      'unknown beacon kind "hcitool"; valid: bleno, sim',
+    await expect(createBeacon({ kind: "hcitool" } as never, { clock: new ManualClock(0) })).rejects.toThrow(
+      'unknown ble kind "hcitool"; valid: bleno, sim',
     );
   });
 });

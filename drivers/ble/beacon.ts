@@ -30,7 +30,7 @@ export type BeaconState = "advertising" | "stopped" | "degraded";
 export class BeaconError extends Error {
   override readonly name = "BeaconError";
   constructor(
-    readonly code: "invalidId" | "closed" | "unknownKind",
+    readonly code: "invalidId" | "closed",
     message: string,
   ) {
     super(message);

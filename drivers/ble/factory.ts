@@ -1,15 +1,33 @@
+import type { Logger } from "pino";
+import type { Clock } from "../../src/core/clock.js";
+import { unknownKind } from "../../src/core/seams.js";
 import type { AdvertiserOptions, RadioLike } from "./advertiser.js";
-import { type BeaconAdvertiser, BeaconError, type BeaconKind } from "./beacon.js";
+import type { BeaconAdvertiser, BeaconKind } from "./beacon.js";
 
-const KINDS: readonly BeaconKind[] = ["bleno", "sim"];
+/** What the beacon is (plain data, from src/config/seams.ts): the kind and the advertisement's settings. */
+export type BeaconOptions = { kind: BeaconKind } & Omit<AdvertiserOptions, "clock" | "logger">;
+
+/** The beacon's collaborators. */
+export interface BeaconDeps {
+  clock: Clock;
+  logger?: Logger;
+}
+
+export const BEACON_KINDS: readonly BeaconKind[] = ["bleno", "sim"];
 
 /**
- * Creates the BLE beacon the board profile names. `bleno` imports @abandonware/bleno only here: the
- * module opens an HCI socket at import time and throws where the kernel has no Bluetooth (EAFNOSUPPORT),
- * so a failed import yields a beacon that stays `degraded` with the reason instead of an error.
- * @throws BeaconError `unknownKind` for a kind outside `bleno | sim` (unchecked config).
+ * Creates the BLE beacon the options name. `bleno` imports @abandonware/bleno only here: the module opens
+ * an HCI socket at import time and throws where the kernel has no Bluetooth (EAFNOSUPPORT), so a failed
+ * import yields a beacon that stays `degraded` with the reason instead of an error.
+ * @throws SeamConfigError for a kind outside `bleno | sim` (unchecked input).
  */
-export async function createBeacon(kind: BeaconKind, opts: AdvertiserOptions): Promise<BeaconAdvertiser> {
+export async function createBeacon(options: BeaconOptions, deps: BeaconDeps): Promise<BeaconAdvertiser> {
+  const { kind, ...settings } = options;
+  const opts: AdvertiserOptions = {
+    ...settings,
+    clock: deps.clock,
+    ...(deps.logger ? { logger: deps.logger.child({ component: "ble" }) } : {}),
+  };
   switch (kind) {
     case "bleno": {
       const { createRadioAdvertiser } = await import("./advertiser.js");
@@ -21,13 +39,9 @@ export async function createBeacon(kind: BeaconKind, opts: AdvertiserOptions): P
       return createSimBeacon(opts);
     }
     default:
-      throw new BeaconError(
-        "unknownKind",
-        `unknown beacon kind ${JSON.stringify(String(kind))}; valid: ${KINDS.join(", ")}`,
-      );
+      throw unknownKind("ble", options, BEACON_KINDS);
   }
 }
-
 /** Imports bleno's singleton; on failure returns the reason ("module not available: ..."). */
 export async function loadBleno(
   specifier = "@abandonware/bleno",

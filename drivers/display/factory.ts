@@ -1,31 +1,41 @@
+import type { Logger } from "pino";
+import { unknownKind } from "../../src/core/seams.js";
 import type { CheckinDisplay, DisplayKind } from "./display.js";
 import type { TerminalDisplayOptions } from "./terminal.js";
 
-/** Options for `createDisplay`; only the `terminal` kind reads them. */
-export type DisplayOptions = TerminalDisplayOptions;
+/** What the display is (plain data, from src/config/seams.ts): the kind and, for a terminal, its device. */
+export type DisplayOptions =
+  | ({ kind: "terminal" } & Omit<TerminalDisplayOptions, "out" | "logger">)
+  | { kind: "sim" }
+  | { kind: "none" };
 
-export class DisplayError extends Error {
-  override readonly name = "DisplayError";
-  constructor(
-    readonly code: "unknownKind",
-    message: string,
-  ) {
-    super(message);
-  }
+/** The display's collaborators. */
+export interface DisplayDeps {
+  logger?: Logger;
+  /** Where a terminal display draws when it has no device (default standard output; never closed). */
+  out?: NodeJS.WritableStream;
 }
 
-const KINDS: readonly DisplayKind[] = ["terminal", "sim", "none"];
+export const DISPLAY_KINDS: readonly DisplayKind[] = ["terminal", "sim", "none"];
 
 /**
- * Creates the check-in display named by configuration. Each kind's module is imported only in its own
- * case, so a headless unit never loads qrcode-terminal.
- * @throws DisplayError `unknownKind` for a name outside `terminal | sim | none` (unchecked config).
+ * Creates the check-in display the options name. Each kind's module is imported only in its own case, so a
+ * headless unit never loads qrcode-terminal.
+ * @throws SeamConfigError for a kind outside `terminal | sim | none` (unchecked input).
  */
-export async function createDisplay(kind: DisplayKind, opts: DisplayOptions = {}): Promise<CheckinDisplay> {
-  switch (kind) {
+export async function createDisplay(
+  options: DisplayOptions,
+  deps: DisplayDeps = {},
+): Promise<CheckinDisplay> {
+  switch (options.kind) {
     case "terminal": {
       const { createTerminalDisplay } = await import("./terminal.js");
-      return createTerminalDisplay(opts);
+      const { kind: _kind, ...terminal } = options;
+      return createTerminalDisplay({
+        ...terminal,
+        ...(deps.out ? { out: deps.out } : {}),
+        ...(deps.logger ? { logger: deps.logger.child({ component: "display" }) } : {}),
+      });
     }
     case "sim": {
       const { createSimDisplay } = await import("./sim.js");
@@ -34,10 +44,7 @@ export async function createDisplay(kind: DisplayKind, opts: DisplayOptions = {}
     case "none":
       return createNoDisplay();
     default:
-      throw new DisplayError(
-        "unknownKind",
-        `unknown display kind ${JSON.stringify(String(kind))}; valid: ${KINDS.join(", ")}`,
-      );
+      throw unknownKind("display", options, DISPLAY_KINDS);
   }
 }
 

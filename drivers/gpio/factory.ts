@@ -1,32 +1,45 @@
+import type { Logger } from "pino";
+import type { Clock } from "../../src/core/clock.js";
+import { unknownKind } from "../../src/core/seams.js";
 import type { JohnnyFiveGpioOptions } from "./johnny-five.js";
 import type { GpioKind, GpioPort } from "./port.js";
-import { GpioError } from "./port.js";
 import type { SimGpioOptions } from "./sim.js";
 
+/** What a GPIO port is (plain data, from src/config/seams.ts): the kind and that kind's settings. */
 export type GpioOptions =
-  | ({ kind: "sim" } & SimGpioOptions)
-  | ({ kind: "johnny-five" } & JohnnyFiveGpioOptions);
+  | ({ kind: "sim" } & Omit<SimGpioOptions, "clock">)
+  | ({ kind: "johnny-five" } & Omit<JohnnyFiveGpioOptions, "clock" | "logger">);
 
-const KINDS: readonly GpioKind[] = ["sim", "johnny-five"];
+/** The port's collaborators. */
+export interface GpioDeps {
+  clock: Clock;
+  logger?: Logger;
+}
+
+export const GPIO_KINDS: readonly GpioKind[] = ["sim", "johnny-five"];
 
 /**
- * Creates the GPIO port the board profile names. Each implementation is imported only in its own case;
+ * Creates the GPIO port the options name. Each implementation is imported only in its own case;
  * johnny-five itself is imported later still, by the port's `open`.
- * @throws GpioError `config` for a kind outside `sim | johnny-five` (unchecked config).
+ * @throws SeamConfigError for a kind outside `sim | johnny-five` (unchecked input).
  */
-export async function createGpio(opts: GpioOptions): Promise<GpioPort> {
-  switch (opts.kind) {
+export async function createGpio(options: GpioOptions, deps: GpioDeps): Promise<GpioPort> {
+  switch (options.kind) {
     case "sim": {
       const { createSimGpio } = await import("./sim.js");
-      return createSimGpio(opts);
+      const { kind: _kind, ...sim } = options;
+      return createSimGpio({ ...sim, clock: deps.clock });
     }
     case "johnny-five": {
       const { createJohnnyFiveGpio } = await import("./johnny-five.js");
-      return createJohnnyFiveGpio(opts);
+      const { kind: _kind, ...j5 } = options;
+      return createJohnnyFiveGpio({
+        ...j5,
+        clock: deps.clock,
+        ...(deps.logger ? { logger: deps.logger.child({ component: "gpio" }) } : {}),
+      });
     }
-    default: {
-      const kind: unknown = (opts as { kind: unknown }).kind;
-      throw new GpioError("config", `unknown gpio kind ${JSON.stringify(kind)}; valid: ${KINDS.join(", ")}`);
-    }
+    default:
+      throw unknownKind("gpio", options, GPIO_KINDS);
   }
 }

@@ -70,9 +70,9 @@ describe("panel", () => {
 
 describe("createGpio", () => {
   it("creates the sim and refuses unknown kinds with the valid names", async () => {
-    const gpio = await createGpio({ kind: "sim", clock: new ManualClock(0) });
+    const gpio = await createGpio({ kind: "sim" }, { clock: new ManualClock(0) });
     expect(gpio.kind).toBe("sim");
-    await expect(createGpio({ kind: "wiringpi" } as never)).rejects.toThrow(
+    await expect(createGpio({ kind: "wiringpi" } as never, { clock: new ManualClock(0) })).rejects.toThrow(
       'unknown gpio kind "wiringpi"; valid: sim, johnny-five',
     );
   });

@@ -1,10 +1,8 @@
 import type { Clock } from "../../src/core/clock.js";
+import { MAX_PULSE_MS, MIN_PULSE_MS } from "../../src/core/devices.js";
 import { GpioError, type GpioPin, type GpioPort } from "./port.js";
 
-/** Shortest active or inactive time a pulse receiver is known to accept (vending-mdb §6: about 10 ms). */
-export const MIN_PULSE_MS = 10;
-/** Longest active or inactive time accepted in configuration (ms). */
-export const MAX_PULSE_MS = 10_000;
+export { MAX_PULSE_MS, MIN_PULSE_MS };
 /** Most pulses in one train (bounds the loop; a train this long is a configuration mistake). */
 export const MAX_PULSES = 1_000;
 

@@ -1,35 +1,50 @@
-import { NfcError } from "./errors.js";
-import type { NfcKind, NfcLike, NfcStation, StationOptions } from "./station.js";
+import type { Logger } from "pino";
+import type { Clock } from "../../src/core/clock.js";
+import { unknownKind } from "../../src/core/seams.js";
+import type { BadgeEntry } from "./badges.js";
+import type { NfcKind, NfcLike, NfcStation } from "./station.js";
 
-export type NfcOptions = Omit<StationOptions, "kind" | "nfc" | "unavailable">;
+/** What the NFC station is (plain data, from src/config/seams.ts): the reader kind and the badge hashes. */
+export interface NfcOptions {
+  kind: NfcKind;
+  /** Technician badges: names and scrypt hashes of their UIDs, never the UIDs. */
+  badges: readonly BadgeEntry[];
+}
 
-const KINDS: readonly NfcKind[] = ["pcsc", "sim"];
+/** The station's collaborators. */
+export interface NfcDeps {
+  clock: Clock;
+  logger?: Logger;
+}
+
+export const NFC_KINDS: readonly NfcKind[] = ["pcsc", "sim"];
 
 /**
- * Creates the NFC station the board profile names. `pcsc` imports nfc-pcsc (a native PC/SC binding,
- * needs pcscd) only here; when it cannot be loaded or started the station stays `degraded` with the
- * reason. `sim` is the station over a `SimNfc` (see `createSimNfcStation` to reach the simulated readers).
- * @throws NfcError `config` for a kind outside `pcsc | sim` (unchecked config).
+ * Creates the NFC station the options name. `pcsc` imports nfc-pcsc (a native PC/SC binding, needs pcscd)
+ * only here; when it cannot be loaded or started the station stays `degraded` with the reason. `sim` is
+ * the station over a `SimNfc` (see `createSimNfcStation` to reach the simulated readers).
+ * @throws SeamConfigError for a kind outside `pcsc | sim` (unchecked input).
  */
-export async function createNfc(kind: NfcKind, opts: NfcOptions): Promise<NfcStation> {
-  switch (kind) {
+export async function createNfc(options: NfcOptions, deps: NfcDeps): Promise<NfcStation> {
+  const station = {
+    badges: options.badges,
+    clock: deps.clock,
+    ...(deps.logger ? { logger: deps.logger.child({ component: "nfc" }) } : {}),
+  };
+  switch (options.kind) {
     case "pcsc": {
       const { createNfcStation } = await import("./station.js");
       const loaded = await startPcsc();
-      return createNfcStation({ ...opts, kind, nfc: loaded.nfc, unavailable: loaded.reason });
+      return createNfcStation({ ...station, kind: "pcsc", nfc: loaded.nfc, unavailable: loaded.reason });
     }
     case "sim": {
       const { createSimNfcStation } = await import("./sim.js");
-      return createSimNfcStation(opts);
+      return createSimNfcStation(station);
     }
     default:
-      throw new NfcError(
-        "config",
-        `unknown nfc kind ${JSON.stringify(String(kind))}; valid: ${KINDS.join(", ")}`,
-      );
+      throw unknownKind("nfc", options, NFC_KINDS);
   }
 }
-
 /** Imports nfc-pcsc and creates its NFC object; on failure returns the reason ("module not available"). */
 export async function startPcsc(specifier = "nfc-pcsc"): Promise<{ nfc: NfcLike | null; reason: string }> {
   let Nfc: unknown;

@@ -1,7 +1,15 @@
 import { EventEmitter } from "node:events";
-import type { NfcOptions } from "./factory.js";
 import { PAGE_BYTES } from "./ndef.js";
-import { createNfcStation, type NfcLike, type NfcStation, type ReaderLike } from "./station.js";
+import {
+  createNfcStation,
+  type NfcLike,
+  type NfcStation,
+  type ReaderLike,
+  type StationOptions,
+} from "./station.js";
+
+/** A simulated station's badges and collaborators (the reader is the simulation). */
+export type SimStationOptions = Omit<StationOptions, "kind" | "nfc" | "unavailable">;
 
 /** An NTAG21x in memory: 7-byte UID, capability container on page 3, data area from page 4. */
 export class SimTag {
@@ -81,7 +89,7 @@ export class SimNfc extends EventEmitter implements NfcLike {
 }
 
 /** The simulated station: the real station logic over a `SimNfc` (plug readers, present tags). */
-export function createSimNfcStation(opts: NfcOptions): NfcStation & { sim: SimNfc } {
+export function createSimNfcStation(opts: SimStationOptions): NfcStation & { sim: SimNfc } {
   const sim = new SimNfc();
   return Object.assign(createNfcStation({ ...opts, kind: "sim", nfc: sim, unavailable: "" }), { sim });
 }

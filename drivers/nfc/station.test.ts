@@ -118,6 +118,8 @@ describe("NFC station", () => {
     expect(loaded.reason).toBe("module not available: ERR_MODULE_NOT_FOUND");
     const none = createNfcStation({ kind: "pcsc", nfc: null, unavailable: loaded.reason, badges: [], clock });
     expect(none.readerState()).toBe("degraded");
-    await expect(createNfc("usb" as never, { badges: [], clock })).rejects.toThrow("valid: pcsc, sim");
+    await expect(createNfc({ kind: "usb", badges: [] } as never, { clock })).rejects.toThrow(
+      "valid: pcsc, sim",
+    );
   });
 });

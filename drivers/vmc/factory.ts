@@ -1,75 +1,74 @@
 import type { Logger } from "pino";
-import type { VenddConfig } from "../../config/load.js";
-import { CURRENCY_DECIMALS } from "../../config/schema-price.js";
 import type { Clock } from "../../src/core/clock.js";
+import { unknownKind } from "../../src/core/seams.js";
+import type { GpioOptions } from "../gpio/factory.js";
 import type { GpioPort } from "../gpio/port.js";
+import type { AdapterControllerOptions } from "./adapter/options.js";
 import type { VendController } from "./controller.js";
+import type { PulseControllerOptions } from "./pulse/options.js";
+import type { SimVmcOptions } from "./sim.js";
 
-export interface VmcFactoryDeps {
+/**
+ * What the vend controller is (plain data, from src/config/seams.ts): the kind and that kind's settings.
+ * `pulse` carries the options of the GPIO port it opens when the caller gives none (`port`).
+ */
+export type VmcOptions =
+  | ({ kind: "sim" } & Omit<SimVmcOptions, "clock" | "outcome">)
+  | ({ kind: "mdb-adapter" } & Omit<AdapterControllerOptions, "clock" | "logger" | "binding" | "dialect">)
+  | ({ kind: "pulse"; port: GpioOptions } & Omit<PulseControllerOptions, "gpio" | "clock" | "logger">);
+
+export type VmcKind = VmcOptions["kind"];
+
+/** The controller's collaborators. */
+export interface VmcDeps {
   clock: Clock;
   logger: Logger;
   /**
-   * The GPIO port for the `pulse` driver (the controller opens and closes it). Default: a new port from
-   * the config's `gpio` section (the board's IO plugin). A simulation passes its sim port to drive inputs.
+   * The GPIO port for the `pulse` kind (the controller opens and closes it). Default: a new port from the
+   * options' `port`. The daemon passes the unit's one port; a simulation passes its sim port to drive inputs.
    */
   gpio?: GpioPort;
 }
 
-/** The configuration cannot give a vend controller (code `config`). */
-export class VmcConfigError extends Error {
-  override readonly name = "VmcConfigError";
-  readonly code = "config";
-}
+export const VMC_KINDS: readonly VmcKind[] = ["sim", "mdb-adapter", "pulse"];
 
 /**
- * Creates the vend controller named by `vmc.driver`. Serial and GPIO code is imported only in its own case,
- * so a laptop, CI and the demo never load a native module they do not use.
+ * Creates the vend controller the options name. Serial and GPIO code is imported only in its own case, so
+ * a laptop, CI and the demo never load a native module they do not use.
+ * @throws SeamConfigError for a kind outside `sim | mdb-adapter | pulse` (unchecked input).
  */
-export async function createVendController(
-  config: VenddConfig,
-  deps: VmcFactoryDeps,
-): Promise<VendController> {
-  const vmc = config.vmc;
-  switch (vmc.driver) {
+export async function createVendController(options: VmcOptions, deps: VmcDeps): Promise<VendController> {
+  switch (options.kind) {
     case "sim": {
       const { SimVmc } = await import("./sim.js");
-      return new SimVmc({ clock: deps.clock });
+      const { kind: _kind, ...sim } = options;
+      return new SimVmc({ ...sim, clock: deps.clock });
     }
     case "mdb-adapter": {
-      if (vmc.device === null) throw new VmcConfigError("vmc.device is required for the mdb-adapter driver");
       const { createAdapterController } = await import("./adapter/controller.js");
+      const { kind: _kind, ...adapter } = options;
       return createAdapterController({
-        path: vmc.device,
-        baudRate: vmc.baudRate,
-        currencyCode: config.currency,
-        // The adapter line carries amounts already scaled to currency units (vending-mdb §2), so they are
-        // read in the currency's decimals; vmc.decimals (the MDB Y) only bounds engine.maxPrice.
-        decimals: CURRENCY_DECIMALS,
-        commandTimeoutMs: vmc.commandTimeoutMs,
-        linkTimeoutMs: vmc.linkTimeoutMs,
+        ...adapter,
         clock: deps.clock,
         logger: deps.logger.child({ component: "vmc" }),
       });
     }
     case "pulse": {
-      // The pins, timing and price come from the board profile (boards/) and the config's `pulse` section.
-      const { gpioOptions, pulseOptions } = await import("../../src/boards/devices.js");
       const { createPulseController } = await import("./pulse/controller.js");
-      const deviceDeps = { clock: deps.clock, logger: deps.logger };
+      const { kind: _kind, port, ...pulse } = options;
       let gpio = deps.gpio;
       if (gpio === undefined) {
         const { createGpio } = await import("../gpio/factory.js");
-        gpio = await createGpio(gpioOptions(config, deviceDeps));
+        gpio = await createGpio(port, { clock: deps.clock, logger: deps.logger });
       }
-      try {
-        return createPulseController(pulseOptions(config, gpio, deviceDeps));
-      } catch (err) {
-        throw new VmcConfigError(`pulse: ${err instanceof Error ? err.message : String(err)}`);
-      }
+      return createPulseController({
+        ...pulse,
+        gpio,
+        clock: deps.clock,
+        logger: deps.logger.child({ component: "vmc" }),
+      });
     }
     default:
-      throw new VmcConfigError(
-        `unknown vmc driver ${JSON.stringify(String(vmc.driver))}; valid: sim, mdb-adapter, pulse`,
-      );
+      throw unknownKind("vmc", options, VMC_KINDS);
   }
 }

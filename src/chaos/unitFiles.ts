@@ -27,7 +27,7 @@ export interface UnitFiles {
  */
 export const CHAOS_BEACON_ID = { v10: "424242424242424", legacy: "424242424242425" } as const;
 
-/** Engine timeouts of the unit under test, ms: the schema's minimum is 1000 (config/schema.ts). */
+/** Engine timeouts of the unit under test, ms: the schema's minimum is 1000 (src/config/schema.ts). */
 export interface UnitTimeouts {
   paymentTimeoutMs: number;
   vendTimeoutMs: number;

@@ -5,7 +5,7 @@
  */
 import { parseArgs } from "node:util";
 import { stringify } from "yaml";
-import { ConfigError, loadConfig, toConfigInput } from "../../config/load.js";
+import { ConfigError, loadConfig, toConfigInput } from "../config/load.js";
 import { CONFIG_OPTIONS } from "./commands.js";
 
 const USAGE = `usage: vendd config validate FILE [--secrets FILE]

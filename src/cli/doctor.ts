@@ -5,7 +5,7 @@
  */
 import { parseArgs } from "node:util";
 import { pino } from "pino";
-import { ConfigError, DEFAULT_CONFIG_FILE, type LoadedConfig, loadConfig } from "../../config/load.js";
+import { ConfigError, DEFAULT_CONFIG_FILE, type LoadedConfig, loadConfig } from "../config/load.js";
 import { systemClock } from "../core/clock.js";
 import { type DoctorDeps, defaultDoctorDeps } from "../doctor/deps.js";
 import { runDoctor } from "../doctor/plan.js";

@@ -7,7 +7,7 @@
  */
 import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig } from "../../config/load.js";
+import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig } from "../config/load.js";
 import { systemClock } from "../core/clock.js";
 import { formatAmount } from "../core/money.js";
 import { describeRefusal } from "../journal/problems.js";

@@ -14,7 +14,8 @@ import {
   type LoadedConfig,
   loadConfig,
   secretValues,
-} from "../../config/load.js";
+} from "../config/load.js";
+import { paymentOptions } from "../config/seams.js";
 import { systemClock } from "../core/clock.js";
 import { createLogger } from "../core/log.js";
 import { formatAmount } from "../core/money.js";
@@ -89,7 +90,7 @@ async function listHeld(loaded: LoadedConfig, path: string, cancel: boolean): Pr
   const { config, secrets } = loaded;
   const logger = createLogger({ level: "warn", secrets: secretValues(secrets) });
   // The driver never settles anything on its own here: every order counts as the journal's.
-  const payment = await createPaymentDriver(config, secrets, {
+  const payment = await createPaymentDriver(paymentOptions(config, secrets), {
     clock: systemClock,
     logger,
     ownsOrder: () => true,

@@ -3,10 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { rawLegacy, rawV10, setPath } from "../../config/fixtures.js";
 import { hashBadgeUid } from "../../drivers/nfc/badges.js";
 import { decodeNdefUri } from "../../drivers/nfc/ndef.js";
 import { createSimNfcStation, type SimReader, SimTag } from "../../drivers/nfc/sim.js";
+import { rawLegacy, rawV10, setPath } from "../config/fixtures.js";
 import { ManualClock } from "../core/clock.js";
 import { nfcCommand } from "./nfc.js";
 

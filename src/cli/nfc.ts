@@ -5,12 +5,12 @@
  */
 import { parseArgs } from "node:util";
 import { type Logger, pino } from "pino";
-import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig, type VenddConfig } from "../../config/load.js";
 import { checkinUri } from "../../drivers/display/display.js";
 import { hashBadgeUid, normaliseUid } from "../../drivers/nfc/badges.js";
 import { NfcError } from "../../drivers/nfc/errors.js";
 import type { NfcStation } from "../../drivers/nfc/station.js";
-import { configuredBeaconId, nfcOptions } from "../boards/devices.js";
+import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig, type VenddConfig } from "../config/load.js";
+import { configuredBeaconId, nfcOptions } from "../config/seams.js";
 import { type Clock, systemClock } from "../core/clock.js";
 import { NFC_OPTIONS } from "./commands.js";
 import type { CliIo } from "./config.js";
@@ -44,7 +44,7 @@ const HINTS: Partial<Record<NfcError["code"], string>> = {
 
 async function openRealStation(config: VenddConfig, clock: Clock, logger: Logger): Promise<NfcStation> {
   const { createNfc } = await import("../../drivers/nfc/factory.js");
-  return createNfc(config.nfc.kind, nfcOptions(config, { clock, logger }));
+  return createNfc(nfcOptions(config), { clock, logger });
 }
 
 /** Runs `vendd nfc ...` with `argv` the arguments after `nfc`. Resolves the exit code. */

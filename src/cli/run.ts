@@ -1,15 +1,19 @@
 import { parseArgs } from "node:util";
-import { ConfigError, loadConfig, secretValues } from "../../config/load.js";
+import { ConfigError, type LoadOptions, loadConfig, secretValues } from "../config/load.js";
 import { faultPointsFromEnv } from "../core/faults.js";
 import { createLogger } from "../core/log.js";
 import { createNotifier } from "../core/sdnotify.js";
+import { SecretRegistry } from "../core/secrets.js";
 import { startDaemon } from "../daemon/daemon.js";
 import { describeRefusal } from "../journal/problems.js";
 import { RUN_OPTIONS } from "./commands.js";
+import { createReloader } from "./reload.js";
 
 const HELP = `usage: vendd run --config FILE [--secrets FILE]
 
 Runs the unit daemon. Invalid configuration is refused with every error listed by path.
+SIGHUP (systemctl reload vendd) reads the configuration again: an invalid one is logged and ignored,
+logging.level is applied at once, and any other change is logged as needing a restart.
 `;
 
 /** `vendd run`: the daemon systemd starts. */
@@ -33,9 +37,11 @@ export async function runCommand(argv: string[]): Promise<number> {
     process.stderr.write(`vendd run: --config FILE is required\n${HELP}`);
     return 2;
   }
+  const file = values.config;
+  const loadOptions: LoadOptions = values.secrets === undefined ? {} : { secretsFile: values.secrets };
   let loaded: ReturnType<typeof loadConfig>;
   try {
-    loaded = loadConfig(values.config, values.secrets === undefined ? {} : { secretsFile: values.secrets });
+    loaded = loadConfig(file, loadOptions);
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`vendd run: refusing to start, invalid configuration:\n${err.message}\n`);
@@ -43,24 +49,39 @@ export async function runCommand(argv: string[]): Promise<number> {
     }
     throw err;
   }
+  const secrets = new SecretRegistry(secretValues(loaded.secrets));
   const logger = createLogger({
     level: loaded.config.logging.level,
-    secrets: secretValues(loaded.secrets),
+    secrets,
     base: { unit: loaded.config.unit.id },
   });
   for (const w of loaded.warnings) logger.warn(w);
+  const faults = faultPointsFromEnv(process.env);
+  const armed = process.env.VENDD_FAULT_POINT;
+  if (armed !== undefined && armed !== "") {
+    // Crash tests only (README, "What the tests prove"): loud, because on a unit it means a planned crash.
+    logger.error(
+      { faultPoint: armed },
+      "VENDD_FAULT_POINT is armed: this process kills itself (SIGKILL) at that step of the money path; crash tests only, unset it on a unit",
+    );
+  }
   const notifier = createNotifier(process.env, logger);
-  // Handlers first: a stop request during start-up waits for the start to finish, then stops cleanly.
+  // Handlers first: a stop request during start-up waits for the start to finish, then stops cleanly; a
+  // reload during start-up is handled like any other (Node's default for SIGHUP would end the process).
   const stopRequested = new Promise<void>((resolve) => {
     process.once("SIGTERM", () => resolve());
     process.once("SIGINT", () => resolve());
   });
+  const reload = createReloader({ file, load: loadOptions, running: loaded, logger, secrets });
+  const onHangup = () => void reload();
+  process.on("SIGHUP", onHangup);
   // Up even when the payment service is down or the journal is unusable (out of service, saying why): only
   // a journal locked by another process, a bad device config or a defect ends it with an error.
   let daemon: Awaited<ReturnType<typeof startDaemon>>;
   try {
-    daemon = await startDaemon(loaded, { logger, notifier, faults: faultPointsFromEnv(process.env) });
+    daemon = await startDaemon(loaded, { logger, notifier, faults });
   } catch (err) {
+    process.off("SIGHUP", onHangup);
     // The journal is owned before anything else starts: nothing was sent or written.
     const refusal = describeRefusal(err);
     if (refusal === null) throw err;
@@ -70,6 +91,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   const failure = await Promise.race([stopRequested.then(() => null), daemon.failed]);
   logger.info("stopping");
   await daemon.stop();
+  process.off("SIGHUP", onHangup);
   if (failure === null) return 0;
   process.stderr.write(`vendd run: ${failure.message}\n`);
   return 1;

@@ -61,12 +61,12 @@ describe("createLogger", () => {
       cfg: { apiKey: "a2", legacy: { merchantKey: "a3" } },
       req: { headers: { authorization: "Bearer a4", Authorization: "Bearer a5" } },
       token: { access_token: "a6" },
-      console: { session: { login: { pin: "1234" } } },
+      console: { session: { login: { pinHash: "scrypt$16384$8$1$salt1234" } } },
       list: [{ a: { b: { c: { d: { password: "a7" } } } } }],
     });
     log.child({ token: "a8" }).info("child");
     const line = out.lines.join("");
-    for (const v of ["a1", "a2", "a3", "a4", "a5", "a6", "1234", "a7", "a8"])
+    for (const v of ["a1", "a2", "a3", "a4", "a5", "a6", "scrypt", "a7", "a8"])
       expect(line).not.toContain(`"${v}`);
     const [entry] = out.parsed();
     expect(entry.clientSecret).toBe(REDACTED);
@@ -77,11 +77,25 @@ describe("createLogger", () => {
   });
 
   it("leaves other fields and class instances alone", () => {
-    expect(censorSecretFields({ a: 1, b: [{ pin: 2, x: "y" }], d: new Date(0) })).toEqual({
+    expect(censorSecretFields({ a: 1, b: [{ pinHash: 2, x: "y" }], d: new Date(0) })).toEqual({
       a: 1,
-      b: [{ pin: REDACTED, x: "y" }],
+      b: [{ pinHash: REDACTED, x: "y" }],
       d: new Date(0),
     });
+  });
+
+  it("logs GPIO pin numbers and names as they are: a pin is wiring, not a secret", () => {
+    const out = sink();
+    const log = createLogger({ level: "info", destination: out.stream });
+    log.warn({ pin: 17 }, "gpio: plugin has no pull-up; fit one");
+    log
+      .child({ component: "gpio" })
+      .info({ pins: { statusLed: "GPIO18" }, input: { pin: "P1-11" } }, "panel");
+    const [first, second] = out.parsed();
+    expect(first.pin).toBe(17);
+    expect(second.pins.statusLed).toBe("GPIO18");
+    expect(second.input.pin).toBe("P1-11");
+    expect(censorSecretFields({ b: [{ pin: 2 }] })).toEqual({ b: [{ pin: 2 }] });
   });
 
   it("has redaction paths for the documented secret fields", () => {

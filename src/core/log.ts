@@ -12,7 +12,11 @@
 import pino from "pino";
 import { REDACTED, SecretRegistry } from "./secrets.js";
 
-/** Field names whose values are secrets or credentials. */
+/**
+ * Field names whose values are secrets or credentials. Only secrets: a name that also means something
+ * harmless is censored everywhere it appears (`pin` once hid every GPIO pin number). The console PIN is
+ * kept as a hash (`pinHash`), which is secret too: a short PIN's hash falls to an offline search.
+ */
 const SECRET_FIELDS = [
   "clientSecret",
   "client_secret",
@@ -26,7 +30,7 @@ const SECRET_FIELDS = [
   "accessToken",
   "token",
   "password",
-  "pin",
+  "pinHash",
   "secret",
   "HMAC",
 ];

@@ -1,17 +1,18 @@
 import type { Logger } from "pino";
-import type { LoadedConfig, VenddConfig } from "../../config/load.js";
 import type { CheckinDisplay } from "../../drivers/display/display.js";
 import { createDisplay } from "../../drivers/display/factory.js";
 import type { GpioPort } from "../../drivers/gpio/port.js";
 import type { VendController } from "../../drivers/vmc/controller.js";
 import { createVendController } from "../../drivers/vmc/factory.js";
-import { gpioOptions } from "../boards/devices.js";
+import type { LoadedConfig, VenddConfig } from "../config/load.js";
+import { displayOptions, gpioOptions, journalOptions, paymentOptions, vmcOptions } from "../config/seams.js";
 import { type Clock, systemClock } from "../core/clock.js";
 import type { FaultPoints } from "../core/faults.js";
 import type { Notifier } from "../core/sdnotify.js";
 import type { VendEngine } from "../engine/runner.js";
+import { createJournal, type JournalDeps, type JournalOptions } from "../journal/factory.js";
 import { describeRefusal } from "../journal/problems.js";
-import { openSqliteJournal, type SqliteJournal, type SqliteJournalOptions } from "../journal/sqlite.js";
+import type { SqliteJournal } from "../journal/sqlite.js";
 import type { PaymentDriver } from "../payment/driver.js";
 import { createPaymentDriver } from "../payment/factory.js";
 import type { ConnectPolicy } from "./connect.js";
@@ -35,8 +36,8 @@ export interface DaemonDeps {
   readyGraceMs?: number;
   /** Operator-facing start-up problems besides the log (default: standard error). */
   stderr?: (text: string) => void;
-  /** Opens the journal (default openSqliteJournal). */
-  openJournal?: (opts: SqliteJournalOptions) => SqliteJournal;
+  /** Opens the journal (default createJournal). */
+  openJournal?: (options: JournalOptions, deps: JournalDeps) => SqliteJournal;
   /** Already-created devices (tests); otherwise created from config. */
   devices?: { payment?: PaymentDriver; vmc?: VendController; display?: CheckinDisplay };
 }
@@ -67,12 +68,7 @@ export async function startDaemon(loaded: LoadedConfig, deps: DaemonDeps): Promi
   const stderr = deps.stderr ?? ((text: string) => process.stderr.write(text));
   let journal: SqliteJournal;
   try {
-    journal = (deps.openJournal ?? openSqliteJournal)({
-      path: config.journal.path,
-      unitId: config.unit.id,
-      clock,
-      sizeLimitBytes: config.journal.sizeLimitBytes,
-    });
+    journal = (deps.openJournal ?? createJournal)(journalOptions(config), { clock });
   } catch (err) {
     const problem = journalProblem(err, config.journal.path);
     // Another process owns the journal: refuse at once (`vendd run` exits non-zero with the message).
@@ -96,7 +92,7 @@ export async function startDaemon(loaded: LoadedConfig, deps: DaemonDeps): Promi
   try {
     payment =
       deps.devices?.payment ??
-      (await createPaymentDriver(config, secrets, {
+      (await createPaymentDriver(paymentOptions(config, secrets), {
         clock,
         ...(deps.requestClock === undefined ? {} : { deadlineClock: deps.requestClock }),
         logger,
@@ -106,7 +102,11 @@ export async function startDaemon(loaded: LoadedConfig, deps: DaemonDeps): Promi
     gpio = await openGpio(config, clock, logger);
     vmc =
       deps.devices?.vmc ??
-      (await createVendController(config, { clock, logger, ...(gpio === null ? {} : { gpio }) }));
+      (await createVendController(vmcOptions(config), {
+        clock,
+        logger,
+        ...(gpio === null ? {} : { gpio }),
+      }));
   } catch (err) {
     await vmc?.close().catch(() => {});
     await payment?.close().catch(() => {});
@@ -118,10 +118,7 @@ export async function startDaemon(loaded: LoadedConfig, deps: DaemonDeps): Promi
 }
 
 async function openDisplay(config: VenddConfig, logger: Logger): Promise<CheckinDisplay> {
-  return createDisplay(config.display.kind, {
-    devicePath: config.display.device,
-    logger: logger.child({ component: "display" }),
-  });
+  return createDisplay(displayOptions(config), { logger });
 }
 
 /**
@@ -134,7 +131,7 @@ async function openGpio(config: VenddConfig, clock: Clock, logger: Logger): Prom
   const panel = pins.statusLed !== null || pins.serviceButton !== null || pins.doorSwitch !== null;
   if (config.vmc.driver !== "pulse" && !panel) return null;
   const { createGpio } = await import("../../drivers/gpio/factory.js");
-  const port = await createGpio(gpioOptions(config, { clock, logger }));
+  const port = await createGpio(gpioOptions(config), { clock, logger });
   if (config.vmc.driver === "pulse") return port;
   try {
     await port.open();

@@ -1,10 +1,10 @@
 import pino from "pino";
 import { describe, expect, it, vi } from "vitest";
-import { buildConfig } from "../../config/load.js";
 import { createSimBeacon } from "../../drivers/ble/sim.js";
 import { createSimGpio } from "../../drivers/gpio/sim.js";
 import { hashBadgeUid } from "../../drivers/nfc/badges.js";
 import { createSimNfcStation, SimTag } from "../../drivers/nfc/sim.js";
+import { buildConfig } from "../config/load.js";
 import { flushMicrotasks, ManualClock } from "../core/clock.js";
 import { startPeripherals } from "./peripherals.js";
 

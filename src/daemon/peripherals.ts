@@ -1,10 +1,10 @@
 import type { Logger } from "pino";
-import type { VenddConfig } from "../../config/load.js";
 import type { BeaconAdvertiser } from "../../drivers/ble/beacon.js";
 import { createPanel, type Panel } from "../../drivers/gpio/panel.js";
 import type { GpioPort } from "../../drivers/gpio/port.js";
 import type { NfcStation } from "../../drivers/nfc/station.js";
-import { beaconOptions, nfcOptions } from "../boards/devices.js";
+import type { VenddConfig } from "../config/load.js";
+import { beaconOptions, nfcOptions } from "../config/seams.js";
 import type { Clock } from "../core/clock.js";
 
 /** The part of the engine the peripherals drive. */
@@ -70,8 +70,7 @@ export async function startPeripherals(
   if (config.ble.enabled) {
     const { createBeacon } = await import("../../drivers/ble/factory.js");
     beacon =
-      deps.devices?.beacon ??
-      (await createBeacon(config.ble.kind, beaconOptions(config, { clock: deps.clock, logger })));
+      deps.devices?.beacon ?? (await createBeacon(beaconOptions(config), { clock: deps.clock, logger }));
     beacon.onStateChange((state, why) => {
       if (state === "degraded") logger.warn({ reason: why }, "BLE beacon degraded; QR and NFC still work");
       else logger.info({ state }, "BLE beacon");
@@ -81,9 +80,7 @@ export async function startPeripherals(
   }
   if (config.nfc.enabled) {
     const { createNfc } = await import("../../drivers/nfc/factory.js");
-    nfc =
-      deps.devices?.nfc ??
-      (await createNfc(config.nfc.kind, nfcOptions(config, { clock: deps.clock, logger })));
+    nfc = deps.devices?.nfc ?? (await createNfc(nfcOptions(config), { clock: deps.clock, logger }));
     nfc.onReaderState((state) => logger.info({ state }, "NFC reader"));
     nfc.onBadge((tap) => {
       if (tap.authorized) toggle(`badge ${tap.name ?? "?"}`);

@@ -1,12 +1,13 @@
-import type { LoadedConfig } from "../../config/load.js";
 import type { CheckinDisplay } from "../../drivers/display/display.js";
 import type { GpioPort } from "../../drivers/gpio/port.js";
 import type { VendController } from "../../drivers/vmc/controller.js";
+import type { LoadedConfig } from "../config/load.js";
+import { engineOptions } from "../config/seams.js";
 import type { Clock } from "../core/clock.js";
 import { NO_FAULTS } from "../core/faults.js";
-import { engineOptions } from "../engine/options.js";
+import { createEngine } from "../engine/factory.js";
 import { type RecoveryReport, recoverSessions } from "../engine/recovery.js";
-import { VendEngine } from "../engine/runner.js";
+import type { VendEngine } from "../engine/runner.js";
 import type { SqliteJournal } from "../journal/sqlite.js";
 import type { PaymentDriver } from "../payment/driver.js";
 import { connectService, DEFAULT_CONNECT_POLICY } from "./connect.js";
@@ -113,18 +114,15 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
       onSetback: (reason) => state.setConnect(reason),
     });
     if (identity === null) return;
-    const e = new VendEngine(
-      {
-        payment,
-        vmc,
-        display,
-        journal,
-        clock,
-        logger: logger.child({ component: "engine" }),
-        faults: deps.faults ?? NO_FAULTS,
-      },
-      options,
-    );
+    const e = createEngine(options, {
+      payment,
+      vmc,
+      display,
+      journal,
+      clock,
+      logger: logger.child({ component: "engine" }),
+      faults: deps.faults ?? NO_FAULTS,
+    });
     engine = e;
     e.onFailure((err) => onEngineFailure(e, err));
     await e.start(identity);

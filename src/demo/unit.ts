@@ -2,27 +2,29 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Logger } from "pino";
-import { buildConfig, type Secrets, secretValues, type VenddConfig } from "../../config/load.js";
-import type { BoardName } from "../../config/schema.js";
 import type { CheckinDisplay, Screen } from "../../drivers/display/display.js";
 import { createDisplay } from "../../drivers/display/factory.js";
 import { sameScreen } from "../../drivers/display/render.js";
 import { SimVmc } from "../../drivers/vmc/sim.js";
+import { buildConfig, type Secrets, secretValues, type VenddConfig } from "../config/load.js";
+import type { BoardName } from "../config/schema.js";
+import { displayOptions, engineOptions, journalOptions, paymentOptions } from "../config/seams.js";
 import { type Clock, systemClock } from "../core/clock.js";
 import { formatAmount } from "../core/money.js";
 import { seededRandom } from "../core/random.js";
 import type { SecretRegistry } from "../core/secrets.js";
-import { emulatorLegacySettings, emulatorSecrets, emulatorV10Settings } from "../emulator/clientSettings.js";
 import { type Emulator, startEmulator } from "../emulator/index.js";
+import { createEngine } from "../engine/factory.js";
 import type { FinishedSession } from "../engine/options.js";
-import { engineOptions } from "../engine/options.js";
-import { VendEngine } from "../engine/runner.js";
+import type { VendEngine } from "../engine/runner.js";
+import { createJournal } from "../journal/factory.js";
 import { reconcile } from "../journal/reconcile.js";
-import { openSqliteJournal, type SqliteJournal } from "../journal/sqlite.js";
+import type { SqliteJournal } from "../journal/sqlite.js";
 import type { PaymentDriver } from "../payment/driver.js";
 import { createPaymentDriver } from "../payment/factory.js";
 import { CATALOG } from "./catalog.js";
 import { SimCustomer } from "./customer.js";
+import { emulatorLegacySettings, emulatorSecrets, emulatorV10Settings } from "./emulatorSettings.js";
 import { createVendSource } from "./vendSource.js";
 
 export interface DemoOptions {
@@ -118,14 +120,9 @@ export async function runDemo(opts: DemoOptions): Promise<DemoSummary> {
   try {
     const { config, secrets } = demoConfig(emu, opts, journalPath);
     for (const value of secretValues(secrets)) opts.secrets.addSecret(value);
-    const j = openSqliteJournal({
-      path: journalPath,
-      unitId: config.unit.id,
-      clock,
-      sizeLimitBytes: config.journal.sizeLimitBytes,
-    });
+    const j = createJournal(journalOptions(config), { clock });
     journal = j;
-    payment = await createPaymentDriver(config, secrets, {
+    payment = await createPaymentDriver(paymentOptions(config, secrets), {
       clock,
       logger: opts.logger,
       ownsOrder: (orderId) => j.ownsLiveOrder(orderId),
@@ -146,15 +143,19 @@ export async function runDemo(opts: DemoOptions): Promise<DemoSummary> {
     vendSource = source;
     const vmc = source.vmc;
     const finished: FinishedSession[] = [];
-    const inner = await createDisplay(opts.display, { out: opts.out, logger: opts.logger });
+    const inner = await createDisplay(displayOptions(config), { out: opts.out, logger: opts.logger });
     display = withObserver(inner, (screen, redrawn) => {
       customer.see(screen);
       if (redrawn && opts.display === "terminal") opts.out.write(footer(finished, config.currency));
     });
-    const e = new VendEngine(
-      { payment, vmc, display, journal: j, clock, logger: opts.logger.child({ component: "engine" }) },
-      engineOptions(config),
-    );
+    const e = createEngine(engineOptions(config), {
+      payment,
+      vmc,
+      display,
+      journal: j,
+      clock,
+      logger: opts.logger.child({ component: "engine" }),
+    });
     engine = e;
     let wake: (() => void) | null = null;
     e.onSessionFinished((s) => {

@@ -1,8 +1,9 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { buildConfig } from "../../config/load.js";
 import type { VmcEvent } from "../../drivers/vmc/controller.js";
 import { createVendController } from "../../drivers/vmc/factory.js";
+import { buildConfig } from "../config/load.js";
+import { vmcOptions } from "../config/seams.js";
 import { ManualClock } from "../core/clock.js";
 import { createVendSource } from "./vendSource.js";
 
@@ -55,11 +56,16 @@ describe("the demo's vend source per board", () => {
 
   it("the vmc factory builds the pulse controller on the board's GPIO kind when none is injected", async () => {
     const clock = new ManualClock(0);
-    const vmc = await createVendController(buildConfig({ ...base, board: "sim-pulse" }), { clock, logger });
+    const vmc = await createVendController(vmcOptions(buildConfig({ ...base, board: "sim-pulse" })), {
+      clock,
+      logger,
+    });
     expect(vmc.kind).toBe("pulse");
     await vmc.open();
     await vmc.close();
     const priced = buildConfig({ ...base, board: "sim-pulse", pulse: { valuePerPulse: "2.50" } });
-    expect(await createVendController(priced, { clock, logger })).toMatchObject({ kind: "pulse" });
+    expect(await createVendController(vmcOptions(priced), { clock, logger })).toMatchObject({
+      kind: "pulse",
+    });
   });
 });

@@ -1,10 +1,11 @@
 import type { Logger } from "pino";
-import type { VenddConfig } from "../../config/load.js";
-import { CURRENCY_DECIMALS } from "../../config/schema-price.js";
 import { createSimGpio, type SimGpio } from "../../drivers/gpio/sim.js";
 import type { VendController } from "../../drivers/vmc/controller.js";
 import { createVendController } from "../../drivers/vmc/factory.js";
 import { SimVmc } from "../../drivers/vmc/sim.js";
+import type { VenddConfig } from "../config/load.js";
+import { CURRENCY_DECIMALS } from "../config/schema-price.js";
+import { vmcOptions } from "../config/seams.js";
 import type { Clock } from "../core/clock.js";
 import { CATALOG } from "./catalog.js";
 
@@ -40,7 +41,11 @@ export async function createVendSource(
   if (config.vmc.driver === "sim") return catalogSource(new SimVmc({ clock: deps.clock, dispenseMs: 600 }));
   if (config.vmc.driver === "pulse" && config.gpio.kind === "sim" && config.pulse.pins.start !== null) {
     const gpio = createSimGpio({ clock: deps.clock });
-    const vmc = await createVendController(config, { clock: deps.clock, logger: deps.logger, gpio });
+    const vmc = await createVendController(vmcOptions(config), {
+      clock: deps.clock,
+      logger: deps.logger,
+      gpio,
+    });
     return startButtonSource(vmc, gpio, config.pulse.pins.start);
   }
   throw new DemoBoardError(

@@ -2,8 +2,8 @@ import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } fr
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { V10_ENV } from "../../config/fixtures.js";
-import { parseConfig } from "../../config/load.js";
+import { V10_ENV } from "../config/fixtures.js";
+import { parseConfig } from "../config/load.js";
 import { ManualClock } from "../core/clock.js";
 import { openSqliteJournal } from "../journal/sqlite.js";
 import { PaymentError } from "../payment/errors.js";

@@ -2,12 +2,12 @@ import { execFile } from "node:child_process";
 import { closeSync, constants, existsSync, openSync } from "node:fs";
 import { statfs } from "node:fs/promises";
 import type { Logger } from "pino";
-import type { Secrets, VenddConfig } from "../../config/load.js";
 import type { BeaconAdvertiser } from "../../drivers/ble/beacon.js";
 import type { GpioPort } from "../../drivers/gpio/port.js";
 import type { NfcStation } from "../../drivers/nfc/station.js";
 import type { VendController } from "../../drivers/vmc/controller.js";
-import { beaconOptions, gpioOptions, nfcOptions } from "../boards/devices.js";
+import type { Secrets, VenddConfig } from "../config/load.js";
+import { beaconOptions, gpioOptions, nfcOptions, vmcOptions } from "../config/seams.js";
 import type { Clock } from "../core/clock.js";
 import { type JournalHealth, journalHealth } from "../journal/health.js";
 import { fetchServiceToken, readAssignedPosUnit } from "./payment.js";
@@ -48,26 +48,30 @@ export function defaultDoctorDeps(clock: Clock, logger: Logger): DoctorDeps {
     logger,
     async openVmc(config) {
       const { createVendController } = await import("../../drivers/vmc/factory.js");
-      return createVendController(config, deviceDeps);
+      return createVendController(vmcOptions(config), deviceDeps);
     },
     async openGpio(config) {
       const { createGpio } = await import("../../drivers/gpio/factory.js");
-      return createGpio(gpioOptions(config, deviceDeps));
+      return createGpio(gpioOptions(config), deviceDeps);
     },
     async openBeacon(config) {
       const { createBeacon } = await import("../../drivers/ble/factory.js");
-      return createBeacon(config.ble.kind, beaconOptions(config, deviceDeps));
+      return createBeacon(beaconOptions(config), deviceDeps);
     },
     async openNfc(config) {
       if (config.nfc.kind === "sim") {
         // The simulated board's reader is always plugged in, like its other simulated devices.
         const { createSimNfcStation } = await import("../../drivers/nfc/sim.js");
-        const station = createSimNfcStation(nfcOptions(config, deviceDeps));
+        const station = createSimNfcStation({
+          badges: nfcOptions(config).badges,
+          clock,
+          logger: logger.child({ component: "nfc" }),
+        });
         station.sim.plug();
         return station;
       }
       const { createNfc } = await import("../../drivers/nfc/factory.js");
-      return createNfc(config.nfc.kind, nfcOptions(config, deviceDeps));
+      return createNfc(nfcOptions(config), deviceDeps);
     },
     probeWritable(path) {
       closeSync(openSync(path, constants.O_WRONLY | constants.O_NOCTTY));

@@ -1,7 +1,8 @@
 /** Checks of the wired devices: the vend controller link, the display, the GPIO port. */
-import type { VenddConfig } from "../../config/load.js";
+
 import { GpioError } from "../../drivers/gpio/port.js";
 import type { VendController } from "../../drivers/vmc/controller.js";
+import type { VenddConfig } from "../config/load.js";
 import type { DoctorDeps } from "./deps.js";
 import { type Check, type CheckOutcome, errnoOf, messageOf } from "./run.js";
 

@@ -1,9 +1,9 @@
 import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LoadedConfig, parseConfig } from "../../config/load.js";
+import { type LoadedConfig, parseConfig } from "../config/load.js";
 import { systemClock } from "../core/clock.js";
-import { emulatorLegacySettings, emulatorV10Settings } from "../emulator/clientSettings.js";
+import { emulatorLegacySettings, emulatorV10Settings } from "../demo/emulatorSettings.js";
 import { type Emulator, startEmulator } from "../emulator/index.js";
 import { defaultDoctorDeps } from "./deps.js";
 import { paymentCheck } from "./payment.js";

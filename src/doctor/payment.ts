@@ -6,9 +6,11 @@
 import { randomInt } from "node:crypto";
 import type { Logger } from "pino";
 import { Agent } from "undici";
-import type { Secrets, VenddConfig } from "../../config/load.js";
+import type { Secrets, VenddConfig } from "../config/load.js";
+import { paymentOptions } from "../config/seams.js";
 import type { Clock } from "../core/clock.js";
 import { isPaymentError } from "../payment/errors.js";
+import { DEFAULT_REQUEST_TIMEOUT_MS } from "../payment/legacy/options.js";
 import { LegacyTransport } from "../payment/legacy/transport.js";
 import { TokenSource } from "../payment/v10/token.js";
 import type { DoctorDeps } from "./deps.js";
@@ -23,19 +25,18 @@ export async function fetchServiceToken(
   secrets: Secrets,
   deps: { clock: Clock; signal: AbortSignal },
 ): Promise<void> {
-  const v10 = config.payment.v10;
-  const clientSecret = secrets.v10?.clientSecret;
-  if (v10 === undefined || clientSecret === undefined)
-    throw new Error("payment.v10 or its secret is missing");
+  const v10 = paymentOptions(config, secrets);
+  if (v10.kind !== "v10") throw new Error("payment.driver is not v10");
   const dispatcher = new Agent({ connections: 1 });
   try {
     const tokens = new TokenSource({
       dispatcher,
       tokenUrl: v10.tokenUrl,
       clientId: v10.clientId,
-      clientSecret,
+      clientSecret: v10.clientSecret,
       merchantVat: v10.merchantVat,
-      timeoutMs: v10.timeouts.postMs,
+      // 2000 ms when unset: the driver's own default (pos-v10 §12).
+      timeoutMs: v10.timeouts?.postMs ?? 2000,
       policy: ONE_ATTEMPT,
       clock: deps.clock,
       random: () => randomInt(1_000_000) / 1_000_000,
@@ -52,19 +53,17 @@ export async function readAssignedPosUnit(
   secrets: Secrets,
   deps: { clock: Clock; logger: Logger; signal: AbortSignal },
 ): Promise<string | null> {
-  const legacy = config.payment.legacy;
-  const apiKey = secrets.legacy?.apiKey;
-  if (legacy === undefined || apiKey === undefined)
-    throw new Error("payment.legacy or its API key is missing");
+  const legacy = paymentOptions(config, secrets);
+  if (legacy.kind !== "legacy") throw new Error("payment.driver is not legacy");
   const dispatcher = new Agent({ connections: 1 });
   try {
     const transport = new LegacyTransport({
       dispatcher,
       baseUrl: legacy.baseUrl,
       apiVersion: legacy.apiVersion,
-      apiKey,
+      apiKey: legacy.apiKey,
       clock: deps.clock,
-      timeoutMs: legacy.requestTimeoutMs,
+      timeoutMs: legacy.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
       logger: deps.logger,
     });
     const fields = { MerchantId: legacy.merchantId, LocationId: legacy.locationId, PoSId: legacy.posId };

@@ -1,4 +1,4 @@
-import type { LoadedConfig } from "../../config/load.js";
+import type { LoadedConfig } from "../config/load.js";
 import type { DoctorDeps } from "./deps.js";
 import { displayCheck, gpioCheck, vmcCheck } from "./devices.js";
 import { paymentCheck, skipped } from "./payment.js";

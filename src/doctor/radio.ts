@@ -1,8 +1,9 @@
 /** Checks of the radios: the BLE adapter (through the beacon's state) and the PC/SC reader. */
-import type { VenddConfig } from "../../config/load.js";
+
 import type { BeaconAdvertiser } from "../../drivers/ble/beacon.js";
 import type { NfcStation } from "../../drivers/nfc/station.js";
-import { configuredBeaconId } from "../boards/devices.js";
+import type { VenddConfig } from "../config/load.js";
+import { configuredBeaconId } from "../config/seams.js";
 import type { Clock } from "../core/clock.js";
 import type { DoctorDeps } from "./deps.js";
 import { type Check, messageOf } from "./run.js";

@@ -1,6 +1,6 @@
 /** The unit's own health: system clock, free disk at the journal, journal integrity. */
 import { dirname } from "node:path";
-import type { VenddConfig } from "../../config/load.js";
+import type { VenddConfig } from "../config/load.js";
 import type { DoctorDeps } from "./deps.js";
 import { type Check, errnoOf, messageOf } from "./run.js";
 

@@ -2,12 +2,12 @@
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
-import { rawV10, V10_ENV } from "../../config/fixtures.js";
-import { type LoadedConfig, parseConfig } from "../../config/load.js";
 import { createSimBeacon } from "../../drivers/ble/sim.js";
 import { createSimGpio } from "../../drivers/gpio/sim.js";
 import { createSimNfcStation } from "../../drivers/nfc/sim.js";
 import { SimVmc } from "../../drivers/vmc/sim.js";
+import { rawV10, V10_ENV } from "../config/fixtures.js";
+import { type LoadedConfig, parseConfig } from "../config/load.js";
 import { ManualClock } from "../core/clock.js";
 import type { DoctorDeps } from "./deps.js";
 import type { CheckResult } from "./run.js";

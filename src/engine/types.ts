@@ -1,5 +1,6 @@
 import type { Screen } from "../../drivers/display/display.js";
 import type { Minor } from "../core/money.js";
+import type { SessionResult, SettleAction } from "../journal/journal.js";
 import type { PaymentObservation, PaymentRef } from "../payment/driver.js";
 
 /**
@@ -32,18 +33,8 @@ export interface SessionVend {
   price: Minor;
 }
 
-export type SettleAction = "capture" | "cancel";
-
-/** How a session ended, as the journal records it. */
-export type SessionResult =
-  /** The vend was delivered and the payment captured. */
-  | "captured"
-  /** The vend failed or was abandoned after the funds were reserved; the reservation was released. */
-  | "cancelled"
-  /** The vend was denied before anything was reserved (customer rejected, timed out, service refused). */
-  | "denied"
-  /** The payment could not be settled now; the journal keeps the decision for recovery. */
-  | "unsettled";
+/** Settlement actions and session results are the journal's record, defined with it (one layer down). */
+export type { SessionResult, SettleAction } from "../journal/journal.js";
 
 export type EngineState =
   /** Selection first, no session: waiting for the VMC's vend request. */

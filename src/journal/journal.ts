@@ -1,5 +1,21 @@
 import type { Minor } from "../core/money.js";
-import type { SessionResult, SettleAction } from "../engine/types.js";
+
+/** How a session's payment is settled: captured (in full or in part) or cancelled (released). */
+export type SettleAction = "capture" | "cancel";
+
+/**
+ * How a session ended, as the journal records it. Defined here, below the engine, because the journal
+ * stores it and imports nothing above it; the engine re-exports it (src/engine/types.ts).
+ */
+export type SessionResult =
+  /** The vend was delivered and the payment captured. */
+  | "captured"
+  /** The vend failed or was abandoned after the funds were reserved; the reservation was released. */
+  | "cancelled"
+  /** The vend was denied before anything was reserved (customer rejected, timed out, service refused). */
+  | "denied"
+  /** The payment could not be settled now; the journal keeps the decision for recovery. */
+  | "unsettled";
 
 /**
  * The durable record of every session and every payment mutation: the unit's outbox. Exactly one writer

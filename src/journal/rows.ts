@@ -1,5 +1,4 @@
-import type { SessionResult } from "../engine/types.js";
-import type { Intent, IntentOp, SessionRow, VendOutcome } from "./journal.js";
+import type { Intent, IntentOp, SessionResult, SessionRow, VendOutcome } from "./journal.js";
 
 /**
  * The journal's rows as SQLite returns them, and their mapping to the journal's types: one place, shared by

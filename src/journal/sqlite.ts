@@ -2,7 +2,6 @@ import { randomUUID } from "node:crypto";
 import Database from "better-sqlite3";
 import type { Clock } from "../core/clock.js";
 import type { Minor } from "../core/money.js";
-import type { SessionResult } from "../engine/types.js";
 import { MAX_ORDER_SEQ } from "./inspect.js";
 import type {
   Decision,
@@ -10,6 +9,7 @@ import type {
   Journal,
   NewIntent,
   NewSession,
+  SessionResult,
   SessionRow,
   VendOutcome,
   VendRow,

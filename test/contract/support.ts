@@ -1,12 +1,13 @@
 import pino from "pino";
-import { buildConfig, type Secrets, type VenddConfig } from "../../config/load.js";
+import { buildConfig, type Secrets, type VenddConfig } from "../../src/config/load.js";
+import { paymentOptions } from "../../src/config/seams.js";
 import { type Clock, systemClock } from "../../src/core/clock.js";
 import type { Minor } from "../../src/core/money.js";
 import {
   emulatorLegacySettings,
   emulatorSecrets,
   emulatorV10Settings,
-} from "../../src/emulator/clientSettings.js";
+} from "../../src/demo/emulatorSettings.js";
 import { type Emulator, startEmulator } from "../../src/emulator/index.js";
 import type { LedgerKind } from "../../src/emulator/types.js";
 import type {
@@ -21,9 +22,9 @@ import { watchPayment } from "../../src/payment/watch.js";
 
 /**
  * Test fixture of the driver contract suite: one emulator on 127.0.0.1 port 0, units configured through
- * `buildConfig` (the schema a real unit loads) and drivers built by `createPaymentDriver`, exactly as the
- * daemon builds them. A "restart" is a second `connect` of the same unit: a new driver instance, nothing
- * shared with the first but the configuration.
+ * `buildConfig` (the schema a real unit loads) and drivers built by `createPaymentDriver` from the one
+ * mapping (`paymentOptions`), exactly as the daemon builds them. A "restart" is a second `connect` of the
+ * same unit: a new driver instance, nothing shared with the first but the configuration.
  */
 
 export type DriverKind = "v10" | "legacy";
@@ -98,7 +99,7 @@ export async function startContractWorld(): Promise<ContractWorld> {
   const drivers = new Set<PaymentDriver>();
   let units = 0;
   const connect = async (unit: Unit): Promise<Connected> => {
-    const driver = await createPaymentDriver(unit.config, unit.secrets, {
+    const driver = await createPaymentDriver(paymentOptions(unit.config, unit.secrets), {
       clock,
       logger: silent,
       ownsOrder: (orderId) => unit.owned.has(orderId),
@@ -138,7 +139,7 @@ export async function startContractWorld(): Promise<ContractWorld> {
   };
 }
 
-/** The config of unit number `n` on `emu`, through the one schema (config/load.ts `buildConfig`). */
+/** The config of unit number `n` on `emu`, through the one schema (src/config/load.ts `buildConfig`). */
 function unitConfig(
   emu: Emulator,
   kind: DriverKind,

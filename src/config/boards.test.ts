@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { issuesOf, rawV10, V10_ENV } from "../config/fixtures.js";
-import { buildConfig, parseConfig } from "../config/load.js";
-import { BOARD_NAMES, BoardError, defaultBoardsDir, loadBoard, mergeUnder } from "./index.js";
+import { BOARD_NAMES, BoardError, defaultBoardsDir, loadBoard, mergeUnder } from "./boards.js";
+import { issuesOf, rawV10, V10_ENV } from "./fixtures.js";
+import { buildConfig, parseConfig } from "./load.js";
 
 const dir = mkdtempSync(join(tmpdir(), "vendd-boards-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -31,7 +31,7 @@ function boardError(fn: () => unknown): BoardError {
 
 describe("board profiles", () => {
   it("every named profile loads and validates", () => {
-    expect(defaultBoardsDir()).toBe(import.meta.dirname);
+    expect(defaultBoardsDir()).toBe(join(import.meta.dirname, "../../boards"));
     for (const name of BOARD_NAMES) {
       const board = loadBoard(name);
       expect(board.name).toBe(name);

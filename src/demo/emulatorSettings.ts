@@ -1,10 +1,11 @@
-import type { Secrets } from "../../config/load.js";
-import type { EmulatorInfo } from "./index.js";
+import type { Secrets } from "../config/load.js";
+import type { EmulatorInfo } from "../emulator/index.js";
 
 /**
- * What a unit needs to use this emulator: the connection settings of each interface (to place under
- * `payment.v10` / `payment.legacy`) and the secrets the emulator issued. One mapping for the demo, the
- * benchmarks and the tests.
+ * What a unit needs to use the payment-service emulator: the connection settings of each interface (to
+ * place under `payment.v10` / `payment.legacy`) and the secrets the emulator issued. One mapping for the
+ * demo, the benchmarks and the tests. It lives with the demo, its user: the emulator imports nothing of the
+ * unit (no config), and the unit's production code never imports the emulator (README, Architecture).
  */
 export function emulatorV10Settings(info: EmulatorInfo) {
   const { v10 } = info;

@@ -11,7 +11,7 @@
  * With the pulse driver the price is `pulse.price`, which must not exceed `maxPrice`.
  */
 import * as z from "zod";
-import { formatAmount, type Minor, parseAmount } from "../src/core/money.js";
+import { formatAmount, type Minor, parseAmount } from "../core/money.js";
 import { type CrossIssue, isRecord } from "./rules.js";
 
 /** Decimal places of the configured currencies (DKK and EUR both have 2). */

@@ -4,7 +4,7 @@
  * offending value, never from the value itself, so a secret typed into the wrong place is never echoed.
  */
 import type * as z from "zod";
-import { printable } from "../src/core/printable.js";
+import { printable } from "../core/printable.js";
 
 /** One problem in a config or secrets file. */
 export interface ConfigIssue {

@@ -1,5 +1,5 @@
-import type { ConfigIssue } from "../config/issues.js";
-import { isRecord } from "../config/rules.js";
+import type { ConfigIssue } from "./issues.js";
+import { isRecord } from "./rules.js";
 
 /**
  * Deep-merges `over` (the config as written) onto `base` (the board profile's values): mappings merge key

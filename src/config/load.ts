@@ -4,6 +4,7 @@
  * there is no fallback to empty or default settings.
  */
 import { dirname, resolve } from "node:path";
+import { printable } from "../core/printable.js";
 import {
   annotateIssues,
   BoardError,
@@ -11,8 +12,7 @@ import {
   boardNameOf,
   loadBoard,
   mergeUnder,
-} from "../boards/index.js";
-import { printable } from "../src/core/printable.js";
+} from "./boards.js";
 import { readStructuredFile, secretsModeCheck } from "./files.js";
 import { ConfigError, type ConfigIssue, describeIssue, toConfigIssues } from "./issues.js";
 import { isRecord } from "./rules.js";
@@ -134,7 +134,7 @@ interface Boarded {
 
 /**
  * Merges the named board profile (default `sim`) under the raw config, before parsing, so schema defaults
- * never mask an explicit value (boards/index.ts). An unknown name is left to the schema to report.
+ * never mask an explicit value (src/config/boards.ts). An unknown name is left to the schema to report.
  */
 function withBoard(raw: unknown, opts: ParseOptions): Boarded {
   const name = boardNameOf(raw);

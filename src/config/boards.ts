@@ -7,14 +7,14 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import * as z from "zod";
-import { readStructuredFile } from "../config/files.js";
-import { type ConfigIssue, describeIssue, toConfigIssues } from "../config/issues.js";
-import { isRecord } from "../config/rules.js";
-import { BOARD_NAMES, type BoardName, displaySchema, vmcSchema } from "../config/schema.js";
-import { bleSchema, gpioSchema, nfcSchema, pulseIssues, pulseSchema } from "../config/schema-devices.js";
+import { readStructuredFile } from "./files.js";
+import { type ConfigIssue, describeIssue, toConfigIssues } from "./issues.js";
+import { isRecord } from "./rules.js";
+import { BOARD_NAMES, type BoardName, displaySchema, vmcSchema } from "./schema.js";
+import { bleSchema, gpioSchema, nfcSchema, pulseIssues, pulseSchema } from "./schema-devices.js";
 
-export { BOARD_NAMES, type BoardName } from "../config/schema.js";
-export { annotateIssues, mergeUnder } from "./merge.js";
+export { annotateIssues, mergeUnder } from "./boards-merge.js";
+export { BOARD_NAMES, type BoardName } from "./schema.js";
 
 /**
  * A profile file: a description plus the config sections a board may set (vmc, display, ble, nfc, gpio,
@@ -67,15 +67,17 @@ export interface BoardLoadOptions {
 }
 
 /**
- * The directory holding the profiles: next to this module when run from source, or the package's
- * top-level `boards/` when run from `dist/boards/` (tsc does not copy JSON; package.json ships `boards`).
+ * The directory holding the profiles: the package's top-level `boards/` (data only), two levels up from
+ * this module in the source tree (`src/config/`) and three from the built one (`dist/src/config/`; tsc
+ * does not copy JSON, package.json ships `boards`).
  */
 export function defaultBoardsDir(): string {
   const here = import.meta.dirname;
-  for (const candidate of [here, resolve(here, "../../boards")]) {
+  const candidates = [resolve(here, "../../boards"), resolve(here, "../../../boards")];
+  for (const candidate of candidates) {
     if (existsSync(join(candidate, "sim.json"))) return candidate;
   }
-  return here;
+  return candidates[0] ?? here;
 }
 
 function isBoardName(name: unknown): name is BoardName {

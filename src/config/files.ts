@@ -13,7 +13,7 @@
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { type Document, isMap, isScalar, LineCounter, parseDocument, visit } from "yaml";
-import { printable } from "../src/core/printable.js";
+import { printable } from "../core/printable.js";
 import type { ConfigIssue } from "./issues.js";
 
 /** Largest config or secrets file read, bytes (1 MiB; a full example config is about 10 KiB). */

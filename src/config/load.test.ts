@@ -31,7 +31,7 @@ function refusal(fn: () => unknown): ConfigError {
 
 describe("loadConfig", () => {
   it("config/example.yaml validates (secret through the environment)", () => {
-    const loaded = loadConfig(join(import.meta.dirname, "example.yaml"), {
+    const loaded = loadConfig(join(import.meta.dirname, "../../config/example.yaml"), {
       env: { VENDD_V10_CLIENT_SECRET: "x" },
     });
     expect(loaded.config.unit.id).toBe("vm-0001");

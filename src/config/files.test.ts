@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
-import { seededRandom } from "../src/core/random.js";
+import { seededRandom } from "../core/random.js";
 import { duplicateKeys, MAX_FILE_BYTES, parseStructured, readStructuredFile } from "./files.js";
 import { rawV10, V10_ENV } from "./fixtures.js";
 import { ConfigError, loadConfig } from "./load.js";

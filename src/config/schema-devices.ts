@@ -3,9 +3,8 @@
  * hardware; the config file may override any field. Every field has a default, so a section may be left out.
  */
 import * as z from "zod";
-import { CHECKIN_SERVICE_UUID, TEST_COMPANY_ID } from "../drivers/ble/advertisement.js";
-import { MAX_PULSE_MS, MIN_PULSE_MS } from "../drivers/gpio/pulse.js";
-import { parseAmount } from "../src/core/money.js";
+import { CHECKIN_SERVICE_UUID, MAX_PULSE_MS, MIN_PULSE_MS, TEST_COMPANY_ID } from "../core/devices.js";
+import { parseAmount } from "../core/money.js";
 import { intIn, isRecord, nonEmpty } from "./rules.js";
 
 /** Decimal places of amounts in the pulse section (DKK and EUR: 2, like `CURRENCY_DECIMALS`). */

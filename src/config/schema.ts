@@ -4,7 +4,7 @@
  * reference of every key is config/README.md; config/example.yaml shows them all.
  */
 import * as z from "zod";
-import { parseAmount } from "../src/core/money.js";
+import { parseAmount } from "../core/money.js";
 import { ALWAYS, crossCheck, intIn, isRecord, nonEmpty, serviceText } from "./rules.js";
 import { bleSchema, gpioSchema, nfcSchema, pulseIssues, pulseSchema } from "./schema-devices.js";
 import { paymentSchema } from "./schema-payment.js";
@@ -99,7 +99,7 @@ export type BoardName = (typeof BOARD_NAMES)[number];
 export const configSchema = z
   .strictObject({
     unit: unitSchema,
-    /** Hardware profile: its values are merged under this config before parsing (boards/index.ts). */
+    /** Hardware profile: its values are merged under this config before parsing (src/config/boards.ts). */
     board: z.enum(BOARD_NAMES).default("sim"),
     currency: z.enum(["DKK", "EUR"]).default("DKK"),
     journal: journalSchema,

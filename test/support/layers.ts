@@ -1,0 +1,207 @@
+/**
+ * The dependency rule of the source tree (README, "Architecture"), as data plus one pure check, so the rule
+ * is tested against the real tree and, with made-up files, against the imports it must refuse.
+ *
+ * Layers, top down; a module imports only from its own directory group or from a lower layer, never from a
+ * sibling group of its own layer. Only relative specifiers are followed: packages are not layers.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join, posix } from "node:path";
+
+export const LAYERS: readonly (readonly string[])[] = [
+  ["src/cli", "scripts"],
+  ["src/daemon", "src/demo", "src/chaos", "src/doctor", "src/console", "src/fleet"],
+  /** Validated config and the one mapping to seam options. */
+  ["src/config"],
+  ["src/engine"],
+  ["src/journal", "src/payment", "drivers"],
+  ["src/core"],
+];
+
+/**
+ * The one config module that may look at the seams' option types (`import type` only): it maps the
+ * validated config to them. The rest of src/config is validation and imports nothing but src/core.
+ */
+export const CONFIG_MAPPING: ReadonlySet<string> = new Set(["src/config/seams.ts"]);
+
+/**
+ * Modules private to their directory group: the journal's SQL row mapping and schema migrations. Other
+ * groups read the journal through journal.ts (types) and sqlite.ts (the implementation).
+ */
+export const INTERNAL_MODULES: ReadonlySet<string> = new Set([
+  "src/journal/rows.ts",
+  "src/journal/migrations.ts",
+]);
+
+/** The payment-service emulator: a test and demo counterpart, never part of the unit. */
+const EMULATOR = "src/emulator";
+/** Who may import the emulator: `vendd emulator`, the demo, the chaos rig and the benchmarks (and tests). */
+const EMULATOR_USERS: ReadonlySet<string> = new Set(["src/cli", "src/demo", "src/chaos", "scripts"]);
+/**
+ * What the emulator may import beyond src/core: the older interface's request signing. The emulator must
+ * verify signatures exactly as the driver makes them, so both share the one implementation rather than
+ * two copies that could drift apart (pos-legacy §3).
+ */
+const EMULATOR_SHARED: ReadonlySet<string> = new Set(["src/payment/legacy/signing.ts"]);
+
+/** One import that the rule refuses but that is tolerated for now, with the reason and who removes it. */
+export interface Allowed {
+  from: string;
+  to: string;
+  why: string;
+}
+
+/** An import statement found in a file: the resolved target path and whether it imports types only. */
+export interface ImportEdge {
+  from: string;
+  to: string;
+  typeOnly: boolean;
+}
+
+export interface Violation {
+  from: string;
+  to: string;
+  rule: string;
+}
+
+/** The directory group of a repository path: `src/<dir>`, or the top-level directory. */
+export function groupOf(file: string): string {
+  const parts = file.split("/");
+  if (parts[0] === "src" && parts.length > 2) return `src/${parts[1]}`;
+  return parts[0] ?? file;
+}
+
+function layerOf(group: string): number {
+  return LAYERS.findIndex((layer) => layer.includes(group));
+}
+
+const STATIC = /(?:^|[\n;])\s*(import|export)\s+(type\s+)?([^;]*?)\s*from\s*["'](\.[^"']*)["']/g;
+const BARE = /(?:^|[\n;])\s*import\s*["'](\.[^"']*)["']/g;
+const DYNAMIC = /import\s*\(\s*["'](\.[^"']*)["']\s*\)/g;
+
+/** True when an import clause names types only: `type {...}`, or braces whose every name is `type X`. */
+function clauseIsTypeOnly(typeKeyword: string | undefined, clause: string): boolean {
+  if (typeKeyword !== undefined) return true;
+  const braces = /^\{([\s\S]*)\}$/.exec(clause.trim());
+  if (braces === null) return false;
+  const names = (braces[1] ?? "")
+    .split(",")
+    .map((n) => n.trim())
+    .filter((n) => n !== "");
+  return names.length > 0 && names.every((n) => n.startsWith("type "));
+}
+
+/** Relative imports of one file (static, side-effect and dynamic), resolved to repository `.ts` paths. */
+export function importsOf(file: string, source: string): ImportEdge[] {
+  const code = source.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
+  const edges: ImportEdge[] = [];
+  const to = (spec: string) => posix.normalize(posix.join(posix.dirname(file), spec)).replace(/\.js$/, ".ts");
+  for (const m of code.matchAll(STATIC)) {
+    edges.push({ from: file, to: to(m[4] ?? ""), typeOnly: clauseIsTypeOnly(m[2], m[3] ?? "") });
+  }
+  for (const m of code.matchAll(BARE)) edges.push({ from: file, to: to(m[1] ?? ""), typeOnly: false });
+  for (const m of code.matchAll(DYNAMIC)) edges.push({ from: file, to: to(m[1] ?? ""), typeOnly: false });
+  return edges;
+}
+
+/** The rule a single import breaks, or null when it keeps to the rule. */
+export function ruleBroken(edge: ImportEdge): string | null {
+  const a = groupOf(edge.from);
+  const b = groupOf(edge.to);
+  if (INTERNAL_MODULES.has(edge.to) && a !== b) return `${edge.to} is internal to ${b}`;
+  if (a === EMULATOR || b === EMULATOR) {
+    if (a === b) return null;
+    if (a === EMULATOR) {
+      return b === "src/core" || EMULATOR_SHARED.has(edge.to)
+        ? null
+        : "src/emulator imports only src/core (and the shared legacy signing module)";
+    }
+    return EMULATOR_USERS.has(a)
+      ? null
+      : "only src/cli, src/demo, src/chaos, scripts and tests import src/emulator (never production code)";
+  }
+  const from = layerOf(a);
+  const target = layerOf(b);
+  if (from < 0) return `${a} is in no layer: add it to LAYERS in test/support/layers.ts and the README`;
+  if (target < 0) return `${b} is in no layer`;
+  if (a === "src/config" && b !== "src/config" && b !== "src/core") {
+    if (!CONFIG_MAPPING.has(edge.from)) {
+      return "config validation imports only src/core (the seam mapping is src/config/seams.ts)";
+    }
+    return edge.typeOnly ? null : "the config mapping imports only the seams' option types (import type)";
+  }
+  if (a === b) return null;
+  if (target > from) return null;
+  return target === from
+    ? `${a} and ${b} are siblings in one layer and do not import each other`
+    : `${a} is below ${b} and does not import it`;
+}
+
+/**
+ * Every import of `files` that breaks the rule and is not allowed, plus every allow-list entry that no
+ * longer matches an import (an entry outliving its reason would silently allow the import again).
+ */
+export function checkLayers(
+  files: ReadonlyMap<string, string>,
+  allowed: readonly Allowed[],
+  exempt: (file: string) => boolean,
+): { violations: Violation[]; staleAllowed: Allowed[] } {
+  const violations: Violation[] = [];
+  const used = new Set<Allowed>();
+  for (const [file, source] of files) {
+    for (const edge of importsOf(file, source)) {
+      if (exempt(edge.from)) continue;
+      // A file that never ships (tests, fixtures) must not be needed by one that does.
+      const rule = exempt(edge.to) ? "production code imports a test-only file" : ruleBroken(edge);
+      if (rule === null) continue;
+      const allow = allowed.find((x) => x.from === edge.from && x.to === edge.to);
+      if (allow !== undefined) used.add(allow);
+      else violations.push({ from: edge.from, to: edge.to, rule });
+    }
+  }
+  return { violations, staleAllowed: allowed.filter((x) => !used.has(x)) };
+}
+
+/** Every `.ts` file (not `.d.ts`) under `dirs` of `root`, keyed by its repository path. */
+export function readSources(root: string, dirs: readonly string[]): Map<string, string> {
+  const out = new Map<string, string>();
+  const walk = (rel: string) => {
+    for (const entry of readdirSync(join(root, rel), { withFileTypes: true })) {
+      const path = `${rel}/${entry.name}`;
+      if (entry.isDirectory()) {
+        if (entry.name !== "node_modules" && entry.name !== "dist") walk(path);
+      } else if (entry.name.endsWith(".ts") && !entry.name.endsWith(".d.ts")) {
+        out.set(path, readFileSync(join(root, path), "utf8"));
+      }
+    }
+  };
+  for (const dir of dirs) walk(dir);
+  return out;
+}
+
+/**
+ * Test-only files: tests, `test/`, `*test-support*`, and everything `tsconfig.build.json` keeps out of
+ * `dist/` (fixtures, harnesses): what never ships is exempt from the rule, and the same list decides both.
+ */
+export function testOnlyMatcher(buildExcludes: readonly string[]): (file: string) => boolean {
+  const patterns = buildExcludes.map(globToRegExp);
+  return (file) =>
+    file.endsWith(".test.ts") ||
+    file.startsWith("test/") ||
+    file.includes("test-support") ||
+    patterns.some((p) => p.test(file));
+}
+
+/** A tsconfig `exclude` glob (`**`, `*`; a plain path also covers what is under it) as a RegExp. */
+function globToRegExp(glob: string): RegExp {
+  let re = "";
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i] ?? "";
+    if (glob.startsWith("**/", i)) {
+      re += "(?:.*/)?";
+      i += 2;
+    } else if (c === "*") re += "[^/]*";
+    else re += c.replace(/[.+?^${}()|[\]\\]/g, "\\$&");
+  }
+  return new RegExp(`^${re}(?:/.*)?$`);
+}
