@@ -13,13 +13,19 @@ import { pickFault } from "./serviceFaults.js";
 
 /**
  * Random kills: each daemon lifetime ends with SIGKILL after a seeded delay in [minMs, maxMs), counted from
- * the spawn (kills also land in start-up and recovery) or from "unit in service".
+ * the spawn (kills also land in start-up and recovery) or from "unit in service". Counted from the spawn,
+ * after `MAX_KILLS_BEFORE_SERVICE` lifetimes in a row were killed before they reached service, the next one
+ * is counted from "in service": on a slow or loaded machine start-up can outlast `maxMs`, and a rig that
+ * never lets the unit sell would prove nothing about sales.
  */
 export interface KillSchedule {
   minMs: number;
   maxMs: number;
   from: "spawn" | "ready";
 }
+
+/** Lifetimes in a row killed before service, after which the next kill waits for service. */
+export const MAX_KILLS_BEFORE_SERVICE = 3;
 
 export interface ScenarioOptions {
   /** Vend requests the VMC makes in total (a check-in session makes 1-3). */
@@ -81,17 +87,20 @@ export async function runScenario(unit: Unit, opts: ScenarioOptions): Promise<Sc
   const killer = (async () => {
     const k = opts.kills;
     if (!k) return;
+    let killedBeforeService = 0;
     try {
       while (!done && !opts.signal?.aborted) {
         const d = unit.daemon;
         if (d === null) throw new Error("no daemon to kill");
-        if (k.from === "ready") await waitUntil(() => unit.inService || done || d.exited !== null, 30_000);
-        const base = k.from === "ready" ? Date.now() : d.spawnedAt;
+        const fromReady = k.from === "ready" || killedBeforeService >= MAX_KILLS_BEFORE_SERVICE;
+        if (fromReady) await waitUntil(() => unit.inService || done || d.exited !== null, 30_000);
+        const base = fromReady ? Date.now() : d.spawnedAt;
         const at = base + k.minMs + Math.floor(chaos() * (k.maxMs - k.minMs));
         await waitUntil(() => Date.now() >= at || done || d.exited !== null, k.maxMs + 1000);
         if (d.exited !== null)
           throw new Error(`the daemon exited by itself (${d.exited.code ?? d.exited.signal}):\n${d.tail()}`);
         if (done) return;
+        killedBeforeService = unit.inService ? 0 : killedBeforeService + 1;
         await unit.crash();
         if (faults < (opts.faults ?? 0) && chaos() < 0.5) {
           emu.faults.add(pickFault(unit.shape.driver, chaos));
