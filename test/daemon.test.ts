@@ -105,12 +105,13 @@ describe("vendd run", () => {
     expect(existsSync(journal)).toBe(true);
   }, 30_000);
 
-  it("stays up out of service when the payment service refuses connections (no crash loop); SIGTERM exits 0", async () => {
-    const config = write(
-      "down.yaml",
+  /** A V10 unit whose payment service (the discard port on loopback) refuses every connection. */
+  const unreachableUnit = (name: string, id: string, journal: string) => ({
+    config: write(
+      `${name}.yaml`,
       [
-        "unit: { id: vm-8, name: Down unit }",
-        `journal: { path: ${join(dir, "journal.db")} }`,
+        `unit: { id: ${id}, name: Unreachable unit }`,
+        `journal: { path: ${journal} }`,
         "display: { kind: none }",
         "payment:",
         "  driver: v10",
@@ -121,8 +122,12 @@ describe("vendd run", () => {
         "    merchantVat: DK12345678",
         "    storeId: 6f1c2d3e-0000-4000-8000-000000000001",
       ].join("\n"),
-    );
-    const secrets = write("down-secrets.yaml", "v10: { clientSecret: degraded-unit-secret }\n");
+    ),
+    secrets: write(`${name}-secrets.yaml`, "v10: { clientSecret: degraded-unit-secret }\n"),
+  });
+
+  it("stays up out of service when the payment service refuses connections (no crash loop); SIGTERM exits 0", async () => {
+    const { config, secrets } = unreachableUnit("down", "vm-8", join(dir, "journal.db"));
     const run = running(["run", "--config", config, "--secrets", secrets]);
     await run.waitFor('"msg":"out of service"');
     // Today's failure mode was an exit within 0.6-6.6 s; it must still be running a while after saying why.
@@ -135,23 +140,7 @@ describe("vendd run", () => {
   it("stays up out of service when the journal cannot be opened, saying path, cause and next step", async () => {
     const blocker = write("not-a-dir", "");
     const journal = join(blocker, "journal.db");
-    const config = write(
-      "nojournal.yaml",
-      [
-        "unit: { id: vm-9, name: No journal }",
-        `journal: { path: ${journal} }`,
-        "display: { kind: none }",
-        "payment:",
-        "  driver: v10",
-        "  v10:",
-        "    baseUrl: http://127.0.0.1:9/",
-        "    tokenUrl: http://127.0.0.1:9/t",
-        "    clientId: c",
-        "    merchantVat: DK12345678",
-        "    storeId: 6f1c2d3e-0000-4000-8000-000000000001",
-      ].join("\n"),
-    );
-    const secrets = write("nojournal-secrets.yaml", "v10: { clientSecret: degraded-unit-secret }\n");
+    const { config, secrets } = unreachableUnit("nojournal", "vm-9", journal);
     const run = running(["run", "--config", config, "--secrets", secrets]);
     await run.waitFor("cannot be used");
     await new Promise((r) => setTimeout(r, 1000));
