@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { VmcError } from "../../drivers/vmc/controller.js";
 import type { FaultPoints } from "../core/faults.js";
 import { CONFLICT_PREFIX } from "../journal/journal.js";
@@ -98,7 +97,9 @@ export function runEffect(host: EffectHost, effect: Effect): void {
     case "allocateSession": {
       const orderId = journal.nextOrderId();
       // Answered as an input after this step (its own transaction opens the session).
-      queueMicrotask(() => host.dispatch({ type: "sessionAllocated", sessionId: randomUUID(), orderId }));
+      queueMicrotask(() =>
+        host.dispatch({ type: "sessionAllocated", sessionId: host.deps.newId(), orderId }),
+      );
       return;
     }
     case "watchCheckin":

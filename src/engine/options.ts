@@ -38,7 +38,21 @@ export interface EngineDeps {
   logger: Logger;
   /** Named crash points of the money path (default: none armed). */
   faults?: FaultPoints;
+  /**
+   * A new session id (a UUID for the journal). Injected so tests can pass predictable ids; createEngine
+   * (factory.ts) defaults it to node:crypto's randomUUID.
+   */
+  newId: () => string;
+  /**
+   * Numbers in [0, 1): the jitter of the engine's payment and check-in polls after a failed poll. Injected
+   * so tests can pass a seeded one (core/random.ts); createEngine defaults it to Math.random.
+   */
+  random: () => number;
 }
+
+/** The deps createEngine takes: ids and randomness may be left to its defaults. */
+export type EngineSeams = Omit<EngineDeps, "newId" | "random"> &
+  Partial<Pick<EngineDeps, "newId" | "random">>;
 
 export interface FinishedSession {
   sessionId: string;
