@@ -1,4 +1,5 @@
 import type { Clock, Timer } from "../core/clock.js";
+import type { ActivityKey } from "./effects.js";
 
 /**
  * The engine's own running activities: its timers (by session and name), its payment watches (one per
@@ -53,6 +54,13 @@ export class Activities {
   stopCheckin(): void {
     this.checkin?.abort(new Error("stopped"));
     this.checkin = null;
+  }
+
+  /** Ends one activity (an effect's `stop`); a timer's key is `sessionId:timer`, as the runner arms it. */
+  stop(a: ActivityKey): void {
+    if (a.kind === "timer") this.clearTimer(`${a.sessionId}:${a.timer}`);
+    else if (a.kind === "paymentWatch") this.stopWatching(a.sessionId);
+    else this.stopCheckin();
   }
 
   /** Cancels every timer and ends every watch and the check-in poll. */
