@@ -1,12 +1,11 @@
 import type { Logger } from "pino";
 import type { CheckinDisplay } from "../../drivers/display/display.js";
-import type { VendController } from "../../drivers/vmc/controller.js";
-import { VmcError } from "../../drivers/vmc/controller.js";
-import type { FaultPoints } from "../core/faults.js";
-import { CONFLICT_PREFIX, type Journal } from "../journal/journal.js";
+import { type VendController, VmcError } from "../../drivers/vmc/controller.js";
+import { type FaultPoints, NO_FAULTS } from "../core/faults.js";
+import type { Journal } from "../journal/journal.js";
 import type { PaymentDriver, PaymentRef } from "../payment/driver.js";
-import type { EngineOptions, FinishedSession } from "./options.js";
-import { settlePayment, startPaymentResolved } from "./payments.js";
+import { settle, startPayment } from "./moneyEffects.js";
+import type { EngineDeps, EngineOptions, FinishedSession } from "./options.js";
 import type { Effect, EngineInput, Flow, TimerName } from "./types.js";
 
 /**
@@ -26,6 +25,25 @@ export interface EffectIO {
   readonly flow: Flow;
   readonly paymentMode: EngineOptions["paymentMode"];
   readonly captureType: EngineOptions["captureType"];
+}
+
+/** The effects' I/O from the engine's deps and options, once the engine has started. */
+export function effectIO(deps: EngineDeps, opts: EngineOptions, flow: Flow, signal: AbortSignal): EffectIO {
+  const { journal, payment, vmc, display, logger, newId } = deps;
+  const { paymentMode, captureType } = opts;
+  return {
+    journal,
+    payment,
+    vmc,
+    display,
+    logger,
+    newId,
+    faults: deps.faults ?? NO_FAULTS,
+    signal,
+    flow,
+    paymentMode,
+    captureType,
+  };
 }
 
 /** How a request's result becomes an input: its journal writes and the input commit in one step. */
@@ -208,106 +226,6 @@ function approveVend(io: EffectIO, effect: Extract<Effect, { type: "approveVend"
       }
       faults.hit("approve.sent");
       return undefined;
-    },
-  };
-}
-
-function startPayment(io: EffectIO, effect: Extract<Effect, { type: "startPayment" }>): Request {
-  const { journal, logger, payment, faults, signal } = io;
-  const { session, purpose } = effect;
-  const intent = journal.recordIntent({
-    sessionId: session.id,
-    op: "start",
-    orderId: session.orderId,
-    paymentId: null,
-    amount: session.price,
-  });
-  faults.hit("start.recorded");
-  const request = {
-    orderId: session.orderId,
-    amount: session.price,
-    idempotencyKey: intent.idempotencyKey,
-    mode: purpose === "session" ? ("reservation" as const) : io.paymentMode,
-    // A check-in session captures what was vended: the older interface needs CaptureType Partial.
-    captureType: purpose === "session" ? ("partial" as const) : io.captureType,
-  };
-  return {
-    what: "start payment",
-    critical: true,
-    run: async (): Promise<Outcome> => {
-      const r = await startPaymentResolved({ payment, logger, signal }, request);
-      if (r.kind === "started") {
-        return {
-          record: () => {
-            faults.hit("start.sent");
-            journal.setPaymentId(session.id, r.ref.id);
-            journal.event(session.id, "payment", { paymentId: r.ref.id });
-            journal.completeIntent(intent.id, "done", `payment ${r.ref.id}`);
-            faults.hit("start.completed");
-          },
-          input: { type: "paymentStarted", sessionId: session.id, ref: r.ref },
-        };
-      }
-      return {
-        record: () => {
-          if (!r.unresolved) journal.completeIntent(intent.id, "failed", r.reason);
-        },
-        input: {
-          type: "paymentStartFailed",
-          sessionId: session.id,
-          reason: r.reason,
-          unresolved: r.unresolved,
-        },
-      };
-    },
-  };
-}
-
-function settle(io: EffectIO, effect: Extract<Effect, { type: "settle" }>): Request {
-  const { journal, logger, payment, faults, signal } = io;
-  const { session, ref, action, amount, reason, review } = effect;
-  journal.decide(session.id, { action, amount, reason, review });
-  journal.event(session.id, "decided", { action, amount, reason, review });
-  const intent = journal.recordIntent({
-    sessionId: session.id,
-    op: action === "cancel" && ref.mode === "payment" ? "refund" : action,
-    orderId: session.orderId,
-    paymentId: ref.id,
-    amount,
-  });
-  faults.hit("settle.recorded");
-  const request = { ref, action, amount, intent, refundOrderId: `${session.orderId}r` };
-  return {
-    what: "settle payment",
-    critical: true,
-    run: async (): Promise<Outcome> => {
-      const r = await settlePayment({ payment, logger, signal }, request);
-      if (r.ok) {
-        return {
-          record: () => {
-            faults.hit("settle.sent");
-            journal.completeIntent(intent.id, "done", r.detail);
-            faults.hit("settle.completed");
-          },
-          input: { type: "settled", sessionId: session.id },
-        };
-      }
-      if (r.conflict) {
-        return {
-          record: () => {
-            // Someone else settled this payment the other way (reliability: one journal, one writer).
-            journal.completeIntent(intent.id, "failed", r.detail);
-            journal.flag(session.id, r.detail);
-            logger.error(
-              { session: session.id, orderId: session.orderId, action, detail: r.detail },
-              "settlement conflicts with the payment service; flagged for review",
-            );
-          },
-          input: { type: "settleFailed", sessionId: session.id, reason: `${CONFLICT_PREFIX}${r.detail}` },
-        };
-      }
-      // Nothing to record, but committed like the other answers (the step's effects join its transaction).
-      return { record: () => {}, input: { type: "settleFailed", sessionId: session.id, reason: r.detail } };
     },
   };
 }

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { CheckinDisplay } from "../../drivers/display/display.js";
+import { type CheckinDisplay, checkinUri } from "../../drivers/display/display.js";
 import type { VendController } from "../../drivers/vmc/controller.js";
 import type { Clock } from "../core/clock.js";
 import type { FaultPoints } from "../core/faults.js";
@@ -60,4 +60,19 @@ export interface FinishedSession {
   price: number;
   result: SessionResult;
   reason: string;
+}
+
+/** The machine's fixed facts (types.ts EngineContext) from the options and the PoS the service opened. */
+export function engineContext(opts: EngineOptions, beaconId: string): EngineContext {
+  return {
+    flow: opts.flow ?? "selection",
+    checkinMode: opts.checkinMode ?? "poll",
+    sessionMax: opts.sessionMax ?? 2000,
+    maxPrice: opts.maxPrice ?? 50_000,
+    currency: opts.currency,
+    checkinUri: checkinUri(opts.scheme, beaconId),
+    paymentTimeoutMs: opts.paymentTimeoutMs,
+    vendTimeoutMs: opts.vendTimeoutMs,
+    unknownOutcome: opts.unknownOutcome,
+  };
 }

@@ -1,21 +1,18 @@
-import { checkinUri } from "../../drivers/display/display.js";
-import { NO_FAULTS } from "../core/faults.js";
-import type { PaymentObservation, PosIdentity } from "../payment/driver.js";
+import type { PosIdentity } from "../payment/driver.js";
 import { Activities } from "./activities.js";
 import { CommitThenLaunch } from "./commit.js";
 import {
-  type Activity,
   type EffectHost,
   type EffectIO,
+  effectIO,
   type Outcome,
   type Request,
   runEffect,
 } from "./effects.js";
 import { IDLE, rest, transition } from "./machine.js";
-import type { EngineDeps, EngineOptions, FinishedSession } from "./options.js";
+import { type EngineDeps, type EngineOptions, engineContext, type FinishedSession } from "./options.js";
 import type { Effect, EngineContext, EngineInput, EngineState } from "./types.js";
 import { onVmcEvent, type VmcEventHost } from "./vmcEvents.js";
-import { pollCheckin, pollPayment } from "./watchers.js";
 
 /**
  * Runs the pure machine (machine.ts). Inputs (VMC events, payment results, timer expiries) are processed
@@ -32,7 +29,9 @@ export class VendEngine implements VmcEventHost {
   /** All an effect may ask of the engine (effects.ts). */
   private readonly host: EffectHost = {
     launch: (request) => this.launch(request),
-    start: (activity) => this.startActivity(activity),
+    // Timers arm at once; a watch or poll is I/O, so it begins only after the step commits.
+    start: (a) =>
+      a.kind === "timer" ? this.activities.start(a) : this.tx.afterCommit(() => this.activities.start(a)),
     stop: (activity) => this.activities.stop(activity),
     finished: (s) => {
       for (const l of this.finishedListeners) l(s);
@@ -53,7 +52,15 @@ export class VendEngine implements VmcEventHost {
     readonly deps: EngineDeps,
     private readonly opts: EngineOptions,
   ) {
-    this.activities = new Activities(deps.clock);
+    this.activities = new Activities(deps, {
+      dispatch: (input) => this.dispatch(input),
+      track: (p) => this.track(p),
+      observe: (p) => {
+        const observed = p.catch((err: unknown) => this.fail(err));
+        this.observers.add(observed);
+        void observed.finally(() => this.observers.delete(observed));
+      },
+    });
     this.tx = new CommitThenLaunch(deps.journal, (err) => this.fail(err));
   }
 
@@ -109,26 +116,8 @@ export class VendEngine implements VmcEventHost {
     const { payment, vmc, display, logger } = this.deps;
     display.show({ kind: "outOfService", reason: "Starting" });
     this.identity = opened ?? (await payment.open(this.stopController.signal));
-    this.context = {
-      flow: this.opts.flow ?? "selection",
-      checkinMode: this.opts.checkinMode ?? "poll",
-      sessionMax: this.opts.sessionMax ?? 2000,
-      maxPrice: this.opts.maxPrice ?? 50_000,
-      currency: this.opts.currency,
-      checkinUri: checkinUri(this.opts.scheme, this.identity.beaconId),
-      paymentTimeoutMs: this.opts.paymentTimeoutMs,
-      vendTimeoutMs: this.opts.vendTimeoutMs,
-      unknownOutcome: this.opts.unknownOutcome,
-    };
-    const { journal, logger: log, newId } = this.deps;
-    this.io = {
-      ...{ journal, payment, vmc, display, logger: log, newId },
-      faults: this.deps.faults ?? NO_FAULTS,
-      signal: this.stopController.signal,
-      flow: this.context.flow,
-      paymentMode: this.opts.paymentMode,
-      captureType: this.opts.captureType,
-    };
+    this.context = engineContext(this.opts, this.identity.beaconId);
+    this.io = effectIO(this.deps, this.opts, this.context.flow, this.stopController.signal);
     this.unsubscribeVmc = vmc.onEvent((e) => onVmcEvent(this, e));
     await vmc.open();
     logger.info({ posId: this.identity.posId, beaconId: this.identity.beaconId }, "unit in service");
@@ -283,34 +272,6 @@ export class VendEngine implements VmcEventHost {
 
   get broken(): boolean {
     return this.failed !== null;
-  }
-
-  /** Timers arm at once; a watch or poll is I/O, so it begins only after the step commits. */
-  private startActivity(a: Activity): void {
-    if (a.kind === "timer") {
-      const { sessionId, timer, ms } = a;
-      this.activities.startTimer(`${sessionId}:${timer}`, ms, () =>
-        this.dispatch({ type: "timeout", sessionId, timer }),
-      );
-    } else this.tx.afterCommit(() => this.watch(a));
-  }
-
-  private watch(a: Exclude<Activity, { kind: "timer" }>): void {
-    if (a.kind === "paymentWatch") {
-      const { sessionId, ref } = a;
-      const signal = this.activities.watch(sessionId);
-      const onUpdate = (observation: PaymentObservation) =>
-        this.dispatch({ type: "paymentUpdate", sessionId, observation });
-      this.track(pollPayment(this.deps, ref, signal, onUpdate));
-      return;
-    }
-    const signal = this.activities.watchCheckin();
-    // An observation, not a mutation: awaited by stop(), not by whenIdle().
-    const p = pollCheckin(this.deps, signal, () => this.dispatch({ type: "checkedIn" })).catch(
-      (err: unknown) => this.fail(err),
-    );
-    this.observers.add(p);
-    void p.finally(() => this.observers.delete(p));
   }
 
   private track(p: Promise<unknown>): void {
