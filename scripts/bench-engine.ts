@@ -29,8 +29,8 @@ import { paymentOptions } from "../src/config/seams.js";
 import { type Clock, ManualClock, systemClock } from "../src/core/clock.js";
 import { emulatorSecrets, emulatorV10Settings } from "../src/demo/emulatorSettings.js";
 import { startEmulator } from "../src/emulator/index.js";
+import { createEngine } from "../src/engine/factory.js";
 import type { EngineOptions } from "../src/engine/options.js";
-import { VendEngine } from "../src/engine/runner.js";
 import { openSqliteJournal } from "../src/journal/sqlite.js";
 import type { PaymentDriver } from "../src/payment/driver.js";
 import { createPaymentDriver } from "../src/payment/factory.js";
@@ -105,10 +105,14 @@ export async function emulatorVends(
     },
   };
   const vmc = new SimVmc({ clock: systemClock, dispenseMs: 0 });
-  const engine = new VendEngine(
-    { payment, vmc, display: createSimDisplay(), journal, clock: meter.clock, logger: silent },
-    ENGINE,
-  );
+  const engine = createEngine(ENGINE, {
+    payment,
+    vmc,
+    display: createSimDisplay(),
+    journal,
+    clock: meter.clock,
+    logger: silent,
+  });
   try {
     await engine.start();
     const commits0 = journal.commits;
@@ -163,10 +167,14 @@ export async function journalSize(
     dispenseMs: 0,
     outcome: (v) => (v.price % 10 === 0 ? "failure" : "success"),
   });
-  const engine = new VendEngine(
-    { payment, vmc, display: createSimDisplay(), journal, clock, logger: silent },
-    ENGINE,
-  );
+  const engine = createEngine(ENGINE, {
+    payment,
+    vmc,
+    display: createSimDisplay(),
+    journal,
+    clock,
+    logger: silent,
+  });
   const t0 = performance.now();
   try {
     await engine.start();

@@ -122,6 +122,7 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
       clock,
       logger: logger.child({ component: "engine" }),
       faults: deps.faults ?? NO_FAULTS,
+      random,
     });
     engine = e;
     e.onFailure((err) => onEngineFailure(e, err));

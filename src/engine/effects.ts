@@ -1,90 +1,127 @@
-import { randomUUID } from "node:crypto";
-import { VmcError } from "../../drivers/vmc/controller.js";
-import type { FaultPoints } from "../core/faults.js";
-import { CONFLICT_PREFIX } from "../journal/journal.js";
-import type { PaymentRef } from "../payment/driver.js";
+import type { Logger } from "pino";
+import type { CheckinDisplay } from "../../drivers/display/display.js";
+import { type VendController, VmcError } from "../../drivers/vmc/controller.js";
+import { type FaultPoints, NO_FAULTS } from "../core/faults.js";
+import type { Journal } from "../journal/journal.js";
+import type { PaymentDriver, PaymentRef } from "../payment/driver.js";
+import { settle, startPayment } from "./moneyEffects.js";
 import type { EngineDeps, EngineOptions, FinishedSession } from "./options.js";
-import { settlePayment, startPaymentResolved } from "./payments.js";
-import type { Effect, EngineContext, EngineInput, TimerName } from "./types.js";
+import type { Effect, EngineInput, Flow, TimerName } from "./types.js";
 
-/** What an effect may use of the engine that runs it (runner.ts). */
-export interface EffectHost {
-  readonly deps: EngineDeps;
-  readonly opts: EngineOptions;
-  readonly ctx: EngineContext;
+/**
+ * The I/O an effect may do: the journal and the devices, the ids of new sessions, and the engine's stop
+ * signal (requests in flight give up on it). Fixed once the engine has started.
+ */
+export interface EffectIO {
+  readonly journal: Journal;
+  readonly payment: PaymentDriver;
+  readonly vmc: VendController;
+  readonly display: CheckinDisplay;
+  readonly logger: Logger;
   readonly faults: FaultPoints;
   readonly signal: AbortSignal;
-  dispatch(input: EngineInput): void;
-  /** Runs `fn` in the step's transaction (joining one already open); queued I/O launches after commit. */
-  atomic(fn: () => void): void;
-  /** Queues I/O until the current step's journal writes have committed. */
-  launch(io: () => void): void;
-  /** A mutation in flight (awaited by whenIdle and stop). */
-  track(p: Promise<unknown>): void;
-  /** A command whose failure is only logged. */
-  background(p: Promise<unknown>, what: string): void;
-  watchPayment(sessionId: string, ref: PaymentRef): void;
-  stopWatching(sessionId: string): void;
-  watchCheckin(): void;
-  stopCheckin(): void;
-  startTimer(sessionId: string, timer: TimerName, ms: number): void;
-  clearTimer(sessionId: string, timer: TimerName): void;
+  /** The id of a new session (EngineDeps.newId). */
+  newId(): string;
+  readonly flow: Flow;
+  readonly paymentMode: EngineOptions["paymentMode"];
+  readonly captureType: EngineOptions["captureType"];
+}
+
+/** The effects' I/O from the engine's deps and options, once the engine has started. */
+export function effectIO(deps: EngineDeps, opts: EngineOptions, flow: Flow, signal: AbortSignal): EffectIO {
+  const { journal, payment, vmc, display, logger, newId } = deps;
+  const { paymentMode, captureType } = opts;
+  return {
+    journal,
+    payment,
+    vmc,
+    display,
+    logger,
+    newId,
+    faults: deps.faults ?? NO_FAULTS,
+    signal,
+    flow,
+    paymentMode,
+    captureType,
+  };
+}
+
+/** How a request's result becomes an input: its journal writes and the input commit in one step. */
+export interface Outcome {
+  /** Journal writes of the result, run in the transaction of the step that `input` starts. */
+  record?: () => void;
+  input: EngineInput;
+}
+
+/**
+ * I/O an effect describes; the runner performs it only after the step's journal writes have committed,
+ * tracks it (whenIdle, stop) and dispatches the input it resolves to.
+ */
+export interface Request {
+  /** What it does, for the log. */
+  what: string;
+  /** True for a mutation whose failure (a bug, a crash point) takes the unit out of service; false for a
+   * command whose failure is only logged. */
+  critical: boolean;
+  run(): Promise<Outcome | undefined>;
+}
+
+/** The engine's own running activities, owned by the runner (activities.ts). */
+export type ActivityKey =
+  | { kind: "timer"; sessionId: string; timer: TimerName }
+  | { kind: "paymentWatch"; sessionId: string }
+  | { kind: "checkinPoll" };
+export type Activity =
+  | { kind: "timer"; sessionId: string; timer: TimerName; ms: number }
+  | { kind: "paymentWatch"; sessionId: string; ref: PaymentRef }
+  | { kind: "checkinPoll" };
+
+/**
+ * The four things an effect may ask of the runner. Nothing else of it (state, timers, in-flight set) is in
+ * an effect's reach: that keeps the commit-then-launch ordering in one place, the runner.
+ */
+export interface EffectHost {
+  /** Performs `request` after the step commits (at once outside a step); its outcome is dispatched. */
+  launch(request: Request): void;
+  /** Arms a timer at once; a watch or poll is I/O and begins after the step commits. */
+  start(activity: Activity): void;
+  stop(activity: ActivityKey): void;
+  /** Tells the engine's listeners a session finished. */
   finished(s: FinishedSession): void;
 }
 
 /**
  * Performs one effect. Journal writes run inline (inside the step's transaction); every request they
- * describe is started through `host.launch`, so it leaves only after the writes are durable.
+ * describe goes through `host.launch`, so it leaves only after the writes are durable.
  */
-export function runEffect(host: EffectHost, effect: Effect): void {
-  const { journal, display, logger, vmc, payment } = host.deps;
+export function runEffect(effect: Effect, io: EffectIO, host: EffectHost): void {
+  const { journal, display, logger, vmc, payment, faults } = io;
   switch (effect.type) {
     case "openSession":
-      journal.openSession({ ...effect.session, flow: host.ctx.flow, driver: payment.kind });
+      journal.openSession({ ...effect.session, flow: io.flow, driver: payment.kind });
       journal.event(effect.session.id, "opened", {
-        flow: host.ctx.flow,
+        flow: io.flow,
         item: effect.session.item,
         price: effect.session.price,
       });
-      host.faults.hit("session.opened");
+      faults.hit("session.opened");
       logger.info(
         { session: effect.session.id, orderId: effect.session.orderId, price: effect.session.price },
         "session opened",
       );
       return;
     case "startPayment":
-      startPayment(host, effect);
+      host.launch(startPayment(io, effect));
       return;
-    case "watchPayment": {
-      const { session, ref } = effect;
-      host.launch(() => host.watchPayment(session.id, ref));
+    case "watchPayment":
+      host.start({ kind: "paymentWatch", sessionId: effect.session.id, ref: effect.ref });
       return;
-    }
     case "stopWatching":
-      host.stopWatching(effect.sessionId);
+      host.stop({ kind: "paymentWatch", sessionId: effect.sessionId });
       return;
-    case "approveVend": {
-      const { session, item, amount } = effect;
-      journal.approveVend(session.id, item, amount);
-      journal.event(session.id, "approved", { item, amount });
-      host.faults.hit("approve.recorded");
-      host.launch(() =>
-        host.track(
-          vmc.approveVend(amount).then(
-            () => host.faults.hit("approve.sent"),
-            (err: unknown) => {
-              if (err instanceof VmcError && err.code !== "timeout") {
-                host.dispatch({ type: "approveFailed", sessionId: session.id, reason: err.message });
-              } else {
-                // No confirmation does not mean "not approved": the vend timer and the outcome decide.
-                logger.warn({ err, session: session.id }, "approval not confirmed by the VMC");
-              }
-            },
-          ),
-        ),
-      );
+    case "approveVend":
+      host.launch(approveVend(io, effect));
       return;
-    }
     case "denyVend":
       if (effect.refused) {
         // A price the unit never pays for: a misconfigured or misbehaving machine, or a spoofed line.
@@ -93,41 +130,42 @@ export function runEffect(host: EffectHost, effect: Effect): void {
       } else {
         logger.info({ session: effect.sessionId, reason: effect.reason }, "vend denied");
       }
-      host.launch(() => host.background(vmc.denyVend(), "deny vend"));
+      host.launch(command("deny vend", () => vmc.denyVend()));
       return;
     case "allocateSession": {
       const orderId = journal.nextOrderId();
       // Answered as an input after this step (its own transaction opens the session).
-      queueMicrotask(() => host.dispatch({ type: "sessionAllocated", sessionId: randomUUID(), orderId }));
+      const input: EngineInput = { type: "sessionAllocated", sessionId: io.newId(), orderId };
+      host.launch({ what: "allocate session", critical: true, run: async () => ({ input }) });
       return;
     }
     case "watchCheckin":
-      host.launch(() => host.watchCheckin());
+      host.start({ kind: "checkinPoll" });
       return;
     case "stopCheckin":
-      host.stopCheckin();
+      host.stop({ kind: "checkinPoll" });
       return;
     case "beginSession": {
       const { funds } = effect;
-      host.launch(() => host.background(vmc.beginSession(funds), "begin session"));
+      host.launch(command("begin session", () => vmc.beginSession(funds)));
       return;
     }
     case "endSession":
-      host.launch(() => host.background(vmc.endSession(), "end session"));
+      host.launch(command("end session", () => vmc.endSession()));
       return;
     case "settle":
-      settle(host, effect);
+      host.launch(settle(io, effect));
       return;
     case "recordVend":
       journal.recordVend(effect.session.id, effect.outcome);
       journal.event(effect.session.id, "vend", { outcome: effect.outcome });
-      host.faults.hit("vend.recorded");
+      faults.hit("vend.recorded");
       return;
     case "finishSession": {
       const { session, result, reason } = effect;
       journal.closeSession(session.id, result, reason);
       journal.event(session.id, "closed", { result, reason });
-      host.faults.hit("session.closed");
+      faults.hit("session.closed");
       logger.info({ session: session.id, orderId: session.orderId, result, reason }, "session finished");
       host.finished({
         sessionId: session.id,
@@ -142,10 +180,10 @@ export function runEffect(host: EffectHost, effect: Effect): void {
       display.show(effect.screen);
       return;
     case "startTimer":
-      host.startTimer(effect.sessionId, effect.timer, effect.ms);
+      host.start({ kind: "timer", sessionId: effect.sessionId, timer: effect.timer, ms: effect.ms });
       return;
     case "clearTimer":
-      host.clearTimer(effect.sessionId, effect.timer);
+      host.stop({ kind: "timer", sessionId: effect.sessionId, timer: effect.timer });
       return;
     case "ignored":
       logger.debug({ input: effect.input, state: effect.state, reason: effect.reason }, "input ignored");
@@ -153,92 +191,41 @@ export function runEffect(host: EffectHost, effect: Effect): void {
   }
 }
 
-function startPayment(host: EffectHost, effect: Extract<Effect, { type: "startPayment" }>): void {
-  const { journal, logger, payment } = host.deps;
-  const { session, purpose } = effect;
-  const intent = journal.recordIntent({
-    sessionId: session.id,
-    op: "start",
-    orderId: session.orderId,
-    paymentId: null,
-    amount: session.price,
-  });
-  host.faults.hit("start.recorded");
-  const request = {
-    orderId: session.orderId,
-    amount: session.price,
-    idempotencyKey: intent.idempotencyKey,
-    mode: purpose === "session" ? ("reservation" as const) : host.opts.paymentMode,
-    // A check-in session captures what was vended: the older interface needs CaptureType Partial.
-    captureType: purpose === "session" ? ("partial" as const) : host.opts.captureType,
+/** A VMC command whose failure is only logged; it leads to no input. */
+function command(what: string, send: () => Promise<unknown>): Request {
+  return {
+    what,
+    critical: false,
+    run: async () => {
+      await send();
+      return undefined;
+    },
   };
-  host.launch(() =>
-    host.track(
-      startPaymentResolved({ payment, logger, signal: host.signal }, request).then((r) =>
-        host.atomic(() => {
-          if (r.kind === "started") {
-            host.faults.hit("start.sent");
-            journal.setPaymentId(session.id, r.ref.id);
-            journal.event(session.id, "payment", { paymentId: r.ref.id });
-            journal.completeIntent(intent.id, "done", `payment ${r.ref.id}`);
-            host.faults.hit("start.completed");
-            host.dispatch({ type: "paymentStarted", sessionId: session.id, ref: r.ref });
-          } else {
-            if (!r.unresolved) journal.completeIntent(intent.id, "failed", r.reason);
-            host.dispatch({
-              type: "paymentStartFailed",
-              sessionId: session.id,
-              reason: r.reason,
-              unresolved: r.unresolved,
-            });
-          }
-        }),
-      ),
-    ),
-  );
 }
 
-function settle(host: EffectHost, effect: Extract<Effect, { type: "settle" }>): void {
-  const { journal, logger, payment } = host.deps;
-  const { session, ref, action, amount, reason, review } = effect;
-  journal.decide(session.id, { action, amount, reason, review });
-  journal.event(session.id, "decided", { action, amount, reason, review });
-  const intent = journal.recordIntent({
-    sessionId: session.id,
-    op: action === "cancel" && ref.mode === "payment" ? "refund" : action,
-    orderId: session.orderId,
-    paymentId: ref.id,
-    amount,
-  });
-  host.faults.hit("settle.recorded");
-  const request = { ref, action, amount, intent, refundOrderId: `${session.orderId}r` };
-  host.launch(() =>
-    host.track(
-      settlePayment({ payment, logger, signal: host.signal }, request).then((r) =>
-        host.atomic(() => {
-          if (r.ok) {
-            host.faults.hit("settle.sent");
-            journal.completeIntent(intent.id, "done", r.detail);
-            host.faults.hit("settle.completed");
-            host.dispatch({ type: "settled", sessionId: session.id });
-          } else if (r.conflict) {
-            // Someone else settled this payment the other way (reliability: one journal, one writer).
-            journal.completeIntent(intent.id, "failed", r.detail);
-            journal.flag(session.id, r.detail);
-            logger.error(
-              { session: session.id, orderId: session.orderId, action, detail: r.detail },
-              "settlement conflicts with the payment service; flagged for review",
-            );
-            host.dispatch({
-              type: "settleFailed",
-              sessionId: session.id,
-              reason: `${CONFLICT_PREFIX}${r.detail}`,
-            });
-          } else {
-            host.dispatch({ type: "settleFailed", sessionId: session.id, reason: r.detail });
-          }
-        }),
-      ),
-    ),
-  );
+/** Journals "approved" durably (in the step), then asks the VMC to approve exactly the amount. */
+function approveVend(io: EffectIO, effect: Extract<Effect, { type: "approveVend" }>): Request {
+  const { journal, vmc, logger, faults } = io;
+  const { session, item, amount } = effect;
+  journal.approveVend(session.id, item, amount);
+  journal.event(session.id, "approved", { item, amount });
+  faults.hit("approve.recorded");
+  return {
+    what: "approve vend",
+    critical: true,
+    run: async () => {
+      try {
+        await vmc.approveVend(amount);
+      } catch (err) {
+        if (err instanceof VmcError && err.code !== "timeout") {
+          return { input: { type: "approveFailed", sessionId: session.id, reason: err.message } };
+        }
+        // No confirmation does not mean "not approved": the vend timer and the outcome decide.
+        logger.warn({ err, session: session.id }, "approval not confirmed by the VMC");
+        return undefined;
+      }
+      faults.hit("approve.sent");
+      return undefined;
+    },
+  };
 }

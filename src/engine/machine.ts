@@ -17,8 +17,9 @@ import { fromVending } from "./vending.js";
  * The vend engine: one pure function over both flows. Selection first (MDB "always idle"): vend request →
  * payment for that price → approve → success → capture; failure → cancel; rejected or timed out → deny.
  * Check-in first: check-in → reservation of the session maximum → funds offered to the VMC → one or more
- * vends → session end → capture what was vended (partial capture) or cancel. The table of every transition
- * is in machine.test.ts and session.test.ts; the vending rules applied are vending-mdb.md §1.5 and §3.
+ * vends → session end → capture what was vended (partial capture) or cancel. The tables of the transitions
+ * are the *.rows.test-support.ts files (coverage.test.ts checks every state × input pair has a row or is
+ * explicitly ignored); the vending rules applied are vending-mdb.md §1.5 and §3.
  */
 export function transition(state: EngineState, input: EngineInput, ctx: EngineContext): Transition {
   switch (state.tag) {

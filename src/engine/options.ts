@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { CheckinDisplay } from "../../drivers/display/display.js";
+import { type CheckinDisplay, checkinUri } from "../../drivers/display/display.js";
 import type { VendController } from "../../drivers/vmc/controller.js";
 import type { Clock } from "../core/clock.js";
 import type { FaultPoints } from "../core/faults.js";
@@ -38,7 +38,21 @@ export interface EngineDeps {
   logger: Logger;
   /** Named crash points of the money path (default: none armed). */
   faults?: FaultPoints;
+  /**
+   * A new session id (a UUID for the journal). Injected so tests can pass predictable ids; createEngine
+   * (factory.ts) defaults it to node:crypto's randomUUID.
+   */
+  newId: () => string;
+  /**
+   * Numbers in [0, 1): the jitter of the engine's payment and check-in polls after a failed poll. Injected
+   * so tests can pass a seeded one (core/random.ts); createEngine defaults it to Math.random.
+   */
+  random: () => number;
 }
+
+/** The deps createEngine takes: ids and randomness may be left to its defaults. */
+export type EngineSeams = Omit<EngineDeps, "newId" | "random"> &
+  Partial<Pick<EngineDeps, "newId" | "random">>;
 
 export interface FinishedSession {
   sessionId: string;
@@ -46,4 +60,19 @@ export interface FinishedSession {
   price: number;
   result: SessionResult;
   reason: string;
+}
+
+/** The machine's fixed facts (types.ts EngineContext) from the options and the PoS the service opened. */
+export function engineContext(opts: EngineOptions, beaconId: string): EngineContext {
+  return {
+    flow: opts.flow ?? "selection",
+    checkinMode: opts.checkinMode ?? "poll",
+    sessionMax: opts.sessionMax ?? 2000,
+    maxPrice: opts.maxPrice ?? 50_000,
+    currency: opts.currency,
+    checkinUri: checkinUri(opts.scheme, beaconId),
+    paymentTimeoutMs: opts.paymentTimeoutMs,
+    vendTimeoutMs: opts.vendTimeoutMs,
+    unknownOutcome: opts.unknownOutcome,
+  };
 }

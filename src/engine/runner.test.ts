@@ -45,6 +45,21 @@ describe("vend engine runner (selection first, sim devices, virtual time)", () =
     ]);
   });
 
+  it("takes session ids from its deps (newId), never from its own source", async () => {
+    let n = 0;
+    unit = await startTestUnit({ newId: () => `00000000-0000-4000-8000-${String(++n).padStart(12, "0")}` });
+    unit.vmc.requestVend(12, 150);
+    await unit.run();
+    unit.vmc.requestVend(4, 90);
+    await unit.run();
+    expect(
+      unit.journal
+        .sessions()
+        .map((s) => s.id)
+        .sort(),
+    ).toEqual(["00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002"]);
+  });
+
   it("denies the vend when the customer rejects; nothing is reserved", async () => {
     unit = await startTestUnit({ customer: { action: "reject", afterMs: 2000 } });
     unit.vmc.requestVend(3, 200);

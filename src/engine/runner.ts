@@ -1,26 +1,42 @@
-import { checkinUri } from "../../drivers/display/display.js";
-import { type FaultPoints, NO_FAULTS } from "../core/faults.js";
-import type { PaymentRef, PosIdentity } from "../payment/driver.js";
+import type { PosIdentity } from "../payment/driver.js";
 import { Activities } from "./activities.js";
-import { type EffectHost, runEffect } from "./effects.js";
+import { CommitThenLaunch } from "./commit.js";
+import {
+  type EffectHost,
+  type EffectIO,
+  effectIO,
+  type Outcome,
+  type Request,
+  runEffect,
+} from "./effects.js";
 import { IDLE, rest, transition } from "./machine.js";
-import type { EngineDeps, EngineOptions, FinishedSession } from "./options.js";
-import type { Effect, EngineContext, EngineInput, EngineState, TimerName } from "./types.js";
+import { type EngineDeps, type EngineOptions, engineContext, type FinishedSession } from "./options.js";
+import type { Effect, EngineContext, EngineInput, EngineState } from "./types.js";
 import { onVmcEvent, type VmcEventHost } from "./vmcEvents.js";
-import { pollCheckin, pollPayment } from "./watchers.js";
 
 /**
  * Runs the pure machine (machine.ts). Inputs (VMC events, payment results, timer expiries) are processed
  * strictly one at a time; each step's journal writes commit in one transaction, and the I/O the step starts
  * is launched only after that commit, so nothing is ever sent that the journal does not hold durably.
  */
-export class VendEngine implements EffectHost, VmcEventHost {
+export class VendEngine implements VmcEventHost {
   private state: EngineState = IDLE;
   private context: EngineContext | null = null;
   private readonly queue: EngineInput[] = [];
   private draining = false;
-  private txDepth = 0;
-  private launches: (() => void)[] = [];
+  private readonly tx: CommitThenLaunch;
+  private io: EffectIO | null = null;
+  /** All an effect may ask of the engine (effects.ts). */
+  private readonly host: EffectHost = {
+    launch: (request) => this.launch(request),
+    // Timers arm at once; a watch or poll is I/O, so it begins only after the step commits.
+    start: (a) =>
+      a.kind === "timer" ? this.activities.start(a) : this.tx.afterCommit(() => this.activities.start(a)),
+    stop: (activity) => this.activities.stop(activity),
+    finished: (s) => {
+      for (const l of this.finishedListeners) l(s);
+    },
+  };
   private readonly activities: Activities;
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly observers = new Set<Promise<unknown>>();
@@ -34,22 +50,18 @@ export class VendEngine implements EffectHost, VmcEventHost {
 
   constructor(
     readonly deps: EngineDeps,
-    readonly opts: EngineOptions,
+    private readonly opts: EngineOptions,
   ) {
-    this.activities = new Activities(deps.clock);
-  }
-
-  get ctx(): EngineContext {
-    if (this.context === null) throw new Error("engine not started");
-    return this.context;
-  }
-
-  get faults(): FaultPoints {
-    return this.deps.faults ?? NO_FAULTS;
-  }
-
-  get signal(): AbortSignal {
-    return this.stopController.signal;
+    this.activities = new Activities(deps, {
+      dispatch: (input) => this.dispatch(input),
+      track: (p) => this.track(p),
+      observe: (p) => {
+        const observed = p.catch((err: unknown) => this.fail(err));
+        this.observers.add(observed);
+        void observed.finally(() => this.observers.delete(observed));
+      },
+    });
+    this.tx = new CommitThenLaunch(deps.journal, (err) => this.fail(err));
   }
 
   /** The current state (for the console and tests). */
@@ -82,7 +94,7 @@ export class VendEngine implements EffectHost, VmcEventHost {
     if (this.serviceReason !== reason || this.failed !== null) return;
     const { vmc, display } = this.deps;
     if (reason !== null) {
-      this.stopCheckin();
+      this.activities.stopCheckin();
       await vmc.setEnabled(false);
       display.show({ kind: "outOfService", reason });
       this.deps.logger.warn({ reason }, "out of service");
@@ -103,18 +115,9 @@ export class VendEngine implements EffectHost, VmcEventHost {
   async start(opened?: PosIdentity): Promise<void> {
     const { payment, vmc, display, logger } = this.deps;
     display.show({ kind: "outOfService", reason: "Starting" });
-    this.identity = opened ?? (await payment.open(this.signal));
-    this.context = {
-      flow: this.opts.flow ?? "selection",
-      checkinMode: this.opts.checkinMode ?? "poll",
-      sessionMax: this.opts.sessionMax ?? 2000,
-      maxPrice: this.opts.maxPrice ?? 50_000,
-      currency: this.opts.currency,
-      checkinUri: checkinUri(this.opts.scheme, this.identity.beaconId),
-      paymentTimeoutMs: this.opts.paymentTimeoutMs,
-      vendTimeoutMs: this.opts.vendTimeoutMs,
-      unknownOutcome: this.opts.unknownOutcome,
-    };
+    this.identity = opened ?? (await payment.open(this.stopController.signal));
+    this.context = engineContext(this.opts, this.identity.beaconId);
+    this.io = effectIO(this.deps, this.opts, this.context.flow, this.stopController.signal);
     this.unsubscribeVmc = vmc.onEvent((e) => onVmcEvent(this, e));
     await vmc.open();
     logger.info({ posId: this.identity.posId, beaconId: this.identity.beaconId }, "unit in service");
@@ -226,40 +229,40 @@ export class VendEngine implements EffectHost, VmcEventHost {
     // Out of service, the rest state opens nothing new and keeps the out-of-service screen.
     const active = this.serviceReason === null ? effects : effects.filter((e) => !opensSessions(e));
     // An ignored input (e.g. the session-ended report after a selection vend) opens no transaction.
+    const io = this.io;
+    if (io === null) throw new Error("engine not started");
+    const run = () => {
+      for (const effect of active) runEffect(effect, io, this.host);
+    };
     if (active.every((e) => e.type === "ignored")) {
-      for (const effect of active) runEffect(this, effect);
+      run();
       return true;
     }
-    return this.atomic(() => {
-      for (const effect of active) runEffect(this, effect);
-    });
+    return this.atomic(run);
   }
 
   atomic(fn: () => void): boolean {
-    if (this.txDepth > 0) {
-      fn();
-      return true;
-    }
-    this.txDepth++;
-    try {
-      this.deps.journal.atomically(fn);
-    } catch (err) {
-      // Rolled back: none of the step's requests leave.
-      this.launches = [];
-      this.txDepth--;
-      this.fail(err);
-      return false;
-    }
-    this.txDepth--;
-    const launches = this.launches;
-    this.launches = [];
-    for (const io of launches) io();
-    return true;
+    return this.tx.atomic(fn);
   }
 
-  launch(io: () => void): void {
-    if (this.txDepth > 0) this.launches.push(io);
-    else io();
+  /** Performs a request after the step commits; failures of a critical one take the unit out of service. */
+  private launch(request: Request): void {
+    const go = () => {
+      const done = request.run().then((o) => o && this.complete(o));
+      this.track(request.critical ? done : done.catch((err: unknown) => this.logFailure(err, request.what)));
+    };
+    this.tx.afterCommit(go);
+  }
+
+  /** A request's result: its journal writes and the input they lead to commit as one step. */
+  private complete(o: Outcome): void {
+    const { record, input } = o;
+    if (record === undefined) this.dispatch(input);
+    else
+      this.atomic(() => {
+        record();
+        this.dispatch(input);
+      });
   }
 
   /** Vend requests are served (in service, or a sale still finishing). */
@@ -271,59 +274,19 @@ export class VendEngine implements EffectHost, VmcEventHost {
     return this.failed !== null;
   }
 
-  watchPayment(sessionId: string, ref: PaymentRef): void {
-    const signal = this.activities.watch(sessionId);
-    this.track(
-      pollPayment(this.deps, ref, signal, (observation) =>
-        this.dispatch({ type: "paymentUpdate", sessionId, observation }),
-      ),
-    );
-  }
-
-  stopWatching(sessionId: string): void {
-    this.activities.stopWatching(sessionId);
-  }
-
-  watchCheckin(): void {
-    const signal = this.activities.watchCheckin();
-    // An observation, not a mutation: awaited by stop(), not by whenIdle().
-    const p = pollCheckin(this.deps, signal, () => this.dispatch({ type: "checkedIn" })).catch(
-      (err: unknown) => this.fail(err),
-    );
-    this.observers.add(p);
-    void p.finally(() => this.observers.delete(p));
-  }
-
-  stopCheckin(): void {
-    this.activities.stopCheckin();
-  }
-
-  startTimer(sessionId: string, timer: TimerName, ms: number): void {
-    this.activities.startTimer(`${sessionId}:${timer}`, ms, () =>
-      this.dispatch({ type: "timeout", sessionId, timer }),
-    );
-  }
-
-  clearTimer(sessionId: string, timer: TimerName): void {
-    this.activities.clearTimer(`${sessionId}:${timer}`);
-  }
-
-  finished(s: FinishedSession): void {
-    for (const l of this.finishedListeners) l(s);
-  }
-
-  track(p: Promise<unknown>): void {
+  private track(p: Promise<unknown>): void {
     const tracked = p.catch((err: unknown) => this.fail(err));
     this.inflight.add(tracked);
     void tracked.finally(() => this.inflight.delete(tracked));
   }
 
+  /** A command whose failure is only logged (tracked like a mutation). */
   background(p: Promise<unknown>, what: string): void {
-    this.track(
-      p.catch((err: unknown) => {
-        this.deps.logger.warn({ err }, `${what} failed`);
-      }),
-    );
+    this.track(p.catch((err: unknown) => this.logFailure(err, what)));
+  }
+
+  private logFailure(err: unknown, what: string): void {
+    this.deps.logger.warn({ err }, `${what} failed`);
   }
 
   private async settledInflight(): Promise<void> {

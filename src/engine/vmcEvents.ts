@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import type { VmcEvent } from "../../drivers/vmc/controller.js";
 import type { EngineDeps } from "./options.js";
 import type { EngineInput } from "./types.js";
@@ -33,7 +32,7 @@ export function onVmcEvent(host: VmcEventHost, e: VmcEvent): void {
           type: "vendRequested",
           item: e.item,
           price: e.price,
-          sessionId: randomUUID(),
+          sessionId: host.deps.newId(),
           orderId,
         });
       });

@@ -10,7 +10,7 @@ import { watchPayment } from "../payment/watch.js";
  * payment timer running: it ends in a cancel, never in a vend.
  */
 export async function pollPayment(
-  deps: { payment: PaymentDriver; clock: Clock; logger: Logger },
+  deps: { payment: PaymentDriver; clock: Clock; logger: Logger; random: () => number },
   ref: PaymentRef,
   signal: AbortSignal,
   onUpdate: (obs: PaymentObservation) => void,
@@ -18,6 +18,7 @@ export async function pollPayment(
   try {
     const polls = watchPayment(deps.payment, ref, {
       clock: deps.clock,
+      random: deps.random,
       signal,
       until: (obs) => obs.state !== "pending" && obs.state !== "issued",
     });
@@ -33,7 +34,7 @@ export async function pollPayment(
  * After a failed poll the delay is kept, plus jitter (retry.ts `pollRetryDelay`).
  */
 export async function pollCheckin(
-  deps: { payment: PaymentDriver; clock: Clock; logger: Logger; random?: () => number },
+  deps: { payment: PaymentDriver; clock: Clock; logger: Logger; random: () => number },
   signal: AbortSignal,
   onCheckin: () => void,
 ): Promise<void> {
@@ -52,7 +53,7 @@ export async function pollCheckin(
       }
     } catch (err) {
       if (signal.aborted) return;
-      delay = pollRetryDelay(serviceDelay, deps.random ?? Math.random);
+      delay = pollRetryDelay(serviceDelay, deps.random);
       deps.logger.warn({ err }, "check-in poll failed");
     }
   }

@@ -2,8 +2,10 @@ import pino, { type Logger } from "pino";
 import { createSimDisplay, type SimDisplay } from "../../drivers/display/sim.js";
 import { type DispenseOutcome, SimVmc } from "../../drivers/vmc/sim.js";
 import { ManualClock } from "../../src/core/clock.js";
+import { seededRandom } from "../../src/core/random.js";
+import { createEngine } from "../../src/engine/factory.js";
 import type { EngineOptions } from "../../src/engine/options.js";
-import { VendEngine } from "../../src/engine/runner.js";
+import type { VendEngine } from "../../src/engine/runner.js";
 import type { Journal } from "../../src/journal/journal.js";
 import { openSqliteJournal, type SqliteJournal } from "../../src/journal/sqlite.js";
 import type { PaymentDriver } from "../../src/payment/driver.js";
@@ -40,6 +42,8 @@ export async function startTestUnit(
     journal?: (j: SqliteJournal) => Journal;
     payment?: (p: SimPaymentDriver) => PaymentDriver;
     journalPath?: string;
+    /** Session ids (default: node:crypto UUIDs, as in production). */
+    newId?: () => string;
     /** Default: silent. */
     logger?: Logger;
   } = {},
@@ -55,7 +59,8 @@ export async function startTestUnit(
   });
   const journal = openSqliteJournal({ path: opts.journalPath ?? ":memory:", unitId: "vm-test", clock });
   const display = createSimDisplay();
-  const engine = new VendEngine(
+  const engine = createEngine(
+    { ...ENGINE_DEFAULTS, ...opts.engine },
     {
       payment: opts.payment ? opts.payment(payment) : payment,
       vmc,
@@ -63,8 +68,9 @@ export async function startTestUnit(
       journal: opts.journal ? opts.journal(journal) : journal,
       clock,
       logger: opts.logger ?? pino({ level: "silent" }),
+      random: seededRandom(11),
+      ...(opts.newId ? { newId: opts.newId } : {}),
     },
-    { ...ENGINE_DEFAULTS, ...opts.engine },
   );
   await engine.start();
   return {
