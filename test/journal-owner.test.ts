@@ -81,7 +81,8 @@ async function expectRefusedThenFirstKeepsSelling(r: Awaited<ReturnType<typeof s
   w.sim.dispenseSuccess();
   const captured = () => unit.ledger().filter((e) => e.kind === "captured").length;
   expect(await waitUntil(() => captured() === 1, 10_000)).toBe(true);
-  const records: VendRecord[] = [{ item: 2, price: 250, outcome: "success" }];
+  // The VMC's record of the vend in flight names its request (the last one the VMC made), as the rig's does.
+  const records: VendRecord[] = [{ request: w.sim.requests, item: 2, price: 250, outcome: "success" }];
   const ctx: ActorContext = {
     emu: w.emu,
     sim: w.sim,

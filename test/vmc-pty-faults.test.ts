@@ -43,7 +43,7 @@ describe.skipIf(!HAVE_SOCAT)("vmc adapter over a PTY: faults", () => {
     sim.vend(5, 200);
     await log.waitType("vendRequested");
     await ctrl.approveVend(200);
-    expect(sim.approvals).toEqual([{ item: 5, price: 200, amount: 200 }]);
+    expect(sim.approvals).toMatchObject([{ item: 5, price: 200, amount: 200 }]);
   });
 
   it("garbage lines are logged and dropped; the session goes on", async () => {

@@ -34,7 +34,7 @@ describe.skipIf(!HAVE_SOCAT)("vmc adapter over a PTY: §2.4 example sessions", (
     await log.waitType("sessionEnded");
     expect(log.types()).toEqual(["vendRequested", "vendSucceeded", "sessionEnded"]);
     expect(log.events.find((e) => e.type === "vendSucceeded")).toEqual({ type: "vendSucceeded", item: 2 });
-    expect(sim.approvals).toEqual([{ item: 2, price: 100, amount: 100 }]);
+    expect(sim.approvals).toMatchObject([{ item: 2, price: 100, amount: 100 }]);
     expect(sim.violations).toEqual([]);
   });
 
@@ -47,7 +47,7 @@ describe.skipIf(!HAVE_SOCAT)("vmc adapter over a PTY: §2.4 example sessions", (
     expect((err as VmcError).code).toBe("amount");
     expect(rig.sim.commands.some((c) => c.startsWith("C,VEND,1"))).toBe(false);
     await rig.ctrl.approveVend(1519);
-    expect(rig.sim.approvals).toEqual([{ item: 17, price: 1519, amount: 1519 }]);
+    expect(rig.sim.approvals).toMatchObject([{ item: 17, price: 1519, amount: 1519 }]);
   });
 
   it("authorization first: C,START, IDLE with funds, vend inside the session", async () => {

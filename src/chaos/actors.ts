@@ -3,6 +3,8 @@ import type { Emulator } from "../emulator/index.js";
 
 /** What the simulated VMC did with one vend request (the parent's own record, checked against the journal). */
 export interface VendRecord {
+  /** The VMC's ordinal of the vend request (`Approval.request`); absent when no request was made. */
+  request?: number;
   item: number;
   price: number;
   /**
@@ -65,7 +67,7 @@ export async function customerPays(ctx: ActorContext, done: () => boolean): Prom
 }
 
 /**
- * Waits for the unit's answer to the vend request the VMC just made, then dispenses (success with
+ * Waits for the unit's answer to the vend request the VMC just made (`sim.requests`), then dispenses (success with
  * probability `successRate`). `endSession: false` keeps a check-in session open (multi-vend).
  */
 async function answerVend(
@@ -76,20 +78,21 @@ async function answerVend(
   endSession: boolean,
 ): Promise<VendRecord> {
   const { sim } = ctx;
-  const before = sim.approvals.length;
+  const request = sim.requests;
   if (!(await waitUntil(() => sim.reader !== "vend", ctx.decideWithinMs, ctx.signal))) {
     // A real VMC gives up on an unanswered vend request: VEND CANCEL (vending-mdb §1.4).
     if (sim.reader === "vend") sim.customerCancel();
   }
-  const approved = sim.approvals.slice(before).some((a) => a.price === price && a.item === item);
-  if (!approved) return { item, price, outcome: "denied" };
+  // The approval of this very request (by the VMC's request ordinal, not by item and price).
+  const approved = sim.approvals.some((a) => a.request === request);
+  if (!approved) return { request, item, price, outcome: "denied" };
   // A short, seeded hesitation before the product drops: it gives random kills a window in "vending".
   await pause(Math.floor(ctx.random() * 60));
-  if (sim.reader !== "approved") return { item, price, outcome: "undispensed" };
+  if (sim.reader !== "approved") return { request, item, price, outcome: "undispensed" };
   const ok = ctx.random() < successRate;
   if (ok) sim.dispenseSuccess({ endSession });
   else sim.dispenseFailure({ endSession });
-  return { item, price, outcome: ok ? "success" : "failure" };
+  return { request, item, price, outcome: ok ? "success" : "failure" };
 }
 
 /** Selection first: the VMC requests one vend, the customer pays, the VMC dispenses. */

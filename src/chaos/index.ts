@@ -3,10 +3,9 @@ import { startWorld, Unit } from "./rig.js";
 import { finishAndCheck, runScenario } from "./scenario.js";
 
 export type { VendRecord } from "./actors.js";
-export { checkInvariants, type InvariantReport } from "./invariants.js";
 export { readJournal, unresolvedCount } from "./journalView.js";
 export { startWorld, Unit, type World } from "./rig.js";
-export { finishAndCheck, type KillSchedule, runScenario } from "./scenario.js";
+export { checkUnit, finishAndCheck, type KillSchedule, runScenario } from "./scenario.js";
 export { CHAOS_BEACON_ID, type UnitShape } from "./unitFiles.js";
 
 export interface ChaosOptions {

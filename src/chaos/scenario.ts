@@ -1,3 +1,4 @@
+import { type ConsistencyReport, checkConsistency } from "../check/consistency.js";
 import {
   type ActorContext,
   checkinSession,
@@ -6,10 +7,10 @@ import {
   type VendRecord,
   waitUntil,
 } from "./actors.js";
-import { checkInvariants, type InvariantReport } from "./invariants.js";
 import { readJournal } from "./journalView.js";
 import type { Unit } from "./rig.js";
 import { pickFault } from "./serviceFaults.js";
+import { UNIT_UNKNOWN_OUTCOME } from "./unitFiles.js";
 
 /**
  * Random kills: each daemon lifetime ends with SIGKILL after a seeded delay in [minMs, maxMs), counted from
@@ -146,23 +147,33 @@ export async function runScenario(unit: Unit, opts: ScenarioOptions): Promise<Sc
 }
 
 /**
- * Lets recovery finish (faults cleared), stops the unit with SIGTERM, and checks the invariants on the
- * journal (read-only), the ledger and the VMC simulator.
+ * The consistency checker on one unit of the rig: its journal (read-only, `path`), its own ledger entries and
+ * the VMC simulator's record since the unit was created, under the unit's `engine.unknownOutcome`.
+ */
+export function checkUnit(unit: Unit, records: readonly VendRecord[]): ConsistencyReport {
+  const { sim } = unit.world;
+  return checkConsistency({
+    journal: readJournal(unit.files.journalPath),
+    ledger: unit.ledger(),
+    policy: UNIT_UNKNOWN_OUTCOME,
+    vmc: {
+      approvals: sim.approvals.slice(unit.approvalMark),
+      vends: records,
+      violations: sim.violations.slice(unit.violationMark),
+    },
+    idlePayment: unit.keepsIdlePayment,
+  });
+}
+
+/**
+ * Lets recovery finish (faults cleared), stops the unit with SIGTERM, and runs the consistency checker on
+ * the journal (read-only), the ledger and the VMC simulator.
  */
 export async function finishAndCheck(
   unit: Unit,
   records: readonly VendRecord[],
-): Promise<InvariantReport & { unresolved: number }> {
-  const { emu, sim } = unit.world;
-  emu.faults.clear();
+): Promise<ConsistencyReport & { unresolved: number }> {
+  unit.world.emu.faults.clear();
   const unresolved = await unit.settleAndStop();
-  const report = checkInvariants({
-    journal: readJournal(unit.files.journalPath),
-    ledger: unit.ledger(),
-    approvals: sim.approvals.slice(unit.approvalMark),
-    vends: records,
-    violations: sim.violations.slice(unit.violationMark),
-    idlePayment: unit.keepsIdlePayment,
-  });
-  return { ...report, unresolved };
+  return { ...checkUnit(unit, records), unresolved };
 }

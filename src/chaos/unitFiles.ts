@@ -33,6 +33,12 @@ export interface UnitTimeouts {
   vendTimeoutMs: number;
 }
 
+/**
+ * What the rig's units do with an approved vend whose outcome is unknown (`engine.unknownOutcome`); the
+ * consistency checker is given the same policy.
+ */
+export const UNIT_UNKNOWN_OUTCOME = "capture" as const;
+
 export const CHAOS_TIMEOUTS: UnitTimeouts = { paymentTimeoutMs: 4000, vendTimeoutMs: 3000 };
 
 /**
@@ -60,7 +66,7 @@ export function writeUnitFiles(
       sessionMax: "20.00",
       paymentTimeoutMs: timeouts.paymentTimeoutMs,
       vendTimeoutMs: timeouts.vendTimeoutMs,
-      unknownOutcome: "capture",
+      unknownOutcome: UNIT_UNKNOWN_OUTCOME,
     },
     payment:
       shape.driver === "v10"

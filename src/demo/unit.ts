@@ -6,6 +6,7 @@ import type { CheckinDisplay, Screen } from "../../drivers/display/display.js";
 import { createDisplay } from "../../drivers/display/factory.js";
 import { sameScreen } from "../../drivers/display/render.js";
 import { SimVmc } from "../../drivers/vmc/sim.js";
+import { checkConsistency } from "../check/consistency.js";
 import { buildConfig, type Secrets, secretValues, type VenddConfig } from "../config/load.js";
 import type { BoardName } from "../config/schema.js";
 import { displayOptions, engineOptions, journalOptions, paymentOptions } from "../config/seams.js";
@@ -18,7 +19,7 @@ import { createEngine } from "../engine/factory.js";
 import type { FinishedSession } from "../engine/options.js";
 import type { VendEngine } from "../engine/runner.js";
 import { createJournal } from "../journal/factory.js";
-import { reconcile } from "../journal/reconcile.js";
+import type { SettleAction } from "../journal/journal.js";
 import type { SqliteJournal } from "../journal/sqlite.js";
 import type { PaymentDriver } from "../payment/driver.js";
 import { createPaymentDriver } from "../payment/factory.js";
@@ -192,7 +193,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoSummary> {
     }
     await e.stop();
     engine = null;
-    return summarize(j, emu);
+    return summarize(j, emu, config.engine.unknownOutcome);
   } finally {
     await engine?.stop();
     await vendSource?.close();
@@ -237,13 +238,19 @@ async function checkinSession(d: {
 }
 
 /**
- * The run's summary from the journal, checked against the emulator's ledger. A check-in session counts as
- * a vend only when funds were reserved: an idle reservation nobody took (released at stop) sold nothing.
+ * The run's summary from the journal, checked by the consistency checker against the emulator's ledger
+ * under the unit's `unknownOutcome` policy. A check-in session counts as a vend only when funds were
+ * reserved: an idle reservation nobody took (released at stop) sold nothing.
  */
-function summarize(journal: SqliteJournal, emu: Emulator): DemoSummary {
+function summarize(journal: SqliteJournal, emu: Emulator, policy: SettleAction): DemoSummary {
   const all = journal.sessions();
   const ledger = emu.ledger();
-  const r = reconcile(all, ledger);
+  const vends = all.flatMap((s) => journal.vends(s.id).map((v) => ({ ...v, sessionId: s.id })));
+  const r = checkConsistency({
+    journal: { sessions: all, vends, intents: [], integrity: "ok" },
+    ledger,
+    policy,
+  });
   const held = new Set(ledger.filter((e) => e.kind === "reserved" || e.kind === "paid").map((e) => e.id));
   const sessions = all.filter((s) => s.flow !== "checkin" || (s.paymentId !== null && held.has(s.paymentId)));
   const count = (result: string) => sessions.filter((s) => s.result === result).length;

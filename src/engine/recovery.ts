@@ -2,6 +2,7 @@ import { CONFLICT_PREFIX, isConflict, type Journal, type SessionRow } from "../j
 import type { PaymentObservation, PaymentRef } from "../payment/driver.js";
 import { PaymentError } from "../payment/errors.js";
 import { conflictsWith, type PaymentCallDeps, settlePayment } from "./payments.js";
+import { decideSettlement, settleActionOf } from "./settlement.js";
 import type { SessionResult, SettleAction } from "./types.js";
 
 export interface RecoveryOptions {
@@ -153,9 +154,8 @@ async function observe(
 }
 
 /**
- * The decision for a session that crashed before it decided, from its journaled vends: delivered vends are
- * captured; an approved vend whose outcome is unknown follows the policy (MDB §7.4.7) and flags the session
- * for review; failed or cancelled vends are not charged; with nothing to charge the payment is released.
+ * The decision for a session that crashed before it decided: the one money policy (`decideSettlement`)
+ * over the journaled vends and what the service says about the payment; null when there is nothing to settle.
  */
 function decide(
   journal: Journal,
@@ -163,24 +163,15 @@ function decide(
   obs: PaymentObservation,
   opts: RecoveryOptions,
 ): { action: SettleAction; amount: number; reason: string; review: boolean } | null {
-  const holdsFunds =
-    obs.state === "reserved" || obs.state === "paid" || obs.state === "pending" || obs.state === "issued";
-  if (obs.state === "captured")
-    return { action: "capture", amount: s.price, reason: "already captured", review: true };
-  if (!holdsFunds) return null;
-  const vends = journal.vends(s.id);
-  const delivered = vends.filter((v) => v.outcome === "success").reduce((a, v) => a + v.price, 0);
-  const unknown = vends
-    .filter((v) => v.outcome === null || v.outcome === "unknown")
-    .reduce((a, v) => a + v.price, 0);
-  const amount = delivered + (opts.unknownOutcome === "capture" ? unknown : 0);
-  const review = unknown > 0;
-  if (amount > 0) {
-    const why = review ? `vends with unknown outcome; policy: ${opts.unknownOutcome}` : "vends delivered";
-    return { action: "capture", amount, reason: why, review };
-  }
-  const why = vends.length === 0 ? "vend never approved" : "nothing delivered";
-  return { action: "cancel", amount: s.price, reason: why, review };
+  const d = decideSettlement({
+    price: s.price,
+    vends: journal.vends(s.id).map((v) => ({ amount: v.price, outcome: v.outcome })),
+    paymentState: obs.state,
+    mode: obs.ref.mode,
+    policy: opts.unknownOutcome,
+  });
+  if (d.action === "none") return null;
+  return { action: settleActionOf(d), amount: d.amount, reason: d.reason, review: d.review };
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Minor } from "../core/money.js";
 import { denyBusy, sessionOf, settleWith, stay } from "./machine.js";
+import { decideSettlement, settleActionOf, type VendFact } from "./settlement.js";
 import type { Effect, EngineContext, EngineInput, EngineState, Session, Transition } from "./types.js";
 
 type Ready = EngineState & { tag: "ready" };
@@ -55,20 +56,13 @@ export function fromSession(state: InSession, input: EngineInput, ctx: EngineCon
       if (!state.partial && price !== state.funds) {
         // Partial capture is not possible on this payment: only a vend of the full reserved amount may
         // proceed; otherwise the payment is cancelled before anything is vended (vending-mdb §3).
-        return endAndSettle(
-          state,
-          state.vended,
-          "partial capture not possible for this payment",
-          false,
-          ctx,
-          [
-            {
-              type: "denyVend",
-              sessionId: state.session.id,
-              reason: "only the full reserved amount can be vended",
-            },
-          ],
-        );
+        return endAndSettle(state, state.vended, "partial capture not possible for this payment", ctx, [
+          {
+            type: "denyVend",
+            sessionId: state.session.id,
+            reason: "only the full reserved amount can be vended",
+          },
+        ]);
       }
       if (price > state.funds - state.vended) return denyBusy(state, "not enough funds left in the session");
       return {
@@ -82,12 +76,12 @@ export function fromSession(state: InSession, input: EngineInput, ctx: EngineCon
       };
     }
     case "sessionEnded":
-      return settleSession(state, state.vended, "the machine ended the session", false, ctx, []);
+      return settleSession(state, state.vended, "the machine ended the session", ctx, []);
     case "timeout":
       if (input.timer !== "session") return stay(state, input, "timer not armed in this state");
-      return endAndSettle(state, state.vended, "the customer chose nothing in time", false, ctx, []);
+      return endAndSettle(state, state.vended, "the customer chose nothing in time", ctx, []);
     case "vmcReset":
-      return settleSession(state, state.vended, `the machine reset (${input.reason})`, false, ctx, []);
+      return settleSession(state, state.vended, `the machine reset (${input.reason})`, ctx, []);
     default:
       return stay(state, input, "not expected in a session");
   }
@@ -110,7 +104,7 @@ export function fromSessionVending(
       const vended = state.vended + current.price;
       const record: Effect[] = [clear, { type: "recordVend", session: state.session, outcome: "success" }];
       if (!state.partial || vended >= state.funds) {
-        return endAndSettle(state, vended, "the session's funds are used", false, ctx, record);
+        return endAndSettle(state, vended, "the session's funds are used", ctx, record);
       }
       return backToSession(state, vended, ctx, record);
     }
@@ -118,7 +112,7 @@ export function fromSessionVending(
     case "vendCancelled": {
       const outcome = input.type === "vendFailed" ? "failure" : "cancelled";
       const record: Effect[] = [clear, { type: "recordVend", session: state.session, outcome }];
-      if (!state.partial) return endAndSettle(state, state.vended, `vend ${outcome}`, false, ctx, record);
+      if (!state.partial) return endAndSettle(state, state.vended, `vend ${outcome}`, ctx, record);
       return backToSession(state, state.vended, ctx, record);
     }
     case "approveFailed": {
@@ -158,45 +152,52 @@ function backToSession(
 }
 
 function unknownVend(state: SessionVending, why: string, endAtVmc: boolean, ctx: EngineContext): Transition {
-  const counted = ctx.unknownOutcome === "capture";
-  const vended = counted ? state.vended + state.current.price : state.vended;
   const before: Effect[] = [
     { type: "clearTimer", sessionId: state.session.id, timer: "vend" },
     { type: "recordVend", session: state.session, outcome: "unknown" },
   ];
-  const reason = `${why}; policy: ${ctx.unknownOutcome}`;
+  const vends = [{ amount: state.current.price, outcome: "unknown" as const }];
   return endAtVmc
-    ? endAndSettle(state, vended, reason, true, ctx, before)
-    : settleSession(state, vended, reason, true, ctx, before);
+    ? endAndSettle(state, state.vended, why, ctx, before, vends)
+    : settleSession(state, state.vended, why, ctx, before, vends);
 }
 
 /** Tells the VMC the session is over, then settles it. */
 function endAndSettle(
   state: InSession | SessionVending,
   vended: Minor,
-  reason: string,
-  review: boolean,
+  why: string,
   ctx: EngineContext,
   before: Effect[],
+  open: readonly VendFact[] = [],
 ): Transition {
-  return settleSession(state, vended, reason, review, ctx, [
-    ...before,
-    { type: "endSession", session: state.session },
-  ]);
+  const end: Effect = { type: "endSession", session: state.session };
+  return settleSession(state, vended, why, ctx, [...before, end], open);
 }
 
-/** Captures what was vended (the capture releases the rest) or cancels when nothing was. */
+/**
+ * Settles the session by the money policy (`decideSettlement`): the delivered total so far plus `open`, the
+ * vend whose outcome is unknown (if any). A capture takes what was vended (and releases the rest); with
+ * nothing to charge the session's funds are released.
+ */
 function settleSession(
   state: InSession | SessionVending,
   vended: Minor,
-  reason: string,
-  review: boolean,
+  why: string,
   ctx: EngineContext,
   before: Effect[],
+  open: readonly VendFact[] = [],
 ): Transition {
-  const action = vended > 0 ? "capture" : "cancel";
-  const amount = vended > 0 ? vended : state.funds;
-  return settleWith(state.session, state.ref, { action, amount, reason, review }, ctx, [
+  const delivered: VendFact[] = vended > 0 ? [{ amount: vended, outcome: "success" }] : [];
+  const d = decideSettlement({
+    price: state.funds,
+    vends: [...delivered, ...open],
+    mode: state.ref.mode,
+    policy: ctx.unknownOutcome,
+    why,
+  });
+  const settle = { action: settleActionOf(d), amount: d.amount, reason: d.reason, review: d.review };
+  return settleWith(state.session, state.ref, settle, ctx, [
     ...before,
     { type: "clearTimer", sessionId: state.session.id, timer: "session" },
   ]);

@@ -1,5 +1,6 @@
 import { denyBusy, sessionOf, settleWith, stay } from "./machine.js";
-import type { EngineContext, EngineInput, EngineState, SettleAction, Transition } from "./types.js";
+import { decideSettlement, settleActionOf } from "./settlement.js";
+import type { EngineContext, EngineInput, EngineState, Transition } from "./types.js";
 
 type Vending = EngineState & { tag: "vending" };
 
@@ -11,14 +12,14 @@ export function fromVending(state: Vending, input: EngineInput, ctx: EngineConte
   if (sid !== null && sid !== state.session.id) return stay(state, input, "input of another session");
   switch (input.type) {
     case "vendSucceeded":
-      return settleVend(state, "capture", "success", "vend delivered", false, ctx);
+      return settleVend(state, "success", "vend delivered", ctx);
     case "vendFailed":
       // vending-mdb §1.5 rule 2: VEND FAILURE refunds the customer.
-      return settleVend(state, "cancel", "failure", "vend failed", false, ctx);
+      return settleVend(state, "failure", "vend failed", ctx);
     case "vendCancelled":
     case "approveFailed":
       // The VMC left before it took the approval (VEND CANCEL is valid only before approval, MDB §7.3).
-      return settleVend(state, "cancel", "cancelled", "the machine did not take the approval", false, ctx);
+      return settleVend(state, "cancelled", "the machine did not take the approval", ctx);
     case "timeout":
       if (input.timer !== "vend") return stay(state, input, "timer not armed in this state");
       return unknownOutcome(state, "no vend outcome in time", ctx);
@@ -31,21 +32,28 @@ export function fromVending(state: Vending, input: EngineInput, ctx: EngineConte
 }
 
 function unknownOutcome(state: Vending, why: string, ctx: EngineContext): Transition {
-  const action = ctx.unknownOutcome;
-  return settleVend(state, action, "unknown", `${why}; policy: ${action}`, true, ctx);
+  return settleVend(state, "unknown", why, ctx);
 }
 
+/** Settles the session's one vend by the money policy (`decideSettlement`): one vend at the session's price. */
 function settleVend(
   state: Vending,
-  action: SettleAction,
   outcome: "success" | "failure" | "unknown" | "cancelled",
-  reason: string,
-  review: boolean,
+  why: string,
   ctx: EngineContext,
 ): Transition {
   const { session, ref } = state;
+  const d = decideSettlement({
+    price: session.price,
+    vends: [{ amount: session.price, outcome }],
+    mode: ref.mode,
+    policy: ctx.unknownOutcome,
+    why,
+  });
+  const { amount, reason, review } = d;
   const screenReason = outcome === "failure" ? "The product could not be delivered" : reason;
-  return settleWith(session, ref, { action, amount: session.price, reason, review, screenReason }, ctx, [
+  const settle = { action: settleActionOf(d), amount, reason, review, screenReason };
+  return settleWith(session, ref, settle, ctx, [
     { type: "clearTimer", sessionId: session.id, timer: "vend" },
     { type: "recordVend", session, outcome },
   ]);

@@ -4,10 +4,9 @@ import { socatAvailable } from "../../drivers/vmc/simulator/index.js";
 import type { VendRecord } from "../../src/chaos/actors.js";
 import { waitUntil } from "../../src/chaos/actors.js";
 import { BUILT_CLI } from "../../src/chaos/daemonProcess.js";
-import { checkInvariants } from "../../src/chaos/invariants.js";
-import { readJournal, unresolvedCount } from "../../src/chaos/journalView.js";
+import { unresolvedCount } from "../../src/chaos/journalView.js";
 import { Unit, type World } from "../../src/chaos/rig.js";
-import { finishAndCheck, type KillSchedule, runScenario } from "../../src/chaos/scenario.js";
+import { checkUnit, finishAndCheck, type KillSchedule, runScenario } from "../../src/chaos/scenario.js";
 import type { UnitShape } from "../../src/chaos/unitFiles.js";
 import { seededRandom } from "../../src/core/random.js";
 
@@ -27,14 +26,7 @@ export async function expectQuietAndConsistent(unit: Unit, records: readonly Ven
   const path = unit.files.journalPath;
   const quiet = await waitUntil(() => unresolvedCount(path, unit.keepsIdlePayment) === 0, 15_000);
   expect(quiet, `journal not quiet:\n${unit.daemon?.tail() ?? ""}`).toBe(true);
-  const report = checkInvariants({
-    journal: readJournal(path),
-    ledger: unit.ledger(),
-    approvals: unit.world.sim.approvals.slice(unit.approvalMark),
-    vends: records,
-    violations: unit.world.sim.violations.slice(unit.violationMark),
-    idlePayment: unit.keepsIdlePayment,
-  });
+  const report = checkUnit(unit, records);
   expect(report.problems).toEqual([]);
 }
 

@@ -11,6 +11,8 @@ import { join, posix } from "node:path";
 export const LAYERS: readonly (readonly string[])[] = [
   ["src/cli", "scripts"],
   ["src/daemon", "src/demo", "src/chaos", "src/doctor", "src/console", "src/fleet"],
+  /** The one consistency checker: a tool the demo, the chaos rig and the tests share; below them. */
+  ["src/check"],
   /** Validated config and the one mapping to seam options. */
   ["src/config"],
   ["src/engine"],

@@ -32,6 +32,8 @@ export class VmcSimCore {
     config: new Map(),
     hostSession: false,
     vend: null,
+    sessions: 0,
+    requests: 0,
     approvals: [],
     displays: [],
     violations: [],
@@ -89,7 +91,10 @@ export class VmcSimCore {
     if (!(st.reader === "idle" || (st.reader === "enabled" && alwaysIdle))) {
       throw new VmcSimError(`no vend request possible in ${st.reader} (always-idle ${alwaysIdle})`);
     }
-    st.vend = { item, price };
+    // Selection first (always-idle): the vend request itself begins the VMC's session.
+    if (st.reader === "enabled") st.sessions++;
+    st.requests++;
+    st.vend = { item, price, session: st.sessions, request: st.requests };
     st.reader = "vend";
     this.send(`c,STATUS,VEND,${formatAmount(price, this.decimals)},${item}`);
   }

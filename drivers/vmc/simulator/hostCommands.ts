@@ -8,6 +8,10 @@ import { formatAmount, MoneyFormatError, parseAmount } from "../../../src/core/m
 export type SimReader = "off" | "inactive" | "disabled" | "enabled" | "idle" | "vend" | "approved";
 
 export interface Approval {
+  /** The VMC's ordinal of the session the vend was requested in (1 = the first session it saw). */
+  session: number;
+  /** The VMC's ordinal of the vend request approved (1 = the first request), as `SimState.requests`. */
+  request: number;
   item: number;
   price: Minor;
   amount: Minor;
@@ -20,8 +24,12 @@ export interface SimState {
   config: Map<string, string>;
   /** The session was begun by the host (`C,START`), authorization first. */
   hostSession: boolean;
-  /** The pending or approved vend request. */
-  vend: { item: number; price: Minor } | null;
+  /** The pending or approved vend request, with the VMC's ordinals of its session and of the request. */
+  vend: { item: number; price: Minor; session: number; request: number } | null;
+  /** Sessions the VMC has seen begin (a host `C,START`, or a vend request outside a session), so far. */
+  sessions: number;
+  /** Vend requests the VMC has made so far: the last one's ordinal. */
+  requests: number;
   approvals: Approval[];
   displays: string[];
   /** Protocol violations by the host (an approval of a different amount, unknown commands, …). */
@@ -76,6 +84,7 @@ export function handleHostLine(st: SimState, line: string, decimals: number): Ho
       if (funds === null) return reply('c,ERR,"START -1"');
       st.reader = "idle";
       st.hostSession = true;
+      st.sessions++;
       return reply(`c,STATUS,IDLE,${formatAmount(funds, decimals)}`);
     }
     case "VEND":
@@ -124,7 +133,8 @@ function approve(
   if (item !== undefined && Number(item) !== st.vend.item) st.violations.push(`approval names item ${item}`);
   // §2.5 exact amounts: a real VMC vends whatever amount it gets; the simulator records the mismatch.
   if (value !== st.vend.price) st.violations.push(`approved ${value} for a request of ${st.vend.price}`);
-  st.approvals.push({ item: st.vend.item, price: st.vend.price, amount: value });
+  const { session, request } = st.vend;
+  st.approvals.push({ session, request, item: st.vend.item, price: st.vend.price, amount: value });
   st.reader = "approved";
   return { lines: ["r,ACK"], vmcSetup: false }; // the poll that picked up VEND APPROVED (§2.4)
 }

@@ -34,6 +34,8 @@ export interface VmcSimulator {
   /** Every host command received, in order. */
   readonly commands: readonly string[];
   readonly approvals: readonly Approval[];
+  /** Vend requests made so far: the ordinal of the last one (`Approval.request`). */
+  readonly requests: number;
   readonly displays: readonly string[];
   readonly violations: readonly string[];
   /** The adapter's (volatile) SETCONF values. */
@@ -86,6 +88,9 @@ export async function startVmcSimulator(opts: VmcSimulatorOptions = {}): Promise
     },
     get approvals() {
       return st.approvals;
+    },
+    get requests() {
+      return st.requests;
     },
     get displays() {
       return st.displays;
