@@ -17,7 +17,12 @@ describe("V10 authentication and required headers (pos-v10 §2, §3)", () => {
   const path = () => `/v10/pointofsales/${posId}`;
 
   it("401 without a body for a missing, malformed or forged token", async () => {
-    for (const token of [null, "nonsense", `${kit.token.slice(0, -2)}xx`]) {
+    // Forged: one signature character changed, well before the end (the last base64url character carries
+    // bits the decoder may ignore, and "xx" could be what was there).
+    const at = kit.token.length - 10;
+    const flipped = kit.token[at] === "A" ? "B" : "A";
+    const forged = `${kit.token.slice(0, at)}${flipped}${kit.token.slice(at + 1)}`;
+    for (const token of [null, "nonsense", forged]) {
       const r = await kit.call("GET", path(), { token });
       expect(r.status).toBe(401);
       expect(r.body).toBeUndefined();
