@@ -1,11 +1,11 @@
-import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, truncateSync } from "node:fs";
+import { mkdirSync, readdirSync, renameSync, truncateSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type ActorContext, customerPays, pause, selectionVend, waitUntil } from "../src/chaos/actors.js";
 import { readJournal, startWorld, Unit, type World } from "../src/chaos/index.js";
 import { vendd } from "./cli-support.js";
 import { HAVE_SOCAT, requireBuiltCli } from "./support/daemon.js";
+import { journalBytes } from "./support/journalBytes.js";
 
 // Issue 10, defect 4: a WAL truncated after a crash. Today the daemon starts silently with an empty journal:
 // the reserved payment stays reserved at the service forever and order ids start again. Now the start is
@@ -18,12 +18,6 @@ afterEach(async () => {
   await world?.close();
   world = undefined;
 });
-
-function bytes(path: string): string {
-  const read = (p: string) => (existsSync(p) ? readFileSync(p) : Buffer.alloc(0));
-  const hash = (b: Buffer) => createHash("sha256").update(b).digest("hex");
-  return `${hash(read(path))}|${hash(read(`${path}-wal`))}`;
-}
 
 describe.skipIf(!HAVE_SOCAT)("a journal whose WAL was truncated after a crash", () => {
   it("is refused as data lost; the recovery procedure releases the held payment; ids never repeat", {
@@ -55,7 +49,7 @@ describe.skipIf(!HAVE_SOCAT)("a journal whose WAL was truncated after a crash", 
     expect(lost).toHaveLength(2);
     await unit.crash();
     truncateSync(`${journalPath}-wal`, 0);
-    const before = bytes(journalPath);
+    const before = journalBytes(journalPath);
 
     const requests = w.emu.stats().requests;
     const refused = unit.launch();
@@ -65,7 +59,7 @@ describe.skipIf(!HAVE_SOCAT)("a journal whose WAL was truncated after a crash", 
     expect(refused.log).toContain("cause:     data lost");
     expect(refused.log).toMatch(/next step: .*"Recovering a unit"/);
     expect(w.emu.stats().requests).toBe(requests);
-    expect(bytes(journalPath)).toBe(before);
+    expect(journalBytes(journalPath)).toBe(before);
     await unit.crash();
     const reserved = unit.ledger().filter((e) => e.kind === "reserved" && e.amount === 260);
     expect(reserved).toHaveLength(1);

@@ -1,5 +1,4 @@
-import { createHash } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startVmcSimulator, type VmcSimulator } from "../drivers/vmc/simulator/index.js";
@@ -14,6 +13,7 @@ import {
 import { DaemonProcess } from "../src/chaos/daemonProcess.js";
 import { startWorld, Unit, type World } from "../src/chaos/index.js";
 import { expectQuietAndConsistent, HAVE_SOCAT, requireBuiltCli } from "./support/daemon.js";
+import { journalBytes } from "./support/journalBytes.js";
 
 // Issue 10, defect 1: two `vendd run` on one journal. The second must be refused before it does anything
 // (no request to the service, no journal write), whether it names the same serial device or another one;
@@ -30,13 +30,6 @@ afterEach(async () => {
   await world?.close();
   world = undefined;
 });
-
-/** The journal's bytes and its WAL's, hashed. */
-function journalBytes(path: string): string {
-  const read = (p: string) => (existsSync(p) ? readFileSync(p) : Buffer.alloc(0));
-  const hash = (b: Buffer) => createHash("sha256").update(b).digest("hex");
-  return `${hash(read(path))}|${hash(read(`${path}-wal`))}`;
-}
 
 /** Brings the unit to the dangerous moment: a vend approved at the VMC, its outcome not known yet. */
 async function vendInFlight(w: World, unit: Unit): Promise<void> {

@@ -1,13 +1,10 @@
 import { spawn, spawnSync } from "node:child_process";
-import { createHash } from "node:crypto";
 import {
   chmodSync,
   closeSync,
-  existsSync,
   mkdirSync,
   mkdtempSync,
   openSync,
-  readFileSync,
   rmSync,
   writeFileSync,
   writeSync,
@@ -20,6 +17,7 @@ import { ManualClock } from "../src/core/clock.js";
 import { type Emulator, startEmulator } from "../src/emulator/index.js";
 import { openSqliteJournal } from "../src/journal/sqlite.js";
 import { CLI } from "./cli-support.js";
+import { journalBytes } from "./support/journalBytes.js";
 
 // Issue 10, defect 4: `vendd run` on a journal it cannot use. Each case: the journal's bytes are unchanged
 // afterwards, the output names the path, the cause and the next step, and no request reached the service.
@@ -88,11 +86,7 @@ function journalWith(n: number): void {
   j.close();
 }
 
-function bytes(): string {
-  const read = (p: string) => (existsSync(p) ? readFileSync(p) : Buffer.alloc(0));
-  const hash = (b: Buffer) => createHash("sha256").update(b).digest("hex");
-  return `${hash(read(journal))}|${hash(read(`${journal}-wal`))}`;
-}
+const bytes = (): string => journalBytes(journal);
 
 /**
  * Runs `vendd run` (under `prefix`) until it exits, or until it has said what to do (a daemon may stay up,
