@@ -7,7 +7,7 @@ import { type BudgetParams, DEFAULT_PARAMS } from "../../src/payment/budget.js";
 import type { PaymentDriver, PaymentObservation, PaymentRef, PosIdentity } from "../../src/payment/driver.js";
 import { createLegacyDriver } from "../../src/payment/legacy/driver.js";
 import { seededRandom } from "../../src/payment/retry.js";
-import { createV10Driver } from "../../src/payment/v10/index.js";
+import { emulatorDriver } from "../../src/payment/v10/emulator-support.js";
 import { watchPayment } from "../../src/payment/watch.js";
 import { type DriverKind, USERS } from "./support.js";
 
@@ -103,27 +103,15 @@ export async function startBudgetWorld(): Promise<BudgetWorld> {
   const driverFor = (kind: DriverKind, cell: number): PaymentDriver => {
     const random = seededRandom(1000 + cell);
     if (kind === "v10") {
-      const v = emu.info.v10;
-      return createV10Driver({
-        baseUrl: v.baseUrl,
-        tokenUrl: v.tokenUrl,
-        clientId: v.clientId,
-        clientSecret: v.clientSecret,
-        merchantVat: v.merchantVat,
-        clientSystemName: "vendd",
-        clientSystemVersion: "0.1.0",
-        storeId: v.storeId,
+      // The drivers' default timeouts: the budget is stated at them.
+      return emulatorDriver(emu, {
         merchantBrandId: null,
         merchantLocationId: null,
         merchantPosId: `budget-${cell}`,
         posName: `Budget unit ${cell}`,
-        beaconId: null,
-        supportedBeaconTypes: ["QR"],
-        requirePaymentBeforeCheckin: true,
-        currency: "DKK",
+        timeouts: undefined,
         clock,
         random,
-        ownsOrder: () => false,
         newKey: () => `budget-pos-key-${cell}`,
       });
     }

@@ -6,7 +6,7 @@ import { SerialPortMock } from "serialport";
 import { createAdapterController } from "../../drivers/vmc/adapter/index.js";
 import { flushMicrotasks, ManualClock } from "../../src/core/clock.js";
 import { recordingLogger } from "../vmc-helpers.js";
-import type { Subject, SubjectDef } from "./subject.js";
+import { FULL_MDB, type Subject, type SubjectDef } from "./subject.js";
 import { describeVendController } from "./suite.js";
 import { TranscriptMachine } from "./transcript.js";
 import { manualWaits } from "./waits.js";
@@ -25,18 +25,7 @@ const PRESENCE_MS = 50;
  */
 const mock: SubjectDef = {
   name: "mdb-adapter driver over serialport's mock binding (vending-mdb §2.4 transcripts)",
-  caps: {
-    selection: true,
-    implicitSession: true,
-    multiVend: true,
-    withdrawKeepsSession: true,
-    dispenseFailure: true,
-    vmcReset: true,
-    strayOutcome: true,
-    display: true,
-    silence: true,
-    unplug: true,
-  },
+  caps: FULL_MDB,
   async setup() {
     const dir = mkdtempSync(join(tmpdir(), "vendd-vmc-contract-"));
     return {

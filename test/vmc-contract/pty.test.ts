@@ -7,7 +7,7 @@ import { VmcSimCore, VmcSimError } from "../../drivers/vmc/simulator/index.js";
 import { openPty, type PtyBridge } from "../../drivers/vmc/simulator/pty.js";
 import { systemClock } from "../../src/core/clock.js";
 import { HAVE_SOCAT, recordingLogger } from "../vmc-helpers.js";
-import type { MachineSide, Subject, SubjectDef } from "./subject.js";
+import { FULL_MDB, type MachineSide, type Subject, type SubjectDef } from "./subject.js";
 import { describeVendController } from "./suite.js";
 import { realWaits } from "./waits.js";
 
@@ -24,18 +24,7 @@ const WAIT_MS = 5000;
 const pty: SubjectDef = {
   name: "mdb-adapter driver over a real PTY with the VMC simulator core (socat)",
   skip: HAVE_SOCAT ? undefined : "socat is not installed (apt-get install socat)",
-  caps: {
-    selection: true,
-    implicitSession: true,
-    multiVend: true,
-    withdrawKeepsSession: true,
-    dispenseFailure: true,
-    vmcReset: true,
-    strayOutcome: true,
-    display: true,
-    silence: true,
-    unplug: true,
-  },
+  caps: FULL_MDB,
   async setup() {
     const dir = mkdtempSync(join(tmpdir(), "vendd-vmc-contract-"));
     const link = join(dir, "ttyVMC");

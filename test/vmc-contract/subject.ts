@@ -36,6 +36,20 @@ export interface Capabilities {
 
 export type Capability = keyof Capabilities;
 
+/** A full MDB cashless adapter (the mock binding, the PTY, a real adapter) can express every case. */
+export const FULL_MDB: Capabilities = Object.freeze({
+  selection: true,
+  implicitSession: true,
+  multiVend: true,
+  withdrawKeepsSession: true,
+  dispenseFailure: true,
+  vmcReset: true,
+  strayOutcome: true,
+  display: true,
+  silence: true,
+  unplug: true,
+});
+
 /** How a vend ends from the VMC's side. */
 export interface EndOptions {
   /** The VMC ends a host-begun session after this vend; false keeps it open (multi-vend). */
