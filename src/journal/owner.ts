@@ -1,5 +1,5 @@
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
-import { dirname } from "node:path";
+import { readFileSync } from "node:fs";
+import { writeFileAtomic } from "../core/atomicFile.js";
 
 /**
  * The owner sidecar `<journal>.owner`: a small JSON file beside the journal, written only by the process that
@@ -73,23 +73,7 @@ export function parseOwner(v: unknown): OwnerRecord | null {
  * a record that only names the holder and is made durable moments later.
  */
 export function writeOwner(journalPath: string, record: OwnerRecord, durable = true): void {
-  const path = ownerPath(journalPath);
-  const tmp = `${path}.tmp`;
-  const fd = openSync(tmp, "w");
-  try {
-    writeSync(fd, `${JSON.stringify(record)}\n`);
-    if (durable) fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, path);
-  if (!durable) return;
-  const dir = openSync(dirname(path), "r");
-  try {
-    fsyncSync(dir);
-  } finally {
-    closeSync(dir);
-  }
+  writeFileAtomic(ownerPath(journalPath), `${JSON.stringify(record)}\n`, { durable });
 }
 
 /** "PID 1234, since 2025-01-01T10:00:00.000Z", or what is known when the record is missing. */
