@@ -1,6 +1,8 @@
 import { rmSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { systemClock } from "../src/core/clock.js";
+import { VmcError } from "../drivers/vmc/controller.js";
+import { SimVmc } from "../drivers/vmc/sim.js";
+import { ManualClock, systemClock } from "../src/core/clock.js";
 import { type Emulator, startEmulator } from "../src/emulator/index.js";
 import { DEFAULT_MERCHANT } from "../src/emulator/seed.js";
 import { openSqliteJournal } from "../src/journal/sqlite.js";
@@ -167,5 +169,40 @@ describe("payment service unreachable at start-up: the daemon degrades instead o
     await bad.advance(60_000);
     expect(emu.stats().requests).toBe(requests);
     expect(bad.vmc.status).toBe("disabled");
+  }, 20_000);
+
+  it("VMC adapter unplugged at start-up: stays up out of service, retries with backoff, goes in service when it answers", async () => {
+    dir = tempDir();
+    emu = await startEmulator({ seed: SEED });
+    const clock = new ManualClock(Date.now());
+    const vmc = new SimVmc({ clock, dispenseMs: 300 });
+    const open = vmc.open.bind(vmc);
+    let refusals = 3;
+    vmc.open = async () => {
+      if (refusals > 0) {
+        refusals--;
+        throw new VmcError("io", "cannot open /dev/ttyUSB0: No such file or directory");
+      }
+      await open();
+    };
+    unit = await startTestDaemon(v10Unit(dir, "vm-unplug", target(emu.info.port)), {
+      clock,
+      deps: { devices: { vmc }, policy: { baseDelayMs: 1000, maxDelayMs: 8000 } },
+    });
+    const u = unit;
+    const failed = settled(u.daemon.failed);
+    await u.until(() => u.codes().includes("vmcUnavailable"), 10_000, "out of service");
+    const reason = u.daemon.status().reasons[0];
+    expect(reason?.detail).toMatch(/vending machine link unavailable \(io\): cannot open \/dev\/ttyUSB0/);
+    // random 0.5: 3/4 of the first delay.
+    expect((reason?.retryAt ?? 0) - clock.now()).toBe(750);
+    expect(u.display.last()).toEqual({ kind: "outOfService", reason: "Vending machine not connected" });
+    expect(u.notifier.readies).toHaveLength(1);
+    expect(u.notifier.readies[0]).toMatch(/^out of service: vending machine link unavailable/);
+    await u.until(() => u.daemon.status().inService, 30_000, "in service once the adapter answers");
+    expect(refusals).toBe(0);
+    expect(failed()).toBe(false);
+    expect(vmc.status).toBe("enabled");
+    expect(u.notifier.statuses.at(-1)).toBe("in service as vm-unplug");
   }, 20_000);
 });

@@ -11,6 +11,8 @@ export type ReasonCode =
   | "paymentUnreachable"
   /** The payment service answers but refuses this unit (credentials, unknown store): fix the config. */
   | "paymentRefused"
+  /** The VMC link (the cashless adapter's serial port) could not be opened or configured: retried. */
+  | "vmcUnavailable"
   /** The journal cannot be used (at start: an operator must act) or cannot be written (disk full). */
   | "journal"
   /** The engine stopped on an error that does not heal by itself. */
@@ -76,6 +78,8 @@ export function screenReason(r: StatusReason): string {
       return "Payment service unreachable";
     case "paymentRefused":
       return "Payment service refused this unit";
+    case "vmcUnavailable":
+      return "Vending machine not connected";
     case "journal":
       return "Journal cannot be written";
     case "failure":

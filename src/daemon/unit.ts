@@ -1,6 +1,6 @@
 import type { CheckinDisplay } from "../../drivers/display/display.js";
 import type { GpioPort } from "../../drivers/gpio/port.js";
-import type { VendController } from "../../drivers/vmc/controller.js";
+import { type VendController, VmcError } from "../../drivers/vmc/controller.js";
 import type { LoadedConfig } from "../config/load.js";
 import { engineOptions } from "../config/seams.js";
 import type { Clock } from "../core/clock.js";
@@ -9,7 +9,8 @@ import { createEngine } from "../engine/factory.js";
 import { type RecoveryReport, recoverSessions } from "../engine/recovery.js";
 import type { VendEngine } from "../engine/runner.js";
 import type { SqliteJournal } from "../journal/sqlite.js";
-import type { PaymentDriver } from "../payment/driver.js";
+import type { PaymentDriver, PosIdentity } from "../payment/driver.js";
+import { backoffDelay } from "../payment/retry.js";
 import { connectService, DEFAULT_CONNECT_POLICY } from "./connect.js";
 import type { Daemon, DaemonDeps } from "./daemon.js";
 import { healable, healJournal } from "./heal.js";
@@ -102,6 +103,35 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
     });
   };
 
+  /**
+   * Starts the engine, retrying while the VMC link cannot be opened (adapter unplugged or not answering):
+   * the unit stays up out of service and says why, with capped backoff and jitter, instead of exiting and
+   * being restarted in a loop. False when the daemon stops first.
+   */
+  const startEngine = async (e: VendEngine, identity: PosIdentity): Promise<boolean> => {
+    for (let failures = 1; ; failures++) {
+      try {
+        await e.start(identity);
+        return true;
+      } catch (err) {
+        if (!(err instanceof VmcError) || err.code === "closed" || stopping.signal.aborted) throw err;
+        const delay = backoffDelay(failures, policy, random);
+        const reason = {
+          code: "vmcUnavailable" as const,
+          detail: `vending machine link unavailable (${err.code}): ${err.message}`,
+          retryAt: clock.now() + delay,
+        };
+        logger.warn({ reason: reason.code, detail: reason.detail, retryInMs: delay }, "out of service");
+        state.setConnect(reason);
+        try {
+          await clock.sleep(delay, stopping.signal);
+        } catch {
+          return false;
+        }
+      }
+    }
+  };
+
   const serve = async (): Promise<void> => {
     const identity = await connectService({
       clock,
@@ -126,7 +156,7 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
     });
     engine = e;
     e.onFailure((err) => onEngineFailure(e, err));
-    await e.start(identity);
+    if (!(await startEngine(e, identity))) return;
     state.setConnect(null);
     const control = {
       get pos() {

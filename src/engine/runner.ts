@@ -119,7 +119,15 @@ export class VendEngine implements VmcEventHost {
     this.context = engineContext(this.opts, this.identity.beaconId);
     this.io = effectIO(this.deps, this.opts, this.context.flow, this.stopController.signal);
     this.unsubscribeVmc = vmc.onEvent((e) => onVmcEvent(this, e));
-    await vmc.open();
+    try {
+      await vmc.open();
+    } catch (err) {
+      // The VMC link could not be opened (adapter unplugged, no answer): nothing started; the caller may
+      // call start again later.
+      this.unsubscribeVmc();
+      this.unsubscribeVmc = null;
+      throw err;
+    }
     logger.info({ posId: this.identity.posId, beaconId: this.identity.beaconId }, "unit in service");
     const start = rest(this.context);
     this.state = start.state;
