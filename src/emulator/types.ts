@@ -51,9 +51,16 @@ export interface EmuClock {
 export type LedgerKind = "reserved" | "paid" | "captured" | "cancelled" | "expired" | "refunded";
 
 /** One money movement, as the exactly-once tests see it. */
+/**
+ * Which interface moved the money: the two point-of-sale interfaces (seed 001), subscriptions (agreements'
+ * charges and one-off payments, seed 000), invoices and online payments (seed 002). Transaction reporting
+ * (seed 002) is built from all of them.
+ */
+export type LedgerSource = "v10" | "legacy" | "subscriptions" | "invoices" | "online";
+
 export interface LedgerEntry {
   seq: number;
-  interface: "v10" | "legacy";
+  interface: LedgerSource;
   /** V10 paymentId (or refundId for `refunded`), older interface OrderId. */
   id: string;
   /** For refunds, the payment they belong to. */
@@ -61,6 +68,13 @@ export interface LedgerEntry {
   orderId: string;
   kind: LedgerKind;
   amount: Minor;
+  /**
+   * The merchant the money belongs to, as transaction reporting groups it (a VAT number, or the older
+   * interface's merchant id); absent where the recording interface does not say.
+   */
+  merchant?: string;
+  /** The payment point (store, PoS, agreement product, invoice issuer, online merchant) for reports. */
+  point?: string;
   /** Emulator time, ms since epoch. */
   at: number;
 }
