@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import { ConfigError, type LoadOptions, loadConfig, secretValues } from "../config/load.js";
-import { faultPointsFromEnv } from "../core/faults.js";
+import { faultPointsFromEnv, loopStallFromEnv } from "../core/faults.js";
 import { createLogger } from "../core/log.js";
 import { createNotifier } from "../core/sdnotify.js";
 import { SecretRegistry } from "../core/secrets.js";
@@ -65,7 +65,16 @@ export async function runCommand(argv: string[]): Promise<number> {
       "VENDD_FAULT_POINT is armed: this process kills itself (SIGKILL) at that step of the money path; crash tests only, unset it on a unit",
     );
   }
+  const stallArmed = loopStallFromEnv(process.env);
+  if (stallArmed !== null) {
+    // The notify test only: SIGUSR2 then blocks the event loop (and so the watchdog pings).
+    logger.error(
+      { stallMs: process.env.VENDD_FAULT_STALL_MS },
+      "VENDD_FAULT_STALL_MS is armed: SIGUSR2 blocks the event loop; notify tests only, unset it on a unit",
+    );
+  }
   const notifier = createNotifier(process.env, logger);
+  if (notifier.enabled) logger.info({ transport: notifier.transport, pid: process.pid }, "systemd notify");
   // Handlers first: a stop request during start-up waits for the start to finish, then stops cleanly; a
   // reload during start-up is handled like any other (Node's default for SIGHUP would end the process).
   const stopRequested = new Promise<void>((resolve) => {
@@ -92,6 +101,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   logger.info("stopping");
   await daemon.stop();
   process.off("SIGHUP", onHangup);
+  stallArmed?.();
   if (failure === null) return 0;
   process.stderr.write(`vendd run: ${failure.message}\n`);
   return 1;
