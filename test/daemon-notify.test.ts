@@ -23,6 +23,9 @@ const PYTHON = ["python3"].find(
   (p) => spawnSync(p, ["-c", "import socket; socket.SO_PASSCRED"]).status === 0,
 );
 const HAVE_DGRAM = loadUnixDgram() !== null;
+if (PYTHON === undefined)
+  console.warn("python3 not installed: the daemon notify test is skipped (CI installs it)");
+if (!HAVE_DGRAM) console.warn("unix-dgram does not load: the daemon notify test is skipped");
 
 /** Binds a SOCK_DGRAM socket with SO_PASSCRED and prints one JSON line per datagram: pid, text, time. */
 const RECEIVER = `
