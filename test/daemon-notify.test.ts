@@ -3,9 +3,10 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { systemClock } from "../src/core/clock.js";
-import { loadUnixDgram } from "../src/core/sdnotify.js";
+import { createNotifier, loadUnixDgram } from "../src/core/sdnotify.js";
 import { type Emulator, startEmulator } from "../src/emulator/index.js";
 import { DEFAULT_MERCHANT } from "../src/emulator/seed.js";
 import { openSqliteJournal } from "../src/journal/sqlite.js";
@@ -32,7 +33,7 @@ const RECEIVER = `
 import json, socket, struct, sys, time
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
-s.bind(sys.argv[1])
+s.bind(sys.argv[1].replace("@", "\\0", 1) if sys.argv[1].startswith("@") else sys.argv[1])
 print(json.dumps({"bound": True}), flush=True)
 while True:
     data, anc, _flags, _addr = s.recvmsg(65536, socket.CMSG_SPACE(12))
@@ -236,9 +237,33 @@ describe.skipIf(PYTHON === undefined || !HAVE_DGRAM)("vendd run under a fake NOT
 
       // Every message came from the daemon's own process, never from a helper it spawned.
       expect(new Set(got.map((g) => g.pid))).toEqual(new Set([daemon.pid]));
+      // Run as root, systemd-notify would claim its parent's PID (see the abstract-socket test below), so the
+      // PID alone does not rule the fallback out: the daemon's own account of its transport does.
       expect(out).toContain('"transport":"datagram"');
     } finally {
       clearInterval(capturePoll);
     }
   }, 60_000);
+
+  it.skipIf(spawnSync("systemd-notify", ["--help"]).status !== 0)(
+    "an abstract NOTIFY_SOCKET (@name) is reached through the systemd-notify fallback (a child: NotifyAccess=all)",
+    async () => {
+      const name = `@vendd-notify-test-${process.pid}-${Date.now()}`;
+      const got = await startReceiver(PYTHON ?? "python3", name);
+      const n = createNotifier({ NOTIFY_SOCKET: name }, pino({ level: "silent" }));
+      expect(n.transport).toBe("systemd-notify");
+      n.status("abstract socket");
+      await until(
+        "STATUS",
+        () => got.length > 0,
+        10_000,
+        () => JSON.stringify(got),
+      );
+      expect(got[0]?.text).toBe("STATUS=abstract socket");
+      // Sent by the spawned helper. (It claims its parent's PID in SCM_CREDENTIALS, which the kernel accepts
+      // only from root; from the vendd user the message carries the helper's own PID, hence NotifyAccess=all.)
+      expect(got[0]?.pid).not.toBeNull();
+    },
+    20_000,
+  );
 });

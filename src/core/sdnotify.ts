@@ -57,7 +57,7 @@ export function createNotifier(
   let sendLines: (lines: readonly string[]) => void = () => {};
   if (enabled) {
     const datagram = options.datagram === undefined ? loadUnixDgram(logger) : options.datagram;
-    const spawnNotify = options.spawnNotify ?? spawnSystemdNotify(logger);
+    const spawnNotify = options.spawnNotify ?? spawnSystemdNotify(logger, env);
     if (datagram !== null && !socket.startsWith("@")) {
       transport = "datagram";
       let failing = false;
@@ -171,9 +171,10 @@ export function loadUnixDgram(logger?: Logger): DatagramSend | null {
   };
 }
 
-function spawnSystemdNotify(logger: Logger): (args: readonly string[]) => void {
+/** Runs `systemd-notify` with the notifier's environment (its NOTIFY_SOCKET). */
+function spawnSystemdNotify(logger: Logger, env: NodeJS.ProcessEnv): (args: readonly string[]) => void {
   return (args) => {
-    const child = spawn("systemd-notify", [...args], { stdio: "ignore" });
+    const child = spawn("systemd-notify", [...args], { stdio: "ignore", env });
     child.on("error", (err) => logger.warn({ err }, "systemd-notify failed"));
   };
 }
