@@ -5,7 +5,7 @@
 #
 #   sudo scripts/install.sh                     install (or bring an installation up to date)
 #   sudo scripts/install.sh --uninstall         remove the app, units and command; keep config, journal, user
-#   sudo scripts/install.sh --uninstall --purge also remove /etc/vendd, the journal (/var/lib/vendd), the user
+#   sudo scripts/install.sh --uninstall --purge also remove /etc/vendd, /var/lib/vendd (journal!), the user
 #   scripts/install.sh --root DIR [...]         dry run into DIR: no apt-get, no useradd, no systemctl; the
 #                                               user and group are written into DIR/etc/passwd and DIR/etc/group
 #                                               (ownership is set only when run as root)
@@ -16,7 +16,7 @@
 #   - the system user `vendd`, in group `dialout` (serial ports);
 #   - /etc/vendd 0750 root:vendd with config.yaml (0640 root:vendd, from config/example.yaml) and secrets.yaml
 #     (0600 root, read by systemd as a credential), never overwriting existing ones;
-#   - /var/lib/vendd 0700 vendd (journal), /var/spool/vendd 0750 root:vendd, its inbox 0700 vendd (bundles);
+#   - /var/lib/vendd 0700 vendd (journal), its inbox/ and inbox/local/ 0700 vendd (bundles, console configs);
 #   - the built app as release /opt/vendd/releases/<version> and the symlink /opt/vendd/current -> it (the
 #     unit files run /opt/vendd/current; release bundles add releases and swap that symlink);
 #   - every unit of systemd/ in /etc/systemd/system (pointed at this machine's node), and, when the release's
@@ -227,7 +227,7 @@ if [ "$mode" = uninstall ]; then
     remove "${f#"$R"}"
   done
   shopt -u nullglob
-  remove /usr/local/bin/vendd /opt/vendd /var/spool/vendd
+  remove /usr/local/bin/vendd /opt/vendd
   if [ "$purge" = 1 ]; then
     remove /etc/vendd /var/lib/vendd
     remove_user
@@ -276,8 +276,8 @@ ensure_dir /etc/vendd 0750 root vendd
 ensure_initial /etc/vendd/config.yaml 0640 root vendd "$src/config/example.yaml"
 ensure_initial /etc/vendd/secrets.yaml 0600 root root /dev/null
 ensure_dir /var/lib/vendd 0700 vendd vendd
-ensure_dir /var/spool/vendd 0750 root vendd
-ensure_dir /var/spool/vendd/inbox 0700 vendd vendd
+ensure_dir /var/lib/vendd/inbox 0700 vendd vendd
+ensure_dir /var/lib/vendd/inbox/local 0700 vendd vendd
 
 # The release: copied under a temporary name and renamed, so a release directory is always complete.
 ensure_dir /opt/vendd 0755 root root

@@ -102,8 +102,8 @@ describe.skipIf(!HAVE_BASH)("scripts/install.sh --root DIR", () => {
     expect(entry("etc/vendd/config.yaml")).toMatch(new RegExp(`^0640${owned("root", "vendd")}`));
     expect(entry("etc/vendd/secrets.yaml")).toMatch(new RegExp(`^0600${owned("root", "root")}`));
     expect(entry("var/lib/vendd")).toMatch(new RegExp(`^0700${owned("vendd", "vendd")}dir`));
-    expect(entry("var/spool/vendd")).toMatch(new RegExp(`^0750${owned("root", "vendd")}dir`));
-    expect(entry("var/spool/vendd/inbox")).toMatch(new RegExp(`^0700${owned("vendd", "vendd")}dir`));
+    expect(entry("var/lib/vendd/inbox")).toMatch(new RegExp(`^0700${owned("vendd", "vendd")}dir`));
+    expect(entry("var/lib/vendd/inbox/local")).toMatch(new RegExp(`^0700${owned("vendd", "vendd")}dir`));
     expect(entry("opt/vendd/current")).toMatch(/ -> releases\/0\.1\.0$/);
     expect(entry("usr/local/bin/vendd")).toMatch(/^0755 /);
     expect(readFileSync(join(root, "usr/local/bin/vendd"), "utf8")).toBe(
@@ -153,12 +153,7 @@ describe.skipIf(!HAVE_BASH)("scripts/install.sh --root DIR", () => {
 
     const un = install(root, "--uninstall");
     expect(un.code, un.out).toBe(0);
-    for (const gone of [
-      "opt/vendd",
-      "usr/local/bin/vendd",
-      "var/spool/vendd",
-      "etc/systemd/system/vendd.service",
-    ])
+    for (const gone of ["opt/vendd", "usr/local/bin/vendd", "etc/systemd/system/vendd.service"])
       expect(existsSync(join(root, gone)), gone).toBe(false);
     expect(readFileSync(journal, "utf8")).toBe("journal bytes");
     expect(existsSync(join(root, "etc/vendd/config.yaml"))).toBe(true);
