@@ -65,8 +65,8 @@ export async function runCommand(argv: string[]): Promise<number> {
       "VENDD_FAULT_POINT is armed: this process kills itself (SIGKILL) at that step of the money path; crash tests only, unset it on a unit",
     );
   }
-  const stallArmed = loopStallFromEnv(process.env);
-  if (stallArmed !== null) {
+  // The SIGUSR2 handler stays for the life of the process.
+  if (loopStallFromEnv(process.env) !== null) {
     // The notify test only: SIGUSR2 then blocks the event loop (and so the watchdog pings).
     logger.error(
       { stallMs: process.env.VENDD_FAULT_STALL_MS },
@@ -101,7 +101,6 @@ export async function runCommand(argv: string[]): Promise<number> {
   logger.info("stopping");
   await daemon.stop();
   process.off("SIGHUP", onHangup);
-  stallArmed?.();
   if (failure === null) return 0;
   process.stderr.write(`vendd run: ${failure.message}\n`);
   return 1;
