@@ -1,7 +1,8 @@
 import { parseArgs } from "node:util";
 import { ConfigError, type LoadOptions, loadConfig, secretValues } from "../config/load.js";
-import { faultPointsFromEnv, loopStallFromEnv } from "../core/faults.js";
+import { faultPointsFromEnv } from "../core/faults.js";
 import { createLogger } from "../core/log.js";
+import { loopStallFromEnv } from "../core/loopStall.js";
 import { createNotifier } from "../core/sdnotify.js";
 import { SecretRegistry } from "../core/secrets.js";
 import { startDaemon } from "../daemon/daemon.js";
