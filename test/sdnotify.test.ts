@@ -1,10 +1,13 @@
+import { EventEmitter } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { FaultPointError } from "../src/core/faults.js";
 import { createNotifier, loadUnixDgram, watchdogPingMs } from "../src/core/sdnotify.js";
+import { loopStallFromEnv } from "../src/core/sdnotifyStall.js";
 
 // sd_notify from the daemon's own process (issue 14): the datagram transport against a real receiving
 // Unix datagram socket, the fallback to systemd-notify, and the watchdog interval. The daemon-level proof
@@ -140,5 +143,20 @@ describe("systemd notifier", () => {
     expect(watchdogPingMs({ WATCHDOG_USEC: "1000" }, 42)).toBe(1);
     for (const bad of [undefined, "", "0", "-5", "1e6", "12abc", " 100"])
       expect(watchdogPingMs(bad === undefined ? {} : { WATCHDOG_USEC: bad }, 42)).toBeNull();
+  });
+
+  it("the stall hook (VENDD_FAULT_STALL_MS) is inert unless set, refuses a bad value, blocks the loop on SIGUSR2", () => {
+    const target = new EventEmitter() as unknown as NodeJS.Process;
+    expect(loopStallFromEnv({}, target)).toBeNull();
+    expect(loopStallFromEnv({ VENDD_FAULT_STALL_MS: "" }, target)).toBeNull();
+    for (const bad of ["0", "-1", "1.5", "abc", "600001"])
+      expect(() => loopStallFromEnv({ VENDD_FAULT_STALL_MS: bad }, target)).toThrow(FaultPointError);
+    const off = loopStallFromEnv({ VENDD_FAULT_STALL_MS: "50" }, target);
+    expect(off).not.toBeNull();
+    const t0 = Date.now();
+    (target as unknown as EventEmitter).emit("SIGUSR2");
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(50);
+    off?.();
+    expect((target as unknown as EventEmitter).listenerCount("SIGUSR2")).toBe(0);
   });
 });
