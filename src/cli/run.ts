@@ -3,6 +3,7 @@ import { ConfigError, type LoadOptions, loadConfig, secretValues } from "../conf
 import { faultPointsFromEnv } from "../core/faults.js";
 import { createLogger } from "../core/log.js";
 import { createNotifier } from "../core/sdnotify.js";
+import { loopStallFromEnv } from "../core/sdnotifyStall.js";
 import { SecretRegistry } from "../core/secrets.js";
 import { startDaemon } from "../daemon/daemon.js";
 import { describeRefusal } from "../journal/problems.js";
@@ -65,7 +66,16 @@ export async function runCommand(argv: string[]): Promise<number> {
       "VENDD_FAULT_POINT is armed: this process kills itself (SIGKILL) at that step of the money path; crash tests only, unset it on a unit",
     );
   }
+  // The SIGUSR2 handler stays for the life of the process.
+  if (loopStallFromEnv(process.env) !== null) {
+    // The notify test only: SIGUSR2 then blocks the event loop (and so the watchdog pings).
+    logger.error(
+      { stallMs: process.env.VENDD_FAULT_STALL_MS },
+      "VENDD_FAULT_STALL_MS is armed: SIGUSR2 blocks the event loop; notify tests only, unset it on a unit",
+    );
+  }
   const notifier = createNotifier(process.env, logger);
+  if (notifier.enabled) logger.info({ transport: notifier.transport, pid: process.pid }, "systemd notify");
   // Handlers first: a stop request during start-up waits for the start to finish, then stops cleanly; a
   // reload during start-up is handled like any other (Node's default for SIGHUP would end the process).
   const stopRequested = new Promise<void>((resolve) => {

@@ -1,0 +1,181 @@
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+
+// Issue 14 acceptance: scripts/install.sh run twice into a temporary root (its documented --root dry run:
+// no apt-get, no useradd, users written into ROOT/etc) leaves the same tree, modes and owners included; the
+// second run changes nothing and says so. --uninstall keeps the journal; --purge removes it.
+
+const SCRIPT = resolve("scripts/install.sh");
+const HAVE_BASH = spawnSync("bash", ["--version"]).status === 0;
+const AS_ROOT = process.getuid?.() === 0;
+
+let work: string | undefined;
+afterEach(() => {
+  if (work !== undefined) rmSync(work, { recursive: true, force: true });
+  work = undefined;
+});
+
+/**
+ * A built checkout to install from, made of links to this one (cheap: cp -a copies a link as a link); with
+ * `withModules: false` its node_modules is empty, as on a machine where unix-dgram was not built.
+ */
+function source(dir: string, withModules = true): string {
+  const src = join(dir, "src");
+  mkdirSync(src);
+  for (const name of ["dist", "boards", "README.md", "config", "systemd", "package.json"])
+    symlinkSync(resolve(name), join(src, name));
+  if (withModules) symlinkSync(resolve("node_modules"), join(src, "node_modules"));
+  else mkdirSync(join(src, "node_modules"));
+  return src;
+}
+
+function install(root: string, ...args: string[]): { code: number | null; out: string } {
+  const r = spawnSync("bash", [SCRIPT, "--root", root, ...args], {
+    encoding: "utf8",
+    // node as the script finds it: this one.
+    env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ""}` },
+    timeout: 60_000,
+  });
+  return { code: r.status, out: r.stdout + r.stderr };
+}
+
+/** Every entry under `root`, without following links: type, mode, owner, and content hash or link target. */
+function snapshot(root: string): Record<string, string> {
+  const tree: Record<string, string> = {};
+  const walk = (rel: string) => {
+    const path = join(root, rel);
+    const st = lstatSync(path);
+    const mode = (st.mode & 0o7777).toString(8).padStart(4, "0");
+    const head = `${mode} ${st.uid}:${st.gid}`;
+    if (st.isSymbolicLink()) tree[rel] = `${head} -> ${readlinkSync(path)}`;
+    else if (st.isDirectory()) {
+      tree[rel] = `${head} dir`;
+      for (const name of readdirSync(path).sort()) walk(join(rel, name));
+    } else tree[rel] = `${head} ${createHash("sha256").update(readFileSync(path)).digest("hex")}`;
+  };
+  walk(".");
+  return tree;
+}
+
+describe.skipIf(!HAVE_BASH)("scripts/install.sh --root DIR", () => {
+  it("twice into a clean root: the same tree (modes and owners included); the second run changes nothing", () => {
+    work = mkdtempSync(join(tmpdir(), "vendd-install-"));
+    const src = source(work);
+    const root = join(work, "root");
+    mkdirSync(root);
+    const first = install(root, "--source", src);
+    expect(first.code, first.out).toBe(0);
+    expect(first.out).toContain("installed release /opt/vendd/releases/0.1.0");
+    const tree = snapshot(root);
+    const second = install(root, "--source", src);
+    expect(second.code, second.out).toBe(0);
+    expect(second.out).toContain("nothing to change");
+    expect(snapshot(root)).toEqual(tree);
+
+    const entry = (p: string) => tree[join(".", p)] ?? `missing: ${p}`;
+    const vendd = readFileSync(join(root, "etc/passwd"), "utf8")
+      .split("\n")
+      .find((l) => l.startsWith("vendd:"))
+      ?.split(":");
+    expect(vendd?.slice(5)).toEqual(["/var/lib/vendd", "/usr/sbin/nologin"]);
+    expect(readFileSync(join(root, "etc/group"), "utf8")).toMatch(/^dialout:x:20:vendd$/m);
+    const [uid, gid] = [vendd?.[2], vendd?.[3]];
+    const owned = (user: string, group: string) =>
+      AS_ROOT ? ` ${user === "vendd" ? uid : 0}:${group === "vendd" ? gid : 0} ` : " ";
+    // Owners are set only when the dry run runs as root; modes always.
+    expect(entry("etc/vendd")).toMatch(new RegExp(`^0750${owned("root", "vendd")}`));
+    expect(entry("etc/vendd/config.yaml")).toMatch(new RegExp(`^0640${owned("root", "vendd")}`));
+    expect(entry("etc/vendd/secrets.yaml")).toMatch(new RegExp(`^0600${owned("root", "root")}`));
+    expect(entry("var/lib/vendd")).toMatch(new RegExp(`^0700${owned("vendd", "vendd")}dir`));
+    expect(entry("var/lib/vendd/inbox")).toMatch(new RegExp(`^0700${owned("vendd", "vendd")}dir`));
+    expect(entry("var/lib/vendd/inbox/local")).toMatch(new RegExp(`^0700${owned("vendd", "vendd")}dir`));
+    expect(entry("opt/vendd/current")).toMatch(/ -> releases\/0\.1\.0$/);
+    expect(entry("usr/local/bin/vendd")).toMatch(/^0755 /);
+    expect(readFileSync(join(root, "usr/local/bin/vendd"), "utf8")).toBe(
+      `#!/bin/sh\nexec ${process.execPath} /opt/vendd/current/dist/src/cli/main.js "$@"\n`,
+    );
+    // Every unit, pointed at this node; NotifyAccess=main as shipped (unix-dgram loads here).
+    for (const unit of readdirSync("systemd")) {
+      expect(entry(`etc/systemd/system/${unit}`)).toMatch(/^0644 /);
+      const text = readFileSync(join(root, "etc/systemd/system", unit), "utf8");
+      expect(text).toBe(
+        readFileSync(join("systemd", unit), "utf8").replaceAll("/usr/bin/node", process.execPath),
+      );
+    }
+    expect(existsSync(join(root, "etc/systemd/system/vendd.service.d"))).toBe(false);
+    expect(first.out).toContain("NotifyAccess=main (unix-dgram loads)");
+  });
+
+  it("unix-dgram missing in the release: the NotifyAccess=all drop-in, and still idempotent", () => {
+    work = mkdtempSync(join(tmpdir(), "vendd-install-"));
+    const src = source(work, false);
+    const root = join(work, "root");
+    mkdirSync(root);
+    const first = install(root, "--source", src);
+    expect(first.code, first.out).toBe(0);
+    const dropin = join(root, "etc/systemd/system/vendd.service.d/notify-access.conf");
+    expect(readFileSync(dropin, "utf8")).toMatch(/^\[Service\]\nNotifyAccess=all\n$/m);
+    const tree = snapshot(root);
+    const second = install(root, "--source", src);
+    expect(second.out).toContain("nothing to change");
+    expect(snapshot(root)).toEqual(tree);
+  });
+
+  it("--uninstall keeps config, journal and user; --purge removes them; both idempotent", () => {
+    work = mkdtempSync(join(tmpdir(), "vendd-install-"));
+    const src = source(work);
+    const root = join(work, "root");
+    mkdirSync(root);
+    expect(install(root, "--source", src).code).toBe(0);
+    const journal = join(root, "var/lib/vendd/journal.db");
+    writeFileSync(journal, "journal bytes");
+    // Another member of dialout stays a member.
+    const group = join(root, "etc/group");
+    writeFileSync(
+      group,
+      readFileSync(group, "utf8").replace(/^dialout:x:20:vendd$/m, "dialout:x:20:pi,vendd"),
+    );
+
+    const un = install(root, "--uninstall");
+    expect(un.code, un.out).toBe(0);
+    for (const gone of ["opt/vendd", "usr/local/bin/vendd", "etc/systemd/system/vendd.service"])
+      expect(existsSync(join(root, gone)), gone).toBe(false);
+    expect(readFileSync(journal, "utf8")).toBe("journal bytes");
+    expect(existsSync(join(root, "etc/vendd/config.yaml"))).toBe(true);
+    expect(readFileSync(join(root, "etc/passwd"), "utf8")).toMatch(/^vendd:/m);
+    expect(install(root, "--uninstall").out).toContain("nothing to change");
+
+    const purge = install(root, "--uninstall", "--purge");
+    expect(purge.code, purge.out).toBe(0);
+    expect(existsSync(join(root, "var/lib/vendd"))).toBe(false);
+    expect(existsSync(join(root, "etc/vendd"))).toBe(false);
+    expect(readFileSync(join(root, "etc/passwd"), "utf8")).not.toMatch(/^vendd:/m);
+    expect(readFileSync(group, "utf8")).toMatch(/^dialout:x:20:pi$/m);
+    expect(readFileSync(group, "utf8")).not.toMatch(/^vendd:/m);
+    expect(install(root, "--uninstall", "--purge").out).toContain("nothing to change");
+  });
+
+  it("refuses bad arguments and a real install by a non-root user without changing anything", () => {
+    work = mkdtempSync(join(tmpdir(), "vendd-install-"));
+    const root = join(work, "root");
+    mkdirSync(root);
+    expect(install(root, "--purge").code).toBe(2);
+    expect(install(root, "--bogus").code).toBe(2);
+    expect(readdirSync(root)).toEqual([]);
+  });
+});
