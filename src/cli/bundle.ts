@@ -235,6 +235,12 @@ export async function bundleCommand(argv: string[]): Promise<number> {
         const env = productionEnv(configFile);
         const u = loadUnitConfig(configFile).updates;
         if (u.pullUrl === null) throw new UsageError("updates.pullUrl is not set in the config");
+        // The timer also runs after a reboot: an apply cut off by power loss is finished or rolled back
+        // first, whether or not a new bundle is waiting.
+        const recovered = await recoverInterrupted(env);
+        if (recovered !== null && values.json !== true) {
+          process.stdout.write(`interrupted apply: ${describe(recovered)}\n`);
+        }
         const r = await pullBundle(env, {
           url: u.pullUrl,
           stateDir: u.stateDir,
