@@ -9,10 +9,10 @@ import { ALWAYS, crossCheck, httpUrl, intIn, nonEmpty } from "./rules.js";
 /** A minisign public key line: Base64 of `Ed` ‖ key id (8) ‖ Ed25519 key (32), as `minisign -P` takes it. */
 export const minisignKeySchema = z
   .string()
-  .regex(/^RW[A-Za-z0-9+/]{54}$/, "must be a minisign public key line (56 Base64 characters starting RW)")
   .refine(
-    (s) => Buffer.from(s, "base64").subarray(0, 2).toString("latin1") === "Ed",
-    "must be an Ed25519 minisign key (the second line of a .pub file)",
+    (s) =>
+      /^RW[A-Za-z0-9+/]{54}$/.test(s) && Buffer.from(s, "base64").subarray(0, 2).toString("latin1") === "Ed",
+    "must be an Ed25519 minisign public key line (the second line of a .pub file: 56 Base64 characters, RW...)",
   );
 
 /** A fleet name or unit id a bundle targets. */
