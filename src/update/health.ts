@@ -90,26 +90,39 @@ function isObj(v: unknown): v is Record<string, unknown> {
 }
 
 /**
- * Reads the gate's fields from a control-socket `status` result. Contract with the daemon: the result has
- * `health: { ready, vmcLinkUp, serviceReachable, journalErrors }` (booleans and a count).
+ * Reads the gate's fields from a control-socket `status` result. The daemon's status (src/core/control.ts
+ * `ControlStatus` on the console branch) reports `links: { vmc, payment, journal }` as `up|down|unknown`:
+ * an answer at all means the daemon is up; ready = the journal link is up; VMC and payment links up are
+ * the health; a journal link `down` is a journal error. A `health: { ready, vmcLinkUp, serviceReachable,
+ * journalErrors }` section, when present, is taken as it is.
  */
 export function healthFromStatus(result: unknown): HealthSample {
-  const h = isObj(result) ? result.health : undefined;
+  const r = isObj(result) ? result : {};
+  const h = r.health;
   if (
-    !isObj(h) ||
-    typeof h.ready !== "boolean" ||
-    typeof h.vmcLinkUp !== "boolean" ||
-    typeof h.serviceReachable !== "boolean" ||
-    typeof h.journalErrors !== "number"
+    isObj(h) &&
+    typeof h.ready === "boolean" &&
+    typeof h.vmcLinkUp === "boolean" &&
+    typeof h.serviceReachable === "boolean" &&
+    typeof h.journalErrors === "number"
   ) {
-    throw new Error("the status answer has no health section");
+    return {
+      ready: h.ready,
+      vmcLinkUp: h.vmcLinkUp,
+      serviceReachable: h.serviceReachable,
+      journalErrors: h.journalErrors,
+    };
   }
-  return {
-    ready: h.ready,
-    vmcLinkUp: h.vmcLinkUp,
-    serviceReachable: h.serviceReachable,
-    journalErrors: h.journalErrors,
-  };
+  const links = r.links;
+  if (isObj(links)) {
+    return {
+      ready: links.journal === "up",
+      vmcLinkUp: links.vmc === "up",
+      serviceReachable: links.payment === "up",
+      journalErrors: links.journal === "down" ? 1 : 0,
+    };
+  }
+  throw new Error("the status answer has neither links nor a health section");
 }
 
 /**
