@@ -149,10 +149,18 @@ describe("SIGKILL during vendd bundle apply", () => {
     const killed = await apply(s, [s.file], { VENDD_FAULT_POINT: "update.health" });
     expect(killed.code).toBeNull();
     expect(readFileSync(s.tree.configFile, "utf8")).toBe(s.newText);
+    const during = await vendd(["bundle", "status", "--config", s.tree.configFile, "--json"]);
+    expect(JSON.parse(during.stdout)).toMatchObject({
+      highWater: 0,
+      pending: { version: 2, phase: "swapped" },
+    });
     const next = await apply(s, ["--recover"]);
     expect(JSON.parse(next.stdout)).toMatchObject({
       recovered: { result: "rolled_back", code: "unhealthy" },
     });
+    const after = await vendd(["bundle", "status", "--config", s.tree.configFile]);
+    expect(after.stdout).toContain("high-water mark: 0\nlast outcome: rolled back version 2 (config) from ");
+    expect(after.stdout).toContain("VMC link down");
     expect(readFileSync(s.tree.configFile, "utf8")).toBe(s.oldText);
     expect(readState(s.tree.stateDir)).toMatchObject({ highWater: 0, pending: null, rolledBack: [2] });
     // Restarts: the new config, the recovery's restart, the rollback's.

@@ -38,7 +38,7 @@ import {
   verifySignature,
 } from "../update/minisign.js";
 import { pullBundle } from "../update/pull.js";
-import type { UpdateOutcome } from "../update/state.js";
+import { readUpdateOutcome, type UpdateOutcome } from "../update/state.js";
 import { BUNDLE_OPTIONS } from "./commands.js";
 import { readPassphrase } from "./keys.js";
 
@@ -48,6 +48,7 @@ const USAGE = `usage: vendd bundle create --config FILE [--release TARBALL] --ve
        vendd bundle verify FILE [--config FILE | --public-key FILE] [--json]
        vendd bundle apply [FILE] [--inbox DIR] [--recover] [--config FILE] [--json]
        vendd bundle pull [--config FILE] [--json]
+       vendd bundle status [--config FILE] [--json]
 
 A bundle is a tar of payload.tar (manifest.json, config.yaml, release.tar.gz) and signatures/N.minisig,
 minisign signatures of payload.tar whose trusted comment carries the version, targets and expiry. create
@@ -253,8 +254,27 @@ export async function bundleCommand(argv: string[]): Promise<number> {
         process.stdout.write(values.json === true ? `${JSON.stringify(r)}\n` : `${pullLine(r)}\n`);
         return r.result === "failed" ? 1 : 0;
       }
+      case "status": {
+        if (file !== undefined) throw new UsageError("status takes no file argument");
+        const st = readUpdateOutcome(loadUnitConfig(configFile).updates.stateDir);
+        if (values.json === true) process.stdout.write(`${JSON.stringify(st)}\n`);
+        else {
+          const lines = [`high-water mark: ${st.highWater}`];
+          if (st.pending !== null) {
+            lines.push(
+              `apply in progress: version ${st.pending.version} (${st.pending.phase}) since ${st.pending.startedAt}`,
+            );
+          }
+          lines.push(
+            `last outcome: ${st.outcome === null ? "none" : `${describe(st.outcome)} at ${st.outcome.at}`}`,
+          );
+          if (st.problem !== null) lines.push(`problem: ${st.problem}`);
+          process.stdout.write(`${lines.join("\n")}\n`);
+        }
+        return st.problem === null ? 0 : 1;
+      }
       default:
-        throw new UsageError("expected create, sign, verify, apply or pull");
+        throw new UsageError("expected create, sign, verify, apply, pull or status");
     }
   } catch (err) {
     if (err instanceof UsageError) {

@@ -207,6 +207,14 @@ export const COMMANDS: readonly CommandHelp[] = [
   },
   {
     command: "bundle",
+    words: "bundle status",
+    options: BUNDLE_OPTIONS,
+    only: ["config", "json"],
+    summary:
+      "the high-water mark, an apply in progress and the last outcome (committed, rolled back, refused)",
+  },
+  {
+    command: "bundle",
     words: "bundle pull",
     options: BUNDLE_OPTIONS,
     only: ["config", "json"],
