@@ -1,9 +1,9 @@
 /**
  * SIGKILL at every step of applying a bundle (issue 14 acceptance): the built `vendd bundle apply` runs as
- * a child process with VENDD_FAULT_POINT at update.staged, update.swapped and update.health. After each
- * kill the whole old or the whole new config (and release) is in force and the high-water mark is
- * unchanged; the next run finishes or rolls back the interrupted apply and reports it. The daemon is a
- * fake control socket in this process that reports health from the config in force.
+ * a child process with VENDD_FAULT_POINT at update.staged, update.swapped, update.health and
+ * update.rollback. After each kill the whole old or the whole new config (and release) is in force and
+ * the high-water mark is unchanged; the next run finishes or rolls back the interrupted apply and reports
+ * it. The daemon is a fake control socket in this process that reports health from the config in force.
  */
 import { mkdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
@@ -165,6 +165,24 @@ describe("SIGKILL during vendd bundle apply", () => {
     expect(readState(s.tree.stateDir)).toMatchObject({ highWater: 0, pending: null, rolledBack: [2] });
     // Restarts: the new config, the recovery's restart, the rollback's.
     expect(s.restarts()).toBe(3);
+    rmSync(s.tree.root, { recursive: true, force: true });
+  }, 60_000);
+
+  it("killed inside the rollback: the last known good is whole in force, the next run completes the rollback", async () => {
+    const s = await setup("Broken");
+    const killed = await apply(s, [s.file], { VENDD_FAULT_POINT: "update.rollback" });
+    expect(killed.code).toBeNull();
+    expect(readFileSync(s.tree.configFile, "utf8")).toBe(s.oldText);
+    expect(readState(s.tree.stateDir)).toMatchObject({ highWater: 0, pending: { phase: "rolling_back" } });
+    const next = await apply(s, ["--recover"]);
+    expect(JSON.parse(next.stdout)).toMatchObject({
+      recovered: { result: "rolled_back", code: "unhealthy" },
+    });
+    expect((JSON.parse(next.stdout) as { recovered: { reason: string } }).recovered.reason).toContain(
+      "VMC link down",
+    );
+    expect(readFileSync(s.tree.configFile, "utf8")).toBe(s.oldText);
+    expect(readState(s.tree.stateDir)).toMatchObject({ highWater: 0, pending: null, rolledBack: [2] });
     rmSync(s.tree.root, { recursive: true, force: true });
   }, 60_000);
 

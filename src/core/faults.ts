@@ -21,10 +21,16 @@ export type FaultPointName = (typeof FAULT_POINTS)[number];
 
 /**
  * The steps of applying a bundle (src/update/apply.ts) where a crash test kills the applier: after the new
- * config (and release) are staged, after the swap, and inside the health gate. A list of their own, so the
+ * config (and release) are staged, after the swap, inside the health gate, and inside a rollback (the last
+ * known good restored, the daemon not yet restarted). A list of their own, so the
  * money-path crash tests that walk `FAULT_POINTS` are not asked to reach them.
  */
-export const UPDATE_FAULT_POINTS = ["update.staged", "update.swapped", "update.health"] as const;
+export const UPDATE_FAULT_POINTS = [
+  "update.staged",
+  "update.swapped",
+  "update.health",
+  "update.rollback",
+] as const;
 
 export type UpdateFaultPointName = (typeof UPDATE_FAULT_POINTS)[number];
 

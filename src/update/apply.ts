@@ -207,6 +207,7 @@ async function rollBack(
   writeLike(env.configFile, lastGood, env.configFile);
   if (pending.kind === "release") switchCurrent(settings.releaseRoot, pending.previousRelease);
   rmSync(stagedPath(env.configFile), { force: true });
+  env.faults.hit("update.rollback");
   let restartNote = "";
   try {
     await env.restart();
