@@ -22,6 +22,13 @@ describe("healthFromStatus", () => {
       journalErrors: 1,
     });
     expect(healthFromStatus({ health: { ...OK, journalErrors: 2 } })).toEqual({ ...OK, journalErrors: 2 });
+    expect(
+      healthFromStatus({
+        links: { vmc: "up", payment: "up", journal: "up" },
+        inService: false,
+        reasons: [{ code: "vmc_disabled", detail: "", retryAt: null }],
+      }),
+    ).toEqual({ ...OK, outOfService: "vmc_disabled" });
     expect(() => healthFromStatus({ unitId: "x" })).toThrow("neither links nor a health section");
   });
 });
@@ -41,6 +48,17 @@ describe("healthGate", () => {
     expect(r).toEqual({ healthy: true });
     // Healthy from sample 4 (t=150) to t=350.
     expect(clock.now() - start).toBe(350);
+  });
+
+  it("an out-of-service daemon is not healthy, with its reasons in the report", async () => {
+    const r = await healthGate(
+      { sample: async () => ({ ...OK, outOfService: "vmc_disabled" }) },
+      { holdMs: 0, timeoutMs: 200, pollMs: 100 },
+      new JumpClock(),
+      noFaults,
+    );
+    expect(r).toMatchObject({ healthy: false });
+    expect((r as { reason: string }).reason).toContain("out of service (vmc_disabled)");
   });
 
   it("fails at the deadline with the last problem, and when the daemon cannot be asked", async () => {

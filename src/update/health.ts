@@ -15,6 +15,8 @@ export interface HealthSample {
   serviceReachable: boolean;
   /** Journal errors since the daemon started. */
   journalErrors: number;
+  /** Why the daemon says it is out of service, when it says so (its status reasons). */
+  outOfService?: string;
 }
 
 export interface HealthProbe {
@@ -35,6 +37,7 @@ function describe(s: HealthSample): string {
   if (!s.ready) bad.push("not ready");
   if (!s.vmcLinkUp) bad.push("VMC link down");
   if (!s.serviceReachable) bad.push("payment service unreachable");
+  if (s.outOfService !== undefined) bad.push(`out of service (${s.outOfService})`);
   return bad.join(", ");
 }
 
@@ -92,8 +95,8 @@ function isObj(v: unknown): v is Record<string, unknown> {
 /**
  * Reads the gate's fields from a control-socket `status` result. The daemon's status (src/core/control.ts
  * `ControlStatus` on the console branch) reports `links: { vmc, payment, journal }` as `up|down|unknown`:
- * an answer at all means the daemon is up; ready = the journal link is up; VMC and payment links up are
- * the health; a journal link `down` is a journal error. A `health: { ready, vmcLinkUp, serviceReachable,
+ * an answer at all means the daemon is up; ready = the journal link is up; VMC and payment links up and
+ * `inService` not false are the health; a journal link `down` is a journal error. A `health: { ready, vmcLinkUp, serviceReachable,
  * journalErrors }` section, when present, is taken as it is.
  */
 export function healthFromStatus(result: unknown): HealthSample {
@@ -115,12 +118,18 @@ export function healthFromStatus(result: unknown): HealthSample {
   }
   const links = r.links;
   if (isObj(links)) {
-    return {
+    const sample: HealthSample = {
       ready: links.journal === "up",
       vmcLinkUp: links.vmc === "up",
       serviceReachable: links.payment === "up",
       journalErrors: links.journal === "down" ? 1 : 0,
     };
+    if (r.inService === false) {
+      const reasons = Array.isArray(r.reasons) ? r.reasons : [];
+      const codes = reasons.map((x) => (isObj(x) && typeof x.code === "string" ? x.code : "?")).slice(0, 5);
+      sample.outOfService = codes.length > 0 ? codes.join(", ") : "no reason given";
+    }
+    return sample;
   }
   throw new Error("the status answer has neither links nor a health section");
 }
