@@ -168,6 +168,25 @@ describe("apply: commit, and refusals that change nothing", () => {
   });
 });
 
+describe("apply: a unit without trusted time", () => {
+  it("cannot enforce the expiry: takes a higher version only, and flags the commit", async () => {
+    const h = harness();
+    h.env.clock = new JumpClock(Date.parse("1970-01-01T00:01:00Z"));
+    const expired = signedBundle([k1], {
+      version: 2,
+      expires: "2020-01-01",
+      configText: configV(h, "No RTC"),
+    });
+    const r = await applyBundleFile(h.bundle("e.vbundle", expired), h.env);
+    expect(r.outcomes[0]).toMatchObject({ result: "committed", code: "untrusted_time" });
+    expect(r.outcomes[0]?.reason).toContain("was not checked");
+    const older = signedBundle([k1], { version: 1, expires: "2099-01-01", configText: configV(h, "Older") });
+    expect((await applyBundleFile(h.bundle("o.vbundle", older), h.env)).outcomes[0]).toMatchObject({
+      code: "older",
+    });
+  });
+});
+
 describe("apply: health gate and rollback", () => {
   it("rolls back a config that never becomes healthy, reports why, and refuses that version again", async () => {
     const h = harness();

@@ -249,6 +249,7 @@ async function finish(
     bundleId: pending.bundleId,
     kind: pending.kind,
     source: pending.source,
+    ...(pending.note === null ? {} : { reason: pending.note, code: "untrusted_time" }),
   });
   const highWater = pending.local ? state.highWater : Math.max(state.highWater, pending.version);
   writeState(settings.stateDir, { ...state, highWater, pending: null, outcome: out });
@@ -300,19 +301,30 @@ function refuse(code: string, message: string): never {
   throw new ApplyRefusal(code, message);
 }
 
-/** Target, expiry, high-water mark and earlier rollbacks: refusals before anything is touched. */
+/**
+ * Before this instant the unit's clock is taken as not set (a Pi without RTC boots in 1970 or at its last
+ * fake-hwclock save until NTP answers): the expiry cannot be enforced, so only the version check holds
+ * and the commit is flagged `untrusted_time` (reliability.md §4.2).
+ */
+export const TRUSTED_TIME_FROM = Date.parse("2026-01-01T00:00:00Z");
+
+/**
+ * Target, expiry, high-water mark and earlier rollbacks: refusals before anything is touched. Returns a
+ * note for the outcome when the expiry could not be checked.
+ */
 function checkPolicy(
   bundle: VerifiedBundle,
   settings: UpdateSettings,
   state: UpdateState,
   now: number,
-): void {
+): string | null {
   const { meta } = bundle;
   const mine = [settings.unitId, ...(settings.fleet === null ? [] : [settings.fleet])];
   if (!meta.targets.some((t) => mine.includes(t))) {
     refuse("wrong_target", `the bundle is for ${meta.targets.join(", ")}, not for ${mine.join(" or ")}`);
   }
-  if (Date.parse(meta.expires) <= now) refuse("expired", `the bundle expired at ${meta.expires}`);
+  const trusted = now >= TRUSTED_TIME_FROM;
+  if (trusted && Date.parse(meta.expires) <= now) refuse("expired", `the bundle expired at ${meta.expires}`);
   if (meta.version < state.highWater) {
     refuse("older", `version ${meta.version} is older than the version in force (${state.highWater})`);
   }
@@ -320,6 +332,9 @@ function checkPolicy(
   if (state.rolledBack.includes(meta.version)) {
     refuse("rolled_back_before", `version ${meta.version} was rolled back before; a fix needs a new version`);
   }
+  return trusted
+    ? null
+    : `the clock (${new Date(now).toISOString()}) is not set: the expiry ${meta.expires} was not checked`;
 }
 
 /** Reads a bundle file within the size limit. */
@@ -342,6 +357,7 @@ interface Candidate {
   release: Buffer | null;
   local: boolean;
   source: string;
+  note: string | null;
 }
 
 /** Validates, stages, swaps and finishes one candidate (the caller checked signature and policy). */
@@ -391,6 +407,7 @@ async function stageAndSwap(run: Run, state: UpdateState, c: Candidate): Promise
     source: c.source,
     reason: null,
     local: c.local,
+    note: c.note,
   };
   writeState(settings.stateDir, { ...state, pending });
   env.faults.hit("update.staged");
@@ -473,7 +490,8 @@ async function applyOne(run: Run, data: Buffer, source: string): Promise<UpdateO
   try {
     verified = verifyBundle(data, { keys: run.settings.keys, releaseThreshold: run.settings.threshold });
     const state = readState(run.settings.stateDir);
-    checkPolicy(verified, run.settings, state, run.env.clock.now());
+    const note = checkPolicy(verified, run.settings, state, run.env.clock.now());
+    if (note !== null) run.env.log(note);
     run.env.log(
       `verified version ${verified.meta.version} (${verified.meta.kind}) signed by ${verified.signers.join(", ")}`,
     );
@@ -485,6 +503,7 @@ async function applyOne(run: Run, data: Buffer, source: string): Promise<UpdateO
       release: verified.release,
       local: false,
       source,
+      note,
     });
   } catch (err) {
     if (err instanceof ApplyRefusal || err instanceof BundleError)
@@ -573,6 +592,7 @@ async function applyLocalText(run: Run, text: string, source: string): Promise<U
       release: null,
       local: true,
       source,
+      note: null,
     });
   } catch (err) {
     if (err instanceof ApplyRefusal) return recordRefusal(run, err, source);

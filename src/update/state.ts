@@ -30,6 +30,8 @@ export interface PendingApply {
   reason: string | null;
   /** A locally authorised config change (the console): it does not move the high-water mark. */
   local: boolean;
+  /** A flag for the commit's outcome (`untrusted_time`: the expiry could not be checked), else null. */
+  note: string | null;
   startedAt: string;
   /** Name under `releases/` of the release being installed, or null for a config bundle. */
   release: string | null;
@@ -110,6 +112,7 @@ function parsePending(v: unknown): PendingApply | null {
     source: v.source,
     reason: v.reason,
     local: v.local,
+    note: typeof v.note === "string" ? v.note : null,
   };
 }
 
