@@ -7,10 +7,10 @@ import { existsSync, mkdirSync, readFileSync, readlinkSync, symlinkSync, writeFi
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../config/load.js";
-import { type ApplyEnv, applyBundleFile, applyInbox, applyLocalConfig } from "./apply.js";
+import { type ApplyEnv, applyBundleFile, applyInbox, applyLocalConfig, recoverInterrupted } from "./apply.js";
 import { createBundle } from "./bundle.js";
 import type { HealthSample } from "./health.js";
-import { readState, readUpdateOutcome } from "./state.js";
+import { EMPTY_STATE, readState, readUpdateOutcome, writeState } from "./state.js";
 import {
   JumpClock,
   makeKey,
@@ -239,6 +239,36 @@ describe("apply: health gate and rollback", () => {
     );
     expect(r.outcomes[0]).toMatchObject({ result: "rolled_back", reason: "restart command failed (1)" });
     expect(h.nameInForce()).toBe("Vending 1");
+  });
+});
+
+describe("apply: recovery of a rollback cut short", () => {
+  it("keeps the rollback's own code: an interrupted swap does not black-list the version", async () => {
+    const h = harness();
+    const old = readFileSync(h.tree.configFile, "utf8");
+    writeFileSync(join(h.tree.stateDir, "last-good.yaml"), old);
+    writeFileSync(h.tree.configFile, configV(h, "Half"));
+    writeState(h.tree.stateDir, {
+      ...EMPTY_STATE,
+      pending: {
+        version: 7,
+        bundleId: "0123456789abcdef",
+        kind: "config",
+        phase: "rolling_back",
+        startedAt: "2030-01-01T00:00:00.000Z",
+        release: null,
+        previousRelease: null,
+        source: "test",
+        reason: "the apply was interrupted during the swap",
+        reasonCode: "interrupted",
+        local: false,
+        note: null,
+      },
+    });
+    const out = await recoverInterrupted(h.env);
+    expect(out).toMatchObject({ result: "rolled_back", code: "interrupted", version: 7 });
+    expect(readFileSync(h.tree.configFile, "utf8")).toBe(old);
+    expect(readState(h.tree.stateDir)).toMatchObject({ pending: null, rolledBack: [], highWater: 0 });
   });
 });
 

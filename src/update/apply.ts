@@ -200,7 +200,7 @@ async function rollBack(
   code: string,
 ): Promise<UpdateOutcome> {
   const { env, settings } = run;
-  const rolling: PendingApply = { ...pending, phase: "rolling_back", reason };
+  const rolling: PendingApply = { ...pending, phase: "rolling_back", reason, reasonCode: code };
   writeState(settings.stateDir, { ...state, pending: rolling });
   env.log(`rolling back version ${pending.version}: ${reason}`);
   const lastGood = readFileSync(join(settings.stateDir, LAST_GOOD_FILE));
@@ -290,7 +290,13 @@ async function recover(run: Run): Promise<UpdateOutcome | null> {
     case "swapping":
       return rollBack(run, state, pending, "the apply was interrupted during the swap", "interrupted");
     case "rolling_back":
-      return rollBack(run, state, pending, pending.reason ?? "the rollback was interrupted", "unhealthy");
+      return rollBack(
+        run,
+        state,
+        pending,
+        pending.reason ?? "the rollback was interrupted",
+        pending.reasonCode ?? "unhealthy",
+      );
     case "swapped":
       // The config in force is the new one (the run loaded it): finish the gate with it.
       return finish(run, state, pending, run.current);

@@ -28,6 +28,8 @@ export interface PendingApply {
   phase: ApplyPhase;
   /** Why it is being rolled back (phase `rolling_back`), else null. */
   reason: string | null;
+  /** The rollback's code (`unhealthy`, `interrupted`), kept so a resumed rollback reports the same. */
+  reasonCode?: string;
   /** A locally authorised config change (the console): it does not move the high-water mark. */
   local: boolean;
   /** A flag for the commit's outcome (`untrusted_time`: the expiry could not be checked), else null. */
@@ -113,6 +115,7 @@ function parsePending(v: unknown): PendingApply | null {
     reason: v.reason,
     local: v.local,
     note: typeof v.note === "string" ? v.note : null,
+    ...(typeof v.reasonCode === "string" ? { reasonCode: v.reasonCode } : {}),
   };
 }
 
