@@ -30,6 +30,10 @@ async function load(name: string): Promise<Command | null> {
       return (await import("./nfc.js")).nfcCommand;
     case "journal":
       return (await import("./journal.js")).journalCommand;
+    case "keys":
+      return (await import("./keys.js")).keysCommand;
+    case "bundle":
+      return (await import("./bundle.js")).bundleCommand;
     default:
       return null;
   }
