@@ -84,6 +84,11 @@ export interface ReceivedRequest {
   status: number;
 }
 
+/** An answer: a status (body `{}`), or a status with a JSON body (e.g. an OAuth token endpoint). */
+export type Answer = number | { status: number; body: unknown };
+/** Chooses the answer per request; `index` counts the requests before this one. */
+export type Responder = (req: Omit<ReceivedRequest, "status">, index: number) => Answer;
+
 export interface HttpsReceiver {
   /** `https://127.0.0.1:PORT` (no trailing slash); append any path. */
   readonly url: string;
@@ -96,7 +101,7 @@ export interface HttpsReceiver {
    * The status of the next answers: a number, or a function of the request (e.g. fail the first two
    * attempts). Default 200.
    */
-  respondWith(status: number | ((req: Omit<ReceivedRequest, "status">, index: number) => number)): void;
+  respondWith(status: number | Responder): void;
   /** Resolves with the first request (already received or arriving) that matches, or rejects after timeoutMs. */
   waitFor(match: (req: ReceivedRequest) => boolean, timeoutMs?: number): Promise<ReceivedRequest>;
   /** Resolves when at least `count` requests matching have arrived (all of them), or rejects after timeoutMs. */
@@ -116,8 +121,7 @@ export interface HttpsReceiver {
 export async function startHttpsReceiver(options: { status?: number } = {}): Promise<HttpsReceiver> {
   const { cert, key } = selfSignedCertificate();
   const received: ReceivedRequest[] = [];
-  let answer: number | ((req: Omit<ReceivedRequest, "status">, index: number) => number) =
-    options.status ?? 200;
+  let answer: number | Responder = options.status ?? 200;
   const waiters = new Set<() => void>();
 
   const server: Server = createServer({ cert, key }, (req, res) => {
@@ -132,10 +136,11 @@ export async function startHttpsReceiver(options: { status?: number } = {}): Pro
         json = undefined;
       }
       const base = { method: req.method ?? "GET", path: req.url ?? "/", headers: req.headers, body, json };
-      const status = typeof answer === "number" ? answer : answer(base, received.length);
+      const chosen = typeof answer === "number" ? answer : answer(base, received.length);
+      const status = typeof chosen === "number" ? chosen : chosen.status;
       received.push({ ...base, status });
       res.writeHead(status, { "content-type": "application/json" });
-      res.end("{}");
+      res.end(typeof chosen === "number" ? "{}" : JSON.stringify(chosen.body));
       for (const w of [...waiters]) w();
     });
   });
