@@ -469,6 +469,7 @@ export class SubsRoutes implements InterfaceHandler {
           refunded: 0,
           deprecated: ctx.deprecated,
           invoice: p.invoice,
+          receivedAt: this.now(),
         });
       } catch (e: unknown) {
         if (!(e instanceof SubsInputError)) throw e;

@@ -87,6 +87,8 @@ export interface SubsPayment {
   refunded: Minor;
   deprecated: boolean;
   invoice: unknown;
+  /** Emulator ms of receipt: validation ("right after receipt") judges the due date against it. */
+  receivedAt: number;
 }
 
 export type OneOffStatus = "Requested" | "Reserved" | "Captured" | "Cancelled" | "Rejected" | "Expired";

@@ -232,7 +232,7 @@ export class SubsState {
 
   private validationCode(p: SubsPayment): number | null {
     const a = this.agreements.get(p.agreementId);
-    const today = dateOf(this.now());
+    const today = dateOf(p.receivedAt);
     if (a === undefined || a.providerId !== p.providerId) return 50010;
     if (a.status !== "Accepted") return 50003;
     const ahead = daysBetween(today, p.dueDate);

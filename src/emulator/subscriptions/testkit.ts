@@ -90,12 +90,18 @@ export class SubsKit {
     return { status: res.statusCode, body, headers: res.headers };
   }
 
-  call(method: string, path: string, body?: unknown, token?: string | null): Promise<Reply> {
-    return this.raw(method, path, {
-      text: body === undefined ? undefined : JSON.stringify(body),
-      contentType: body === undefined ? undefined : "application/json",
-      token,
-    });
+  /** A JSON call; with the kit's own token, a 401 after a clock advance past its life fetches a new one. */
+  async call(method: string, path: string, body?: unknown, token?: string | null): Promise<Reply> {
+    const send = () =>
+      this.raw(method, path, {
+        text: body === undefined ? undefined : JSON.stringify(body),
+        contentType: body === undefined ? undefined : "application/json",
+        token,
+      });
+    const first = await send();
+    if (first.status !== 401 || token !== undefined) return first;
+    this.token = await this.fetchToken();
+    return send();
   }
 
   /** Current interface under the kit's provider. */
