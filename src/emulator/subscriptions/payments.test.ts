@@ -68,9 +68,9 @@ describe.skipIf(skip)("subscriptions: payment requests (seed 000)", () => {
     await kit.admin("POST", "system-declines", { payments: 1 });
     const items = [
       kit.payment(pending, { external_id: "c50003" }),
-      kit.payment(active, { external_id: "dup" }),
-      kit.payment(active, { external_id: "dup" }),
       kit.payment(active, { external_id: "c50006" }),
+      kit.payment(active, { external_id: "dup" }),
+      kit.payment(active, { external_id: "dup" }),
       kit.payment(active, { external_id: "c50006max", amount: "60000.01" }),
       kit.payment(blocked, { external_id: "c50009" }),
       kit.payment("00000000-0000-0000-0000-000000000001", { external_id: "c50010" }),
