@@ -340,7 +340,7 @@ export class SubsState {
       currency: a?.currency ?? "DKK",
       payment_date: dateOf(this.now()),
       status,
-      status_text: PAYMENT_TEXTS[code] ?? null,
+      status_text: code === 0 ? "Payment successfully reserved." : (PAYMENT_TEXTS[code] ?? null),
       status_code: code,
       external_id: o.externalId,
       payment_type: "OneOff",
