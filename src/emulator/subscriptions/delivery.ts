@@ -10,7 +10,7 @@ export interface DeliveryRecord {
   /** Attempts made so far (1 = the first try). */
   attempts: number;
   status: "pending" | "delivered" | "failed";
-  /** Emulator ms of the next attempt while pending. */
+  /** Emulator ms of the next attempt while waiting for a retry (null while an attempt is in flight). */
   nextAttemptAt: number | null;
   /** Why the last attempt failed (HTTP status, network error, refused URL). */
   lastError: string | null;
@@ -96,7 +96,7 @@ export class SubsDelivery {
       body,
       attempts: 0,
       status: "pending",
-      nextAttemptAt: this.now(),
+      nextAttemptAt: null,
       lastError: null,
       deliveredAt: null,
     };
@@ -157,6 +157,7 @@ export class SubsDelivery {
   private attempt(rec: DeliveryRecord, providerId: string): void {
     if (this.closed) return;
     rec.attempts += 1;
+    rec.nextAttemptAt = null;
     const refused = refuseUrl(rec.url, this.options.allowLoopbackPorts);
     if (refused !== null) {
       rec.status = "failed";
