@@ -129,6 +129,23 @@ describe.skipIf(skip)("subscriptions: payment requests (seed 000)", () => {
     const paid = kit.emu.ledger().filter((x) => x.id === pid);
     expect(paid).toMatchObject([{ interface: "subscriptions", kind: "paid", amount: 12000, point: kit.pid }]);
     expect(paid[0]?.at).toBe(Date.parse(`${kit.day(3)}T03:15:00Z`));
+    const refund = await kit.api("POST", `/agreements/${id}/payments/${pid}/refunds`, {
+      status_callback_url: `${kit.rx.url}/refunds`,
+    });
+    expect(refund.status).toBe(202);
+    const issued = await kit.rx.waitFor((x) => x.path === "/refunds");
+    expect(o(issued.json)).toMatchObject({
+      status: "Issued",
+      status_code: 0,
+      amount: "120.00",
+      payment_id: pid,
+    });
+    expect(
+      kit.emu
+        .ledger()
+        .filter((x) => x.paymentId === pid)
+        .map((x) => [x.kind, x.amount]),
+    ).toEqual([["refunded", 12000]]);
 
     const many = Array.from({ length: 1001 }, (_, i) =>
       kit.payment("00000000-0000-0000-0000-000000000002", { external_id: `n${i}` }),
