@@ -184,7 +184,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     options.port ?? 0,
   );
   const origin = `http://${host.includes(":") ? `[${host}]` : host}:${server.port}`;
-  await subs.start(host);
+  await subs.start(host).catch(async (e: unknown) => {
+    await server.close();
+    throw e;
+  });
   const info: EmulatorInfo = {
     port: server.port,
     admin: `${origin}/_admin`,

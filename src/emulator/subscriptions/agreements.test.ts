@@ -202,6 +202,25 @@ describe.skipIf(skip)("subscriptions: auth, provider and agreements (seed 000)",
     ).toBe(409);
   });
 
+  it("a Pending agreement with a one-off expires both: 40001 and a batched Expired 50008", async () => {
+    const body = await kit.createAgreement({
+      expiration_timeout_minutes: 5,
+      one_off_payment: { amount: "5.00", description: "Fee", external_id: "exp-fee" },
+    });
+    kit.advance(5 * 60_000);
+    await agreementCallback(String(body.id), 40001);
+    kit.advance(120_000);
+    const e = await kit.paymentEvent((x) => x.payment_id === body.one_off_payment_id);
+    expect(e).toMatchObject({ status: "Expired", status_code: 50008, payment_type: "OneOff" });
+    const r = await kit.call("GET", `/api/providers/${kit.pid}/agreements/${String(body.id)}`);
+    expect(r.status).toBe(200);
+    const echoed = await kit.raw("PATCH", `/api/providers/${kit.pid}`, {
+      text: "[]",
+      contentType: "application/json",
+    });
+    expect(echoed.status).toBe(400);
+  });
+
   it("with one_off_payment: activated only when the initial amount is reserved; two callbacks", async () => {
     const body = await kit.createAgreement({
       one_off_payment: { amount: "25.00", description: "Start-up fee", external_id: "first" },
