@@ -72,6 +72,10 @@ describe.skipIf(skip)("subscriptions: payment requests (seed 000)", () => {
       kit.payment(active, { external_id: "dup" }),
       kit.payment(active, { external_id: "dup" }),
       kit.payment(active, { external_id: "c50006max", amount: "60000.01" }),
+      kit.payment(active, {
+        external_id: "c50006inv",
+        invoice: { due_date: kit.day(401), invoice_number: "I-1" },
+      }),
       kit.payment(blocked, { external_id: "c50009" }),
       kit.payment("00000000-0000-0000-0000-000000000001", { external_id: "c50010" }),
       kit.payment(active, { external_id: "c50011", due_date: kit.day(0) }),
@@ -95,6 +99,7 @@ describe.skipIf(skip)("subscriptions: payment requests (seed 000)", () => {
     expect(code("dup")).toEqual([50004]);
     expect(code("c50006")).toEqual([50006]);
     expect(code("c50006max")).toEqual([50006]);
+    expect(code("c50006inv")).toEqual([50006]);
     expect(code("c50009")).toEqual([50009]);
     expect(code("c50010")).toEqual([50010]);
     expect(code("c50011")).toEqual([50011]);

@@ -65,6 +65,18 @@ export const REFUND_TEXTS: Record<number, string | null> = {
 /** Largest subscription payment per country, minor units (seed 000 §Limits). */
 const MAX_AMOUNT = { DK: 6_000_000, FI: 200_000 } as const;
 
+/**
+ * Attachment V1 (`invoice`): its due_date must lie between today and 400 days ahead, else the request is
+ * declined (seed 000); the emulator declines such a payment with the core-system code 50006.
+ */
+function invoiceDueDateOk(invoice: unknown, today: string): boolean {
+  if (typeof invoice !== "object" || invoice === null) return true;
+  const due = (invoice as Record<string, unknown>).due_date;
+  if (typeof due !== "string" || Number.isNaN(Date.parse(`${due}T00:00:00Z`))) return false;
+  const ahead = daysBetween(today, due);
+  return ahead >= 0 && ahead <= 400;
+}
+
 /** A state conflict of a merchant or user action (answered 409 by the emulator's choice). */
 export class SubsConflict extends Error {
   override readonly name = "SubsConflict";
@@ -248,7 +260,7 @@ export class SubsState {
     );
     if (duplicate) return 50004;
     if (a.phone !== null && this.userState(a.phone).blocked) return 50009;
-    if (p.amount > MAX_AMOUNT[a.country]) return 50006;
+    if (p.amount > MAX_AMOUNT[a.country] || !invoiceDueDateOk(p.invoice, today)) return 50006;
     if (this.systemDeclines.payments > 0) {
       this.systemDeclines.payments -= 1;
       return 50006;
