@@ -29,6 +29,15 @@ describe.skipIf(skip)("subscriptions: auth, provider and agreements (seed 000)",
       token: null,
     });
     expect(bad.status).toBe(401);
+    const malformed = await fetch(kit.info.tokenUrl, {
+      method: "POST",
+      headers: {
+        authorization: `Basic ${Buffer.from("%E0%A4%A:x").toString("base64")}`,
+        "content-type": "application/x-www-form-urlencoded",
+      },
+      body: "grant_type=client_credentials",
+    });
+    expect(malformed.status).toBe(401);
     const r = await kit.call("GET", "/api/merchants/me");
     expect(r.status).toBe(200);
     const [m] = r.body as Record<string, unknown>[];

@@ -144,8 +144,12 @@ export class SubsRoutes implements InterfaceHandler {
       const text = Buffer.from(auth.slice(6), "base64").toString("utf8");
       const colon = text.indexOf(":");
       if (colon > 0) {
-        id = decodeURIComponent(text.slice(0, colon));
-        secret = decodeURIComponent(text.slice(colon + 1));
+        try {
+          id = decodeURIComponent(text.slice(0, colon));
+          secret = decodeURIComponent(text.slice(colon + 1));
+        } catch {
+          return { status: 401, body: { error: "invalid_client" } };
+        }
       }
     }
     if (form.get("grant_type") !== "client_credentials")
