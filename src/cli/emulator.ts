@@ -67,6 +67,8 @@ function summary(info: EmulatorInfo): string {
     `  merchant VAT   ${info.v10.merchantVat}   store ${info.v10.storeId} (${info.v10.merchantBrandId}/${info.v10.merchantLocationId})`,
     `  older interface: merchantId ${info.legacy.merchantId} locationId ${info.legacy.locationId}`,
     `    apiKey ${info.legacy.apiKey}  merchantKey ${info.legacy.merchantKey}`,
+    `  subscriptions: token URL ${info.subscriptions.tokenUrl}  providerId ${info.subscriptions.providerId}`,
+    `    clientId ${info.subscriptions.clientId}  clientSecret ${info.subscriptions.clientSecret}`,
     "  app users:",
     ...info.users.map((u) => `    ${u.phone.padEnd(15)} ${u.features.join(", ")}`),
     "(test credentials of this emulator instance; Ctrl-C stops it)",

@@ -9,6 +9,11 @@ import { createLedger } from "./ledger.js";
 import { createLegacyInterface } from "./legacy/index.js";
 import { DEFAULT_MERCHANT, makeStore, randomSecret, type SeedFile } from "./seed.js";
 import { type EmulatorStats, StatsRecorder } from "./stats.js";
+import {
+  createSubscriptions,
+  type SubscriptionsInfo,
+  type SubscriptionsOptions,
+} from "./subscriptions/index.js";
 import type { EmuClock, EmuResponse, LedgerEntry, UserFeature } from "./types.js";
 import { defaultUsers, UserRegistry } from "./users.js";
 import { UserSimulation } from "./usersim.js";
@@ -52,6 +57,8 @@ export interface EmulatorOptions {
   callbackRetryDelaysMs?: number[];
   /** Real-time source (default Date.now); a constant function freezes emulator time between advances. */
   timeSource?: () => number;
+  /** Subscriptions (seed 000): callback trust, loopback ports, the deprecated interface's TLS listener. */
+  subscriptions?: SubscriptionsOptions;
 }
 
 export interface EmulatorInfo {
@@ -69,6 +76,7 @@ export interface EmulatorInfo {
   };
   legacy: { baseUrl: string; merchantId: string; locationId: string; apiKey: string; merchantKey: string };
   users: { phone: string; features: UserFeature[] }[];
+  subscriptions: SubscriptionsInfo;
 }
 
 export interface Emulator {
@@ -156,11 +164,18 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     ],
     { findUser: (p) => users.find(p), tokens: v10.tokens, clock, slowAcceptMs: config.slowAcceptMs },
   );
+  const subs = createSubscriptions({
+    clock,
+    ledger,
+    findUser: (p) => users.find(p),
+    options: options.subscriptions,
+    seed: seed.subscriptions,
+  });
   const faults = new FaultSchedule();
   const admin = createAdminHandler({ clock, ledger, faults, stats, users, callbacks });
   const server = await startHttpServer(
     {
-      handlers: [v10.handler, legacy, usersim, v10.tokens, admin],
+      handlers: [...subs.handlers, v10.handler, legacy, usersim, v10.tokens, admin],
       faults,
       stats,
       bodyLimitBytes: bounded("bodyLimitBytes", options.bodyLimitBytes, 64 * 1024, 1),
@@ -169,6 +184,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     options.port ?? 0,
   );
   const origin = `http://${host.includes(":") ? `[${host}]` : host}:${server.port}`;
+  await subs.start(host).catch(async (e: unknown) => {
+    await server.close();
+    throw e;
+  });
   const info: EmulatorInfo = {
     port: server.port,
     admin: `${origin}/_admin`,
@@ -190,6 +209,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       merchantKey: legacySeed.merchantKey,
     },
     users: users.list().map((u) => ({ phone: u.phone, features: [...u.features] })),
+    subscriptions: subs.info(origin),
   };
   return {
     info,
@@ -208,7 +228,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       legacy.close();
       v10.close();
       clock.stop();
-      await Promise.all([server.close(), callbacks.close()]);
+      await Promise.all([server.close(), callbacks.close(), subs.close()]);
     },
   };
 }

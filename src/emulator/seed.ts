@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { EmulatorInputError } from "./errors.js";
+import { parseSubscriptionsSeed, type SubsSeedMerchant } from "./subscriptions/index.js";
 import type { SimUser } from "./types.js";
 import { parseUser } from "./users.js";
 import type { Store } from "./v10/model.js";
@@ -27,6 +28,8 @@ export interface SeedFile {
   users?: SimUser[];
   /** Notification-service aliases and their URLs. */
   callbacks?: { alias: string; url: string }[];
+  /** Subscriptions merchants (seed 000): `{"merchants":[{clientId, clientSecret, providers…}]}`. */
+  subscriptions?: SubsSeedMerchant[];
 }
 
 const DEFAULT_BALANCE = 10_000_000;
@@ -74,7 +77,7 @@ function parseStore(value: unknown, at: string): SeedStore {
 export function parseSeedFile(value: unknown): SeedFile {
   const v = obj(value, "seed");
   for (const key of Object.keys(v)) {
-    if (!["integrators", "merchants", "users", "callbacks"].includes(key))
+    if (!["integrators", "merchants", "users", "callbacks", "subscriptions"].includes(key))
       throw new EmulatorInputError(`seed.${key} is not a known key`);
   }
   return {
@@ -102,6 +105,7 @@ export function parseSeedFile(value: unknown): SeedFile {
         url: string(o.url, `seed.callbacks[${i}].url`),
       };
     }),
+    subscriptions: parseSubscriptionsSeed(v.subscriptions),
   };
 }
 

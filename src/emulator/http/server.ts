@@ -28,8 +28,9 @@ function errorBody(code: string, message: string, req: IncomingMessage): EmuResp
   return { code, message, correlationId: typeof given === "string" && given !== "" ? given : randomUUID() };
 }
 
-function encode(r: EmuResponse): { head: Record<string, string | number>; body: string } {
-  const body = r.body === undefined ? "" : JSON.stringify(r.body);
+function encode(r: EmuResponse): { head: Record<string, string | number>; body: string | Buffer } {
+  // A Buffer body is sent as it is (a PDF attachment, a CSV file); anything else as JSON.
+  const body = r.body === undefined ? "" : Buffer.isBuffer(r.body) ? r.body : JSON.stringify(r.body);
   const head: Record<string, string | number> = { ...r.headers, "content-length": Buffer.byteLength(body) };
   if (body !== "" && head["content-type"] === undefined)
     head["content-type"] = "application/json; charset=utf-8";
