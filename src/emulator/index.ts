@@ -5,6 +5,8 @@ import { createVirtualClock } from "./clock.js";
 import { EmulatorInputError } from "./errors.js";
 import { type FaultRule, FaultSchedule } from "./http/faults.js";
 import { startHttpServer } from "./http/server.js";
+import { HttpsCallbackClient } from "./invoices/https.js";
+import { createInvoicesInterface, type InvoicesInfo } from "./invoices/index.js";
 import { createLedger } from "./ledger.js";
 import { createLegacyInterface } from "./legacy/index.js";
 import { DEFAULT_MERCHANT, makeStore, randomSecret, type SeedFile } from "./seed.js";
@@ -52,6 +54,10 @@ export interface EmulatorOptions {
   callbackRetryDelaysMs?: number[];
   /** Real-time source (default Date.now); a constant function freezes emulator time between advances. */
   timeSource?: () => number;
+  /** CA certificate (PEM) the HTTPS callbacks (invoices, online payments) trust, e.g. a test receiver's. */
+  callbackCa?: string;
+  /** Lets HTTPS callbacks use any port of a loopback host (default false: ports 443 and 80 only). */
+  callbackAllowLoopbackPorts?: boolean;
 }
 
 export interface EmulatorInfo {
@@ -69,6 +75,7 @@ export interface EmulatorInfo {
   };
   legacy: { baseUrl: string; merchantId: string; locationId: string; apiKey: string; merchantKey: string };
   users: { phone: string; features: UserFeature[] }[];
+  invoices: InvoicesInfo & { baseUrl: string };
 }
 
 export interface Emulator {
@@ -156,11 +163,22 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     ],
     { findUser: (p) => users.find(p), tokens: v10.tokens, clock, slowAcceptMs: config.slowAcceptMs },
   );
+  const httpsCallbacks = new HttpsCallbackClient({
+    ...(options.callbackCa === undefined ? {} : { ca: options.callbackCa }),
+    allowLoopbackPorts: options.callbackAllowLoopbackPorts === true,
+  });
+  const invoices = createInvoicesInterface({
+    clock,
+    ledger,
+    findUser: (p) => users.find(p),
+    https: httpsCallbacks,
+    merchantVat: DEFAULT_MERCHANT.vat,
+  });
   const faults = new FaultSchedule();
   const admin = createAdminHandler({ clock, ledger, faults, stats, users, callbacks });
   const server = await startHttpServer(
     {
-      handlers: [v10.handler, legacy, usersim, v10.tokens, admin],
+      handlers: [v10.handler, legacy, invoices.handler, usersim, v10.tokens, admin],
       faults,
       stats,
       bodyLimitBytes: bounded("bodyLimitBytes", options.bodyLimitBytes, 64 * 1024, 1),
@@ -190,6 +208,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       merchantKey: legacySeed.merchantKey,
     },
     users: users.list().map((u) => ({ phone: u.phone, features: [...u.features] })),
+    invoices: { baseUrl: origin, ...invoices.info },
   };
   return {
     info,
@@ -208,7 +227,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       legacy.close();
       v10.close();
       clock.stop();
-      await Promise.all([server.close(), callbacks.close()]);
+      await invoices.close();
+      await Promise.all([server.close(), callbacks.close(), httpsCallbacks.close()]);
     },
   };
 }
