@@ -114,12 +114,12 @@ describe.skipIf(!hasOpenssl())(
             (e) => e.InvoiceId === id && e.Status === statuses.at(-1),
           ),
       );
-      const all = rx.requests.flatMap((r) =>
+      const all = rx.received.flatMap((r) =>
         Array.isArray(r.json) ? (r.json as Record<string, unknown>[]) : [],
       );
       const mine = all.filter((e) => e.InvoiceId === id);
       expect(mine.map((e) => e.Status)).toEqual(statuses);
-      return { elements: mine, request: found[0] };
+      return { elements: mine, request: found };
     }
 
     it("refuses a request without a valid token (401, error answer shape) and another merchant's id (403)", async () => {
@@ -158,7 +158,7 @@ describe.skipIf(!hasOpenssl())(
       const ok = await call("PUT", `/api/v1/merchants/${mid}/auth/basic`, {
         username: "merchant",
         password: "s3cret",
-        callbackurl: `${rx.origin}/invoice-callbacks`,
+        callbackurl: `${rx.url}/invoice-callbacks`,
       });
       expect(ok.status).toBe(204);
     });
@@ -441,7 +441,7 @@ describe.skipIf(!hasOpenssl())(
         (
           await call("PUT", `/api/v1/merchants/${mid}/auth/apikey`, {
             ApiKey: "key-123",
-            callbackurl: `${rx.origin}/k`,
+            callbackurl: `${rx.url}/k`,
           })
         ).status,
       ).toBe(204);
@@ -455,13 +455,13 @@ describe.skipIf(!hasOpenssl())(
       };
       expect(pending.pending.find((p) => p.element.InvoiceId === id)?.failures).toBe(1);
       emu.clock.advance(5000);
-      const got = await rx.waitFor((r) => r.path === "/k" && JSON.stringify(r.json).includes(id), 2);
+      const got = await rx.waitForCount(2, (r) => r.path === "/k" && JSON.stringify(r.json).includes(id));
       expect(got[1]?.headers.authorization).toBe("key-123");
       rx.respondWith(503);
       const lost = await direct();
       for (let i = 0; i < 9; i++) {
         emu.clock.advance(5000 * 2 ** i);
-        await rx.waitFor((r) => JSON.stringify(r.json).includes(lost), i + 1);
+        await rx.waitForCount(i + 1, (r) => JSON.stringify(r.json).includes(lost));
       }
       emu.clock.advance(10 * 60_000);
       await new Promise((r) => setTimeout(r, 50));
@@ -469,7 +469,7 @@ describe.skipIf(!hasOpenssl())(
         failed: { elements: { InvoiceId: string }[] }[];
       };
       expect(admin.failed.some((f) => f.elements.some((e) => e.InvoiceId === lost))).toBe(true);
-      expect(rx.requests.filter((r) => JSON.stringify(r.json).includes(lost)).length).toBe(9);
+      expect(rx.received.filter((r) => JSON.stringify(r.json).includes(lost)).length).toBe(9);
       rx.respondWith(200);
     });
   },
