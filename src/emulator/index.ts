@@ -9,6 +9,7 @@ import { HttpsCallbackClient } from "./invoices/https.js";
 import { createInvoicesInterface, type InvoicesInfo } from "./invoices/index.js";
 import { createLedger } from "./ledger.js";
 import { createLegacyInterface } from "./legacy/index.js";
+import { createOnlineInterface, type OnlineInfo } from "./online/index.js";
 import { DEFAULT_MERCHANT, makeStore, randomSecret, type SeedFile } from "./seed.js";
 import { type EmulatorStats, StatsRecorder } from "./stats.js";
 import type { EmuClock, EmuResponse, LedgerEntry, UserFeature } from "./types.js";
@@ -76,6 +77,7 @@ export interface EmulatorInfo {
   legacy: { baseUrl: string; merchantId: string; locationId: string; apiKey: string; merchantKey: string };
   users: { phone: string; features: UserFeature[] }[];
   invoices: InvoicesInfo & { baseUrl: string };
+  online: OnlineInfo & { baseUrl: string };
 }
 
 export interface Emulator {
@@ -174,11 +176,17 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     https: httpsCallbacks,
     merchantVat: DEFAULT_MERCHANT.vat,
   });
+  const online = createOnlineInterface({
+    clock,
+    ledger,
+    findUser: (p) => users.find(p),
+    https: httpsCallbacks,
+  });
   const faults = new FaultSchedule();
   const admin = createAdminHandler({ clock, ledger, faults, stats, users, callbacks });
   const server = await startHttpServer(
     {
-      handlers: [v10.handler, legacy, invoices.handler, usersim, v10.tokens, admin],
+      handlers: [v10.handler, legacy, invoices.handler, online.handler, usersim, v10.tokens, admin],
       faults,
       stats,
       bodyLimitBytes: bounded("bodyLimitBytes", options.bodyLimitBytes, 64 * 1024, 1),
@@ -209,6 +217,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     },
     users: users.list().map((u) => ({ phone: u.phone, features: [...u.features] })),
     invoices: { baseUrl: origin, ...invoices.info },
+    online: { baseUrl: origin, ...online.info },
   };
   return {
     info,
@@ -227,7 +236,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       legacy.close();
       v10.close();
       clock.stop();
-      await invoices.close();
+      await Promise.all([invoices.close(), online.close()]);
       await Promise.all([server.close(), callbacks.close(), httpsCallbacks.close()]);
     },
   };
