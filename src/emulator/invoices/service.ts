@@ -161,9 +161,24 @@ export class InvoiceService {
     this.unsubscribe();
   }
 
-  /** The merchant owning a bearer token, or undefined. */
+  private readonly verifiers: ((token: string) => string | null)[] = [];
+
+  /**
+   * Also accepts the bearer tokens a verifier recognises (e.g. the OpenID Connect access tokens of the
+   * merchant authentication), mapped to the merchant by the VAT number the verifier returns.
+   */
+  acceptTokens(verify: (token: string) => string | null): void {
+    this.verifiers.push(verify);
+  }
+
+  /** The merchant owning a bearer token (the seeded one, or one a verifier accepts), or undefined. */
   merchantByToken(token: string): InvoiceMerchant | undefined {
     for (const m of this.merchants.values()) if (m.accessToken === token) return m;
+    for (const verify of this.verifiers) {
+      const vat = verify(token);
+      if (vat === null) continue;
+      for (const m of this.merchants.values()) if (m.vat === vat) return m;
+    }
     return undefined;
   }
 
