@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createVirtualClock } from "../clock.js";
 import { createLedger } from "../ledger.js";
+import { parseSeedFile } from "../seed.js";
 import { HttpsCallbackClient } from "./https.js";
 import { InvoiceService } from "./service.js";
 import { toMinor } from "./validate.js";
@@ -19,6 +20,18 @@ describe("invoice and online-payment building blocks", () => {
     expect(relaxed.refuse("https://localhost:8443/cb")).toBeNull();
     expect(relaxed.refuse("https://merchant.example:8443/cb")).toBe("must use port 443 or 80");
     await Promise.all([strict.close(), relaxed.close()]);
+  });
+
+  it("seeded users may carry an age (0 to 150) for minimumServiceUserAge", () => {
+    const seed = parseSeedFile({ users: [{ phone: "+4520039915", features: ["creditCard"], age: 15 }] });
+    expect(seed.users).toEqual([{ phone: "+4520039915", features: ["creditCard"], age: 15 }]);
+    expect(parseSeedFile({ users: [{ phone: "+4520039916", features: [] }] }).users?.[0]).not.toHaveProperty(
+      "age",
+    );
+    expect(() => parseSeedFile({ users: [{ phone: "+4520039915", features: [], age: 151 }] })).toThrow(/age/);
+    expect(() => parseSeedFile({ users: [{ phone: "+4520039915", features: [], age: "15" }] })).toThrow(
+      /age/,
+    );
   });
 
   it("decimal amounts are read exactly to minor units", () => {
