@@ -501,6 +501,37 @@ describe.skipIf(!hasOpenssl())(
       ).toBe(409);
     });
 
+    it("Authorized → Cancelled by cancels of the whole amount; AwaitingAuthorization → Cancelled", async () => {
+      const { id } = await authorized();
+      const cancel = (p: string, amount: number, cancelIdentifier: string) =>
+        call("POST", `/api/v1/payments/${p}/cancels`, { amount, cancelIdentifier, timestamp: ts() });
+      expect((await cancel(id, 400, "a")).status).toBe(200);
+      expect(await get(id)).toMatchObject({ status: "Authorized", cancelledAmount: 400 });
+      expect(await cancel(id, 601, "b")).toMatchObject({ status: 409, body: { code: "AmountTooHigh" } });
+      expect((await cancel(id, 600, "b")).status).toBe(200);
+      expect(await get(id)).toMatchObject({ status: "Cancelled", cancelledAmount: 1000, capturedAmount: 0 });
+      expect(
+        emu
+          .ledger()
+          .filter((e) => e.paymentId === id)
+          .map((e) => [e.kind, e.amount]),
+      ).toEqual([
+        ["cancelled", 400],
+        ["cancelled", 600],
+      ]);
+      const waiting = await start();
+      const s = await simulate(waiting, CREDIT);
+      expect((await cancel(waiting, 1000, "c")).status).toBe(200);
+      expect(await get(waiting)).toMatchObject({ status: "Cancelled" });
+      const late = await call(
+        "PATCH",
+        `/api/v1/payments/${waiting}/authorizationattempts/${s.body.authorizationAttemptId}`,
+        { succeeded: true },
+      );
+      expect(late).toMatchObject({ status: 409, body: { code: "InvalidState" } });
+      expect(emu.ledger().filter((e) => e.id === waiting || e.paymentId === waiting)).toEqual([]);
+    });
+
     it("answers 404 for an unknown operation or payment and 415 for a non-JSON body", async () => {
       expect((await call("GET", "/api/v1/payments/00000000-0000-4000-8000-000000000000")).status).toBe(404);
       expect((await call("POST", "/api/v1/nothing", {})).status).toBe(404);
