@@ -43,7 +43,16 @@ describe("vendd emulator command", () => {
     const line = t.out[0] ?? "";
     expect(line.endsWith("\n")).toBe(true);
     const info = JSON.parse(line) as Record<string, unknown> & { port: number; users: { phone: string }[] };
-    expect(Object.keys(info)).toEqual(["port", "admin", "v10", "legacy", "users", "subscriptions"]);
+    expect(Object.keys(info)).toEqual([
+      "port",
+      "admin",
+      "v10",
+      "legacy",
+      "users",
+      "subscriptions",
+      "invoices",
+      "online",
+    ]);
     const subs = info.subscriptions as Record<string, unknown>;
     expect(subs.tokenUrl).toBe(`http://127.0.0.1:${info.port}/subscriptions-auth/connect/token`);
     expect(Object.keys(subs)).toEqual([

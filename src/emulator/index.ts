@@ -5,8 +5,11 @@ import { createVirtualClock } from "./clock.js";
 import { EmulatorInputError } from "./errors.js";
 import { type FaultRule, FaultSchedule } from "./http/faults.js";
 import { startHttpServer } from "./http/server.js";
+import { HttpsCallbackClient } from "./invoices/https.js";
+import { createInvoicesInterface, type InvoicesInfo } from "./invoices/index.js";
 import { createLedger } from "./ledger.js";
 import { createLegacyInterface } from "./legacy/index.js";
+import { createOnlineInterface, type OnlineInfo } from "./online/index.js";
 import { DEFAULT_MERCHANT, makeStore, randomSecret, type SeedFile } from "./seed.js";
 import { type EmulatorStats, StatsRecorder } from "./stats.js";
 import {
@@ -59,6 +62,10 @@ export interface EmulatorOptions {
   timeSource?: () => number;
   /** Subscriptions (seed 000): callback trust, loopback ports, the deprecated interface's TLS listener. */
   subscriptions?: SubscriptionsOptions;
+  /** CA certificate (PEM) the HTTPS callbacks (invoices, online payments) trust, e.g. a test receiver's. */
+  callbackCa?: string;
+  /** Lets HTTPS callbacks use any port of a loopback host (default false: ports 443 and 80 only). */
+  callbackAllowLoopbackPorts?: boolean;
 }
 
 export interface EmulatorInfo {
@@ -77,6 +84,8 @@ export interface EmulatorInfo {
   legacy: { baseUrl: string; merchantId: string; locationId: string; apiKey: string; merchantKey: string };
   users: { phone: string; features: UserFeature[] }[];
   subscriptions: SubscriptionsInfo;
+  invoices: InvoicesInfo & { baseUrl: string };
+  online: OnlineInfo & { baseUrl: string };
 }
 
 export interface Emulator {
@@ -171,11 +180,37 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     options: options.subscriptions,
     seed: seed.subscriptions,
   });
+  const httpsCallbacks = new HttpsCallbackClient({
+    ...(options.callbackCa === undefined ? {} : { ca: options.callbackCa }),
+    allowLoopbackPorts: options.callbackAllowLoopbackPorts === true,
+  });
+  const invoices = createInvoicesInterface({
+    clock,
+    ledger,
+    findUser: (p) => users.find(p),
+    https: httpsCallbacks,
+    merchantVat: DEFAULT_MERCHANT.vat,
+  });
+  const online = createOnlineInterface({
+    clock,
+    ledger,
+    findUser: (p) => users.find(p),
+    https: httpsCallbacks,
+  });
   const faults = new FaultSchedule();
   const admin = createAdminHandler({ clock, ledger, faults, stats, users, callbacks });
   const server = await startHttpServer(
     {
-      handlers: [...subs.handlers, v10.handler, legacy, usersim, v10.tokens, admin],
+      handlers: [
+        ...subs.handlers,
+        v10.handler,
+        legacy,
+        invoices.handler,
+        online.handler,
+        usersim,
+        v10.tokens,
+        admin,
+      ],
       faults,
       stats,
       bodyLimitBytes: bounded("bodyLimitBytes", options.bodyLimitBytes, 64 * 1024, 1),
@@ -210,6 +245,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     },
     users: users.list().map((u) => ({ phone: u.phone, features: [...u.features] })),
     subscriptions: subs.info(origin),
+    invoices: { baseUrl: origin, ...invoices.info },
+    online: { baseUrl: origin, ...online.info },
   };
   return {
     info,
@@ -228,7 +265,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       legacy.close();
       v10.close();
       clock.stop();
-      await Promise.all([server.close(), callbacks.close(), subs.close()]);
+      await Promise.all([invoices.close(), online.close()]);
+      await Promise.all([server.close(), callbacks.close(), subs.close(), httpsCallbacks.close()]);
     },
   };
 }

@@ -97,6 +97,8 @@ export type UserFeature =
 export interface SimUser {
   phone: string;
   features: readonly UserFeature[];
+  /** Age in years (online payments' `minimumServiceUserAge`); absent = an adult (30). */
+  age?: number;
 }
 
 /**

@@ -43,14 +43,17 @@ export function isUserFeature(value: unknown): value is UserFeature {
 /** Reads `{phone, features}` from untrusted JSON (admin API, seed file). */
 export function parseUser(value: unknown): SimUser {
   if (typeof value !== "object" || value === null) throw new EmulatorInputError("a user must be an object");
-  const { phone, features } = value as Record<string, unknown>;
+  const { phone, features, age } = value as Record<string, unknown>;
   if (typeof phone !== "string" || !PHONE.test(phone)) {
     throw new EmulatorInputError("user.phone must be + and 6-15 digits");
   }
   if (!Array.isArray(features) || !features.every(isUserFeature)) {
     throw new EmulatorInputError(`user.features must be a list of: ${FEATURES.join(", ")}`);
   }
-  return { phone, features: [...new Set(features)] };
+  if (age !== undefined && (typeof age !== "number" || !Number.isInteger(age) || age < 0 || age > 150)) {
+    throw new EmulatorInputError("user.age must be an integer from 0 to 150");
+  }
+  return { phone, features: [...new Set(features)], ...(age === undefined ? {} : { age }) };
 }
 
 /** The simulated app users, by phone number. Adding a known phone replaces its features. */

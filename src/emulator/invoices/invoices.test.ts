@@ -1,0 +1,476 @@
+import { request } from "undici";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Emulator, startEmulator } from "../index.js";
+import { type HttpsReceiver, hasOpenssl, startHttpsReceiver } from "../testing/httpsReceiver.js";
+
+const START = Date.parse("2026-03-02T10:00:00Z");
+const DAY = 86_400_000;
+const USER = "+4520031801";
+const POOR = "+4520031806";
+
+interface Answer {
+  status: number;
+  body: unknown;
+}
+
+function article(total = 125, vat = 25, rate = 25) {
+  return {
+    ArticleNumber: "A-1",
+    ArticleDescription: "Coffee beans",
+    VATRate: rate,
+    TotalVATAmount: vat,
+    TotalPriceIncludingVat: total,
+    Unit: "kg",
+    Quantity: 1.125,
+    PricePerUnit: 111.111,
+    PriceReduction: 0,
+    PriceDiscount: 0,
+    Bonus: 0,
+  };
+}
+
+describe.skipIf(!hasOpenssl())(
+  "invoices (seed 002 §Invoices) over HTTP, callbacks to an HTTPS receiver",
+  () => {
+    let emu: Emulator;
+    let rx: HttpsReceiver;
+    let base: string;
+    let mid: string;
+    let issuer: string;
+    let n = 0;
+
+    beforeAll(async () => {
+      rx = await startHttpsReceiver();
+      emu = await startEmulator({
+        startTime: START,
+        timeSource: () => 0,
+        callbackCa: rx.ca,
+        callbackAllowLoopbackPorts: true,
+      });
+      base = emu.info.invoices.baseUrl;
+      mid = emu.info.invoices.merchantId;
+      issuer = emu.info.invoices.issuers[0]?.id ?? "";
+    });
+    afterAll(async () => {
+      await emu.close();
+      await rx.close();
+    });
+
+    async function call(
+      method: string,
+      path: string,
+      body?: unknown,
+      headers: Record<string, string> = {},
+    ): Promise<Answer> {
+      const r = await request(`${base}${path}`, {
+        method: method as "GET",
+        headers: {
+          authorization: `Bearer ${emu.info.invoices.accessToken}`,
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+          ...headers,
+        },
+        ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
+      });
+      const text = await r.body.text();
+      return { status: r.statusCode, body: text === "" ? undefined : JSON.parse(text) };
+    }
+
+    function invoice(over: Record<string, unknown> = {}) {
+      n += 1;
+      return {
+        InvoiceIssuer: issuer,
+        ConsumerAlias: { Alias: USER, AliasType: "Phone" },
+        TotalAmount: 125,
+        TotalVatAmount: 25,
+        CountryCode: "DK",
+        CurrencyCode: "DKK",
+        InvoiceNumber: `INV-${n}`,
+        IssueDate: "2026-03-01",
+        OrderDate: "2026-03-01",
+        DeliveryDate: "2026-03-01",
+        DueDate: new Date(emu.clock.now() + 10 * DAY).toISOString().slice(0, 10),
+        InvoiceArticles: [article()],
+        ...over,
+      };
+    }
+
+    const sim = (id: string, action: string, body: unknown) =>
+      call("POST", `/app/usersimulation/invoices/${id}/${action}`, body);
+    const status = async (id: string) =>
+      ((await call("GET", `/api/v1/merchants/${mid}/invoices/${id}/status`)).body as { Status: string })
+        .Status;
+    async function direct(over: Record<string, unknown> = {}): Promise<string> {
+      const r = await call("POST", `/api/v1/merchants/${mid}/invoices`, invoice(over));
+      expect(r.status).toBe(202);
+      return (r.body as { InvoiceId: string }).InvoiceId;
+    }
+    /** Runs the callback job (every 5 s of emulator time) and waits for the receiver. */
+    async function callbacksFor(id: string, statuses: string[]) {
+      emu.clock.advance(5000);
+      const found = await rx.waitFor(
+        (r) =>
+          Array.isArray(r.json) &&
+          (r.json as { InvoiceId: string; Status: string }[]).some(
+            (e) => e.InvoiceId === id && e.Status === statuses.at(-1),
+          ),
+      );
+      const all = rx.received.flatMap((r) =>
+        Array.isArray(r.json) ? (r.json as Record<string, unknown>[]) : [],
+      );
+      const mine = all.filter((e) => e.InvoiceId === id);
+      expect(mine.map((e) => e.Status)).toEqual(statuses);
+      return { elements: mine, request: found };
+    }
+
+    it("refuses a request without a valid token (401, error answer shape) and another merchant's id (403)", async () => {
+      const r = await call("GET", "/api/v1/merchants/me", undefined, { authorization: "Bearer nope" });
+      expect(r.status).toBe(401);
+      expect(r.body).toMatchObject({ error: "InputError", error_code: "10000" });
+      expect(Object.keys(r.body as object)).toEqual([
+        "correlation_id",
+        "error",
+        "error_code",
+        "error_description",
+      ]);
+      const other = await call(
+        "GET",
+        "/api/v1/merchants/00000000-0000-4000-8000-000000000000/invoiceissuers",
+      );
+      expect(other.status).toBe(403);
+    });
+
+    it("reads the merchant id and the issuers", async () => {
+      expect(await call("GET", "/api/v1/merchants/me")).toEqual({ status: 200, body: { MerchantId: mid } });
+      const r = await call("GET", `/api/v1/merchants/${mid}/invoiceissuers`);
+      const list = (r.body as { InvoiceIssuers: { Status: string; AccountType: string }[] }).InvoiceIssuers;
+      expect(list.map((i) => i.Status)).toEqual(["enabled", "pending", "disabled"]);
+      expect(list.every((i) => i.AccountType === "Account")).toBe(true);
+    });
+
+    it("sets Basic callback auth with an https URL only", async () => {
+      const http = await call("PUT", `/api/v1/merchants/${mid}/auth/basic`, {
+        username: "u",
+        password: "p",
+        callbackurl: "http://127.0.0.1:1/cb",
+      });
+      expect(http.status).toBe(400);
+      expect((http.body as { error_code: string }).error_code).toBe("10301");
+      const ok = await call("PUT", `/api/v1/merchants/${mid}/auth/basic`, {
+        username: "merchant",
+        password: "s3cret",
+        callbackurl: `${rx.url}/invoice-callbacks`,
+      });
+      expect(ok.status).toBe(204);
+    });
+
+    it("none → created (Sequence 0, Basic auth) → accepted (PaymentDate) → paid, with one ledger entry", async () => {
+      const id = await direct({ PaymentReference: "REF-77" });
+      const created = await callbacksFor(id, ["Created"]);
+      expect(created.request?.headers.authorization).toBe(
+        `Basic ${Buffer.from("merchant:s3cret").toString("base64")}`,
+      );
+      expect(created.elements[0]).toMatchObject({ Sequence: 0 });
+      expect(String(created.elements[0]?.Date)).toMatch(/^2026-03-02T10:00:0\d\+00:00$/);
+      const a = await sim(id, "accept", { phoneNumber: USER });
+      expect(a).toEqual({ status: 200, body: { InvoiceId: id, Status: "Paid", PaymentDate: "2026-03-02" } });
+      const cb = await callbacksFor(id, ["Created", "Accepted", "Paid"]);
+      expect(cb.elements[1]).toMatchObject({ PaymentDate: "2026-03-02", Sequence: 1 });
+      expect(cb.elements[2]).toMatchObject({ Sequence: 2 });
+      const entries = emu.ledger().filter((e) => e.id === id);
+      expect(entries).toEqual([
+        expect.objectContaining({
+          interface: "invoices",
+          kind: "paid",
+          amount: 12500,
+          orderId: "REF-77",
+          merchant: "DK12345678",
+          point: issuer,
+        }),
+      ]);
+      const details = await call("GET", `/api/v1/merchants/${mid}/invoices/${id}`);
+      expect(details.body).toMatchObject({
+        Status: "Paid",
+        TotalAmount: 125,
+        TotalVatAmount: 25,
+        TotalAmountExcludingVat: 100,
+        InvoiceVatTotals: [{ VatRate: 25, TotalVatAmount: 25 }],
+        InvoiceIssuerId: issuer,
+        MerchantId: mid,
+      });
+      expect((details.body as { PaymentTransactionId: string }).PaymentTransactionId).toMatch(/-/);
+    });
+
+    it("accepted with a future date → paid on that date; another accepted → rejected by the user", async () => {
+      const later = await direct();
+      const rejected = await direct();
+      expect((await sim(later, "accept", { phoneNumber: USER, paymentDate: "2026-03-05" })).status).toBe(200);
+      expect((await sim(rejected, "accept", { phoneNumber: USER, paymentDate: "2026-03-10" })).status).toBe(
+        200,
+      );
+      expect(await status(later)).toBe("Accepted");
+      expect(
+        (await sim(rejected, "reschedule", { phoneNumber: USER, paymentDate: "2026-04-12" })).status,
+      ).toBe(409);
+      expect(
+        (await sim(rejected, "reschedule", { phoneNumber: USER, paymentDate: "2026-04-11" })).status,
+      ).toBe(200);
+      expect((await sim(rejected, "reject", { phoneNumber: "+4520031802" })).status).toBe(409);
+      expect((await sim(rejected, "reject", { phoneNumber: USER })).body).toMatchObject({
+        Status: "Rejected",
+      });
+      emu.clock.advance(3 * DAY);
+      expect(await status(later)).toBe("Paid");
+      await callbacksFor(rejected, ["Created", "Accepted", "Rejected"]);
+      await callbacksFor(later, ["Created", "Accepted", "Paid"]);
+      expect((await sim(rejected, "accept", { phoneNumber: USER })).status).toBe(409);
+    });
+
+    it("created → canceled by the merchant (204); cancel of a paid invoice → 409", async () => {
+      const id = await direct();
+      expect((await call("PUT", `/api/v1/merchants/${mid}/invoices/${id}/cancel`)).status).toBe(204);
+      expect(await status(id)).toBe("Canceled");
+      const again = await call("PUT", `/api/v1/merchants/${mid}/invoices/${id}/cancel`);
+      expect(again.status).toBe(409);
+      expect(again.body).toMatchObject({ error: "DomainError", error_code: "10409" });
+      expect((await sim(id, "accept", { phoneNumber: USER })).status).toBe(409);
+      await callbacksFor(id, ["Created", "Canceled"]);
+    });
+
+    it("created → expired and accepted-but-failed → expired after DueDate + 30 days (Sequence gap)", async () => {
+      const idle = await direct({
+        DueDate: "2026-03-06",
+        ConsumerAlias: { Alias: POOR, AliasType: "Phone" },
+      });
+      const failed = await direct({
+        DueDate: "2026-03-06",
+        ConsumerAlias: { Alias: POOR, AliasType: "Phone" },
+      });
+      expect((await sim(failed, "accept", { phoneNumber: POOR })).body).toMatchObject({
+        Status: "Accepted",
+        PaymentDate: null,
+      });
+      emu.clock.advance(30 * DAY);
+      expect(await status(idle)).toBe("Created");
+      emu.clock.advance(5 * DAY);
+      expect(await status(idle)).toBe("Expired");
+      const cb = await callbacksFor(failed, ["Created", "Accepted", "Expired"]);
+      expect(cb.elements.map((e) => e.Sequence)).toEqual([0, 1, 3]);
+      await callbacksFor(idle, ["Created", "Expired"]);
+      expect(emu.ledger().filter((e) => e.id === failed)).toEqual([]);
+    });
+
+    const today = () => new Date(emu.clock.now()).toISOString().slice(0, 10);
+    const plusDays = (d: number) => new Date(emu.clock.now() + d * DAY).toISOString().slice(0, 10);
+
+    it("answers every validation failure with its code and stores nothing (the invalid outcome)", async () => {
+      const bad = (b: unknown) => call("POST", `/api/v1/merchants/${mid}/invoices`, b);
+      const cases: [unknown, number, string, string][] = [
+        ["{", 400, "InputError", "10001"],
+        [invoice({ Extra: 1 }), 400, "InputError", "10002"],
+        [invoice({ InvoiceIssuer: "00000000-0000-4000-8000-000000000000" }), 400, "DomainError", "10101"],
+        [invoice({ InvoiceIssuer: emu.info.invoices.issuers[1]?.id }), 400, "DomainError", "10102"],
+        [invoice({ InvoiceIssuer: emu.info.invoices.issuers[2]?.id }), 400, "DomainError", "10102"],
+        [invoice({ ConsumerAlias: undefined }), 400, "InputError", "10103"],
+        [invoice({ ConsumerAlias: { Alias: "4520031801", AliasType: "Phone" } }), 400, "InputError", "10103"],
+        [invoice({ ConsumerAlias: { Alias: USER, AliasType: "Email" } }), 400, "InputError", "10104"],
+        [invoice({ TotalAmount: 0 }), 400, "InputError", "10105"],
+        [invoice({ TotalAmount: 1.255 }), 400, "InputError", "10105"],
+        [
+          invoice({ ConsumerAlias: { Alias: "+4599999999", AliasType: "Phone" } }),
+          400,
+          "DomainError",
+          "10106",
+        ],
+        [invoice({ TotalVatAmount: 200 }), 400, "InputError", "10107"],
+        [invoice({ CountryCode: "SE" }), 400, "InputError", "10108"],
+        [invoice({ CurrencyCode: "EUR" }), 400, "InputError", "10109"],
+        [invoice({ CountryCode: "FI", CurrencyCode: "DKK" }), 400, "InputError", "10109"],
+        [invoice({ InvoiceNumber: "" }), 400, "InputError", "10110"],
+        [invoice({ IssueDate: "2026-02-30" }), 400, "InputError", "10111"],
+        [invoice({ DueDate: plusDays(-1) }), 400, "DomainError", "10112"],
+        [invoice({ DueDate: plusDays(401) }), 400, "DomainError", "10112"],
+        [invoice({ PaymentReference: "x".repeat(61) }), 400, "InputError", "10113"],
+        [invoice({ InvoiceUrl: "ftp://x/y.pdf" }), 400, "InputError", "10114"],
+        [invoice({ InvoiceArticles: [] }), 400, "InputError", "10115"],
+        [invoice({ InvoiceArticles: [{ ...article(), Unit: 3 }] }), 400, "InputError", "10116"],
+        [invoice({ InvoiceArticles: [article(100, 20)] }), 400, "DomainError", "10117"],
+        [invoice({ InvoiceArticles: [article(125, 25), article(0, 1, 0)] }), 400, "DomainError", "10118"],
+        [invoice({ InvoiceArticles: [article(125, 25, 12)] }), 400, "DomainError", "10119"],
+        [invoice({ ConsumerName: 5 }), 400, "InputError", "10120"],
+        [invoice({ InvoiceNumber: "INV-1" }), 400, "DomainError", "10504"],
+      ];
+      const before = emu.ledger().length;
+      for (const [body, st, error, code] of cases) {
+        const r = await bad(body);
+        expect({ code, status: r.status, body: r.body }).toMatchObject({
+          code,
+          status: st,
+          body: { error, error_code: code },
+        });
+      }
+      const wrongType = await call("POST", `/api/v1/merchants/${mid}/invoices`, JSON.stringify(invoice()), {
+        "content-type": "text/plain",
+      });
+      expect(wrongType.status).toBe(415);
+      expect(emu.ledger().length).toBe(before);
+      expect((await bad(invoice({ DueDate: today() }))).status).toBe(202);
+      expect((await bad(invoice({ DueDate: plusDays(400) }))).status).toBe(202);
+      const fi = invoice({
+        CountryCode: "FI",
+        CurrencyCode: "EUR",
+        ConsumerAlias: { Alias: "+358200318001", AliasType: "Phone" },
+      });
+      expect((await bad(fi)).status).toBe(202);
+      expect(
+        (await call("GET", `/api/v1/merchants/${mid}/invoices/00000000-0000-4000-8000-000000000000`)).status,
+      ).toBe(404);
+    });
+
+    it("InvoiceLink: any app user pays through the link; the consent is granted then reused for the issuer", async () => {
+      const r = await call(
+        "POST",
+        `/api/v1/merchants/${mid}/invoices/link`,
+        invoice({ ConsumerAlias: undefined }),
+      );
+      expect(r.status).toBe(202);
+      const { InvoiceId: id, Links } = r.body as {
+        InvoiceId: string;
+        Links: { Rel: string; Href: string }[];
+      };
+      expect(Links).toEqual([{ Rel: "user-redirect", Href: `${base}/invoices/link/${id}` }]);
+      const landing = await request(Links[0]?.Href ?? "");
+      expect(await landing.body.json()).toMatchObject({ InvoiceId: id, Status: "Created", TotalAmount: 125 });
+      const consent = await call("POST", "/api/v1/directinvoiceconsents", { InvoiceId: id });
+      expect(consent.status).toBe(201);
+      const c = consent.body as { ConsentId: string; State: string; PhoneNumber: null };
+      expect(c).toMatchObject({ InvoiceId: id, PhoneNumber: null, State: "Pending" });
+      const early = await call("POST", `/app/usersimulation/directinvoiceconsents/${c.ConsentId}/grant`, {
+        phoneNumber: "+4520031802",
+      });
+      expect(early.status).toBe(409);
+      expect((await sim(id, "accept", { phoneNumber: "+4520031802" })).body).toMatchObject({
+        Status: "Paid",
+      });
+      const granted = await call("POST", `/app/usersimulation/directinvoiceconsents/${c.ConsentId}/grant`, {
+        phoneNumber: "+4520031802",
+      });
+      expect(granted.body).toMatchObject({ State: "Granted", PhoneNumber: "+4520031802" });
+      expect((await call("GET", `/api/v1/directinvoiceconsents/${c.ConsentId}`)).body).toMatchObject({
+        State: "Granted",
+      });
+      const list = await call("GET", `/api/v1/directinvoiceconsents?InvoiceIssuerId=${issuer}&State=granted`);
+      expect(list.body).toEqual({ GrantedConsents: [granted.body], PagingState: null });
+      expect(
+        (await call("GET", `/api/v1/directinvoiceconsents?InvoiceIssuerId=${issuer}&State=pending`)).status,
+      ).toBe(400);
+      // Second link paid by the same user to the same issuer: the window is not shown, consent granted at once.
+      const second = await call(
+        "POST",
+        `/api/v1/merchants/${mid}/invoices/link`,
+        invoice({ ConsumerAlias: undefined }),
+      );
+      const id2 = (second.body as { InvoiceId: string }).InvoiceId;
+      const c2 = (await call("POST", "/api/v1/directinvoiceconsents", { InvoiceId: id2 })).body as {
+        ConsentId: string;
+      };
+      await sim(id2, "accept", { phoneNumber: "+4520031802" });
+      expect((await call("GET", `/api/v1/directinvoiceconsents/${c2.ConsentId}`)).body).toMatchObject({
+        State: "Granted",
+      });
+      // Denied by another payer.
+      const third = await call(
+        "POST",
+        `/api/v1/merchants/${mid}/invoices/link`,
+        invoice({ ConsumerAlias: undefined }),
+      );
+      const id3 = (third.body as { InvoiceId: string }).InvoiceId;
+      const c3 = (await call("POST", "/api/v1/directinvoiceconsents", { InvoiceId: id3 })).body as {
+        ConsentId: string;
+      };
+      await sim(id3, "accept", { phoneNumber: USER });
+      const denied = await call("POST", `/app/usersimulation/directinvoiceconsents/${c3.ConsentId}/deny`, {
+        phoneNumber: USER,
+      });
+      expect(denied.body).toMatchObject({ State: "Denied", PhoneNumber: null });
+      const directId = await direct();
+      const forDirect = await call("POST", "/api/v1/directinvoiceconsents", { InvoiceId: directId });
+      expect(forDirect.body).toMatchObject({ error: "DomainError", error_code: "10601" });
+    });
+
+    it("batches: Rejected[] at once (10110, 10504), Invalid callback (10106) later, links by callback", async () => {
+      const tooMany = await call(
+        "POST",
+        `/api/v1/merchants/${mid}/invoices/batch`,
+        Array.from({ length: 2001 }, () => ({})),
+      );
+      expect(tooMany.body).toMatchObject({ error: "InputError", error_code: "10505" });
+      const good = invoice();
+      const unknownUser = invoice({ ConsumerAlias: { Alias: "+4599999998", AliasType: "Phone" } });
+      const r = await call("POST", `/api/v1/merchants/${mid}/invoices/batch`, [
+        good,
+        unknownUser,
+        { ...good },
+        invoice({ InvoiceNumber: undefined }),
+      ]);
+      expect(r.status).toBe(202);
+      const { Accepted, Rejected } = r.body as {
+        Accepted: { InvoiceId: string; InvoiceNumber: string }[];
+        Rejected: { ErrorCode: number }[];
+      };
+      expect(Accepted.map((a) => a.InvoiceNumber)).toEqual([good.InvoiceNumber, unknownUser.InvoiceNumber]);
+      expect(Rejected.map((x) => x.ErrorCode)).toEqual([10504, 10110]);
+      const [ok, invalid] = Accepted;
+      await callbacksFor(ok?.InvoiceId ?? "", ["Created"]);
+      const inv = await callbacksFor(invalid?.InvoiceId ?? "", ["Invalid"]);
+      expect(inv.elements[0]).toMatchObject({ ErrorCode: 10106, ErrorMessage: expect.any(String) });
+      expect(
+        (await call("GET", `/api/v1/merchants/${mid}/invoices/${invalid?.InvoiceId}/status`)).status,
+      ).toBe(404);
+      const links = await call("POST", `/api/v1/merchants/${mid}/invoices/link/batch`, [
+        invoice({ ConsumerAlias: undefined }),
+      ]);
+      const linkId = (links.body as { Accepted: { InvoiceId: string }[] }).Accepted[0]?.InvoiceId ?? "";
+      const cb = await callbacksFor(linkId, ["Created"]);
+      expect(cb.elements[0]).toMatchObject({
+        Links: [{ Rel: "user-redirect", Href: `${base}/invoices/link/${linkId}` }],
+      });
+    });
+
+    it("ApiKey callback auth; a failed delivery is retried, and dropped after 8 retries", async () => {
+      expect(
+        (
+          await call("PUT", `/api/v1/merchants/${mid}/auth/apikey`, {
+            ApiKey: "key-123",
+            callbackurl: `${rx.url}/k`,
+          })
+        ).status,
+      ).toBe(204);
+      let failures = 1;
+      rx.respondWith((r) => (r.path === "/k" && failures-- > 0 ? 500 : 200));
+      const id = await direct();
+      emu.clock.advance(5000);
+      await rx.waitFor((r) => r.path === "/k" && JSON.stringify(r.json).includes(id));
+      const pending = (await call("GET", "/_admin/invoices/callbacks")).body as {
+        pending: { element: { InvoiceId: string }; failures: number }[];
+      };
+      expect(pending.pending.find((p) => p.element.InvoiceId === id)?.failures).toBe(1);
+      emu.clock.advance(5000);
+      const got = await rx.waitForCount(2, (r) => r.path === "/k" && JSON.stringify(r.json).includes(id));
+      expect(got[1]?.headers.authorization).toBe("key-123");
+      rx.respondWith(503);
+      const lost = await direct();
+      for (let i = 0; i < 9; i++) {
+        emu.clock.advance(5000 * 2 ** i);
+        await rx.waitForCount(i + 1, (r) => JSON.stringify(r.json).includes(lost));
+      }
+      emu.clock.advance(10 * 60_000);
+      await new Promise((r) => setTimeout(r, 50));
+      const admin = (await call("GET", "/_admin/invoices/callbacks")).body as {
+        failed: { elements: { InvoiceId: string }[] }[];
+      };
+      expect(admin.failed.some((f) => f.elements.some((e) => e.InvoiceId === lost))).toBe(true);
+      expect(rx.received.filter((r) => JSON.stringify(r.json).includes(lost)).length).toBe(9);
+      rx.respondWith(200);
+    });
+  },
+);

@@ -1,0 +1,154 @@
+import { randomUUID, timingSafeEqual } from "node:crypto";
+import type { EmuRequest, EmuResponse, InterfaceHandler } from "../types.js";
+import { merchantView, type OnlineService, type PspClient, paymentView } from "./service.js";
+import { OnlineError, UUID } from "./validate.js";
+
+const API = "/api/v1/";
+
+function correlation(req: EmuRequest): string {
+  const given = req.headers.correlationid;
+  return typeof given === "string" && given !== "" && given.length <= 64 ? given : randomUUID();
+}
+
+function body(req: EmuRequest): Record<string, unknown> {
+  const type = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
+  if (type !== "application/json")
+    throw new OnlineError(415, "UnsupportedMediaType", "Content-Type must be application/json");
+  let v: unknown;
+  try {
+    v = JSON.parse(req.body.toString("utf8"));
+  } catch {
+    throw new OnlineError(400, "ValidationError", "the body is not valid JSON");
+  }
+  if (typeof v !== "object" || v === null || Array.isArray(v))
+    throw new OnlineError(400, "ValidationError", "the body must be a JSON object");
+  return v as Record<string, unknown>;
+}
+
+function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/**
+ * HTTP side of the online-payment interface (seed 002 §Online payments; methods and paths "not shown": this
+ * emulator follows the service's published PSP API paths, see README). Answers null for paths that are not
+ * its own.
+ */
+export function createOnlineHandler(service: OnlineService, admin: { testKey(): unknown }): InterfaceHandler {
+  function client(req: EmuRequest): PspClient {
+    const id = req.headers["x-gateway-client-id"];
+    const secret = req.headers["x-gateway-client-secret"];
+    const c = typeof id === "string" ? service.clients.get(id) : undefined;
+    if (c === undefined || typeof secret !== "string" || !sameSecret(secret, c.clientSecret))
+      throw new OnlineError(
+        401,
+        "Unauthorized",
+        "x-gateway-client-id and x-gateway-client-secret are required and must match",
+      );
+    return c;
+  }
+
+  function active(req: EmuRequest): string {
+    const c = client(req);
+    if (!c.active) throw new OnlineError(403, "Forbidden", "this client is not active");
+    return c.clientId;
+  }
+
+  async function route(req: EmuRequest): Promise<EmuResponse | null> {
+    const M = req.method;
+    if (req.path === "/_admin/online/callbacks" && M === "GET")
+      return { status: 200, body: { callbacks: service.callbacks } };
+    if (req.path === "/_admin/online/testkey" && M === "GET") return { status: 200, body: admin.testKey() };
+    if (!req.path.startsWith(API)) return null;
+    const seg = req.path.slice(API.length).split("/");
+    const [a, b, c, d, e] = seg;
+    if (a === "credentials" && b === undefined && M === "GET") {
+      const cl = client(req);
+      return {
+        status: 200,
+        body: { integratorName: cl.integratorName, clientName: cl.clientName, active: cl.active },
+      };
+    }
+    if (a === "merchants") {
+      if (b === undefined) {
+        if (M === "POST")
+          return {
+            status: 201,
+            body: { merchantId: service.createMerchant(active(req), body(req)).merchantId },
+          };
+        if (M === "GET")
+          return { status: 200, body: { merchants: service.merchantList(active(req)).map(merchantView) } };
+        return null;
+      }
+      if (!UUID.test(b) || c !== undefined) return null;
+      if (M === "GET") return { status: 200, body: merchantView(service.merchant(active(req), b)) };
+      if (M === "DELETE") {
+        service.deleteMerchant(active(req), b);
+        return { status: 204 };
+      }
+      return null;
+    }
+    if (a !== "payments") return null;
+    if (b === undefined) {
+      if (M !== "POST") return null;
+      const p = service.initiate(active(req), body(req));
+      const origin = new URL(req.url).origin;
+      return {
+        status: 201,
+        body: {
+          paymentId: p.paymentId,
+          redirectToServiceUrl: `${origin}/online/landing/${p.paymentId}`,
+          redirectToServiceAppUrl: `service://online?paymentId=${p.paymentId}`,
+        },
+      };
+    }
+    if (!UUID.test(b)) return null;
+    if (c === undefined) {
+      if (M === "GET") return { status: 200, body: paymentView(service.payment(active(req), b)) };
+      if (M === "PATCH") {
+        service.update(active(req), b, body(req));
+        return { status: 204 };
+      }
+      return null;
+    }
+    if (c === "simulate-user-behavior" && d === undefined && M === "POST")
+      return { status: 200, body: await service.simulate(b, body(req)) };
+    if (c === "authorizationattempts" && d !== undefined && e === undefined && M === "PATCH") {
+      await service.authorizationResult(active(req), b, d, body(req));
+      return { status: 204 };
+    }
+    if (d === undefined && M === "POST" && (c === "captures" || c === "cancels" || c === "refunds")) {
+      const op = c === "captures" ? "capture" : c === "cancels" ? "cancel" : "refund";
+      const { id } = service.operate(active(req), b, op, body(req));
+      return { status: 200, body: { [`${op}Id`]: id } };
+    }
+    return null;
+  }
+
+  return {
+    async handle(req) {
+      try {
+        const r = await route(req);
+        if (r === null && req.path.startsWith(API))
+          return {
+            status: 404,
+            body: { code: "NotFound", message: "no such operation", correlationId: correlation(req) },
+          };
+        return r;
+      } catch (e: unknown) {
+        if (!(e instanceof OnlineError)) throw e;
+        return {
+          status: e.status,
+          body: {
+            code: e.code,
+            message: e.message,
+            correlationId: correlation(req),
+            ...(e.field ? { field: e.field } : {}),
+          },
+        };
+      }
+    },
+  };
+}
