@@ -1,9 +1,18 @@
 import { parseArgs } from "node:util";
-import { ConfigError, type LoadOptions, loadConfig, secretValues } from "../config/load.js";
+import pino from "pino";
+import {
+  ConfigError,
+  type LoadedConfig,
+  type LoadOptions,
+  loadConfig,
+  secretValues,
+} from "../config/load.js";
 import { faultPointsFromEnv } from "../core/faults.js";
 import { createLogger } from "../core/log.js";
+import { LogRing } from "../core/logRing.js";
 import { createNotifier } from "../core/sdnotify.js";
 import { SecretRegistry } from "../core/secrets.js";
+import { RESTART_EXIT_CODE, readPendingApply, rollBack } from "../daemon/configApply.js";
 import { startDaemon } from "../daemon/daemon.js";
 import { describeRefusal } from "../journal/problems.js";
 import { RUN_OPTIONS } from "./commands.js";
@@ -40,8 +49,15 @@ export async function runCommand(argv: string[]): Promise<number> {
   const file = values.config;
   const loadOptions: LoadOptions = values.secrets === undefined ? {} : { secretsFile: values.secrets };
   let loaded: ReturnType<typeof loadConfig>;
+  // A `config apply` waiting to be judged (src/daemon/configApply.ts): a config that does not even load
+  // is rolled back to the last good one at once.
+  let pendingApply = readPendingApply(file);
+  let rolledBack: string | null = null;
   try {
-    loaded = loadConfig(file, loadOptions);
+    loaded = loadWithRollback(file, loadOptions, pendingApply !== null, (why) => {
+      rolledBack = why;
+      pendingApply = null;
+    });
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`vendd run: refusing to start, invalid configuration:\n${err.message}\n`);
@@ -50,12 +66,16 @@ export async function runCommand(argv: string[]): Promise<number> {
     throw err;
   }
   const secrets = new SecretRegistry(secretValues(loaded.secrets));
+  const logRing = new LogRing();
   const logger = createLogger({
     level: loaded.config.logging.level,
     secrets,
     base: { unit: loaded.config.unit.id },
+    destination: logRing.tee(pino.destination({ dest: 2, sync: true })),
   });
   for (const w of loaded.warnings) logger.warn(w);
+  if (rolledBack !== null)
+    logger.error({ problem: rolledBack }, "config apply rolled back: the new config did not load");
   const faults = faultPointsFromEnv(process.env);
   const armed = process.env.VENDD_FAULT_POINT;
   if (armed !== undefined && armed !== "") {
@@ -79,7 +99,14 @@ export async function runCommand(argv: string[]): Promise<number> {
   // a journal locked by another process, a bad device config or a defect ends it with an error.
   let daemon: Awaited<ReturnType<typeof startDaemon>>;
   try {
-    daemon = await startDaemon(loaded, { logger, notifier, faults });
+    daemon = await startDaemon(loaded, {
+      logger,
+      notifier,
+      faults,
+      configFile: file,
+      logRing,
+      pendingApply,
+    });
   } catch (err) {
     process.off("SIGHUP", onHangup);
     // The journal is owned before anything else starts: nothing was sent or written.
@@ -88,11 +115,37 @@ export async function runCommand(argv: string[]): Promise<number> {
     process.stderr.write(`vendd run: ${refusal}`);
     return 1;
   }
-  const failure = await Promise.race([stopRequested.then(() => null), daemon.failed]);
+  const restart = daemon.restartRequested ?? new Promise<string>(() => {});
+  const failure = await Promise.race([
+    stopRequested.then(() => null),
+    restart.then((why) => why),
+    daemon.failed,
+  ]);
   logger.info("stopping");
   await daemon.stop();
   process.off("SIGHUP", onHangup);
   if (failure === null) return 0;
+  if (typeof failure === "string") {
+    logger.info({ why: failure }, "stopped to be restarted (exit 75)");
+    return RESTART_EXIT_CODE;
+  }
   process.stderr.write(`vendd run: ${failure.message}\n`);
   return 1;
+}
+
+/** Loads the config; after a failed `config apply`, restores the last good file and loads that. */
+function loadWithRollback(
+  file: string,
+  options: LoadOptions,
+  pending: boolean,
+  onRollback: (why: string) => void,
+): LoadedConfig {
+  try {
+    return loadConfig(file, options);
+  } catch (err) {
+    if (!(err instanceof ConfigError) || !pending) throw err;
+    rollBack(file);
+    onRollback(err.message);
+    return loadConfig(file, options);
+  }
 }
