@@ -27,6 +27,7 @@ describe("vendd --help and --version", () => {
     const names = [...new Set(COMMANDS.map((c) => c.command))];
     expect(names.sort()).toEqual([
       "config",
+      "console",
       "demo",
       "doctor",
       "emulator",
