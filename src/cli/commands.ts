@@ -72,6 +72,7 @@ export const JOURNAL_OPTIONS = {
 
 export const CONSOLE_OPTIONS = {
   socket: { type: "string", value: "PATH" },
+  "idle-timeout": { type: "string", value: "SECONDS" },
   config: { type: "string", value: "FILE" },
   journal: { type: "string", value: "PATH" },
   help,
@@ -157,7 +158,7 @@ export const COMMANDS: readonly CommandHelp[] = [
     command: "console",
     words: "console",
     options: CONSOLE_OPTIONS,
-    only: ["socket", "config"],
+    only: ["socket", "config", "idle-timeout"],
     summary: "technician console on this terminal (serial port): login, status, sales, config, test vend",
   },
   {

@@ -22,6 +22,7 @@ const HELP = `usage: vendd console [--socket PATH | --config FILE]
 
 The technician console, on this terminal (systemctl enable vendd-console@ttyGS0 runs it on a serial
 port). Log in with the PIN (console.pinHash) or a technician badge's UID; then 'help' lists commands.
+--idle-timeout SECONDS  log out after this long without input (default console.idleTimeoutMinutes)
 --socket PATH   the daemon's control socket (default: console.socket, else control.sock next to the
                 journal of --config FILE, default ${DEFAULT_CONFIG_FILE})
 hash-pin        reads a PIN (4-32 digits) on standard input, prints its hash for console.pinHash
@@ -29,7 +30,13 @@ verify-audit    checks the console audit log's hash chain in the journal, read-o
 `;
 
 export async function consoleCommand(argv: string[]): Promise<number> {
-  let values: { socket?: string; config?: string; journal?: string; help?: boolean };
+  let values: {
+    socket?: string;
+    config?: string;
+    journal?: string;
+    "idle-timeout"?: string;
+    help?: boolean;
+  };
   let positionals: string[];
   try {
     ({ values, positionals } = parseArgs({
@@ -59,6 +66,12 @@ export async function consoleCommand(argv: string[]): Promise<number> {
     if (config === null) return 1;
     socket ??= config.console.socket ?? defaultControlSocket(config.journal.path);
     idleMs = config.console.idleTimeoutMinutes * 60_000;
+  }
+  const idle = values["idle-timeout"];
+  if (idle !== undefined) {
+    if (!/^\d{1,5}$/.test(idle) || Number(idle) < 1)
+      return usage("--idle-timeout is whole seconds, 1 or more");
+    idleMs = Number(idle) * 1000;
   }
   return runConsole({ socket, input: process.stdin, output: process.stdout, idleMs });
 }

@@ -34,6 +34,8 @@ function localDay(): string {
 /** Runs one console session; resolves with the exit code when the technician ends it (Ctrl-D). */
 export async function runConsole(opts: ConsoleOptions): Promise<number> {
   let muted = false;
+  // A terminal that goes away (hangup, closed pipe) ends the session, it does not crash it.
+  (opts.output as NodeJS.WritableStream & { on?: (e: string, f: () => void) => void }).on?.("error", () => {});
   const out = new Writable({
     write(chunk: Buffer | string, _enc, cb) {
       if (!muted) opts.output.write(chunk);
@@ -173,8 +175,9 @@ export async function runConsole(opts: ConsoleOptions): Promise<number> {
     }
   };
 
+  let drained: Promise<void> = Promise.resolve();
   const pump = async () => {
-    if (working) return;
+    if (working) return drained;
     working = true;
     try {
       for (let line = queue.shift(); line !== undefined; line = queue.shift()) {
@@ -204,7 +207,7 @@ export async function runConsole(opts: ConsoleOptions): Promise<number> {
       }
       if (queue.length >= MAX_QUEUED) return;
       queue.push(line);
-      void pump();
+      drained = pump();
     });
     rl.on("SIGINT", () => {
       // Ctrl-C: clear the line (and stop a follow).
@@ -221,6 +224,8 @@ export async function runConsole(opts: ConsoleOptions): Promise<number> {
       if (idleTimer !== null) clearTimeout(idleTimer);
       const c = client;
       const end = async () => {
+        // Input ended (Ctrl-D, or the end of piped input): what was typed runs first.
+        await drained;
         if (loggedIn && c !== null) await c.request("logout", {}, { timeoutMs: 2000 }).catch(() => {});
         c?.close();
         muted = false;

@@ -95,6 +95,7 @@ export function controlStatus(u: ConsoleUnit): ControlStatus {
     serviceMode: u.serviceReason(),
     engine: e === null ? "not started" : e.current.tag,
     beacon: u.beacon(),
+    beaconId: e?.pos?.beaconId ?? null,
     lastVends: recent,
     audit: { ok: audit.ok, detail: audit.detail },
     currency: u.config.currency,
