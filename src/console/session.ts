@@ -170,7 +170,13 @@ export async function runConsole(opts: ConsoleOptions): Promise<number> {
     } catch (err) {
       if (err instanceof ControlError) {
         if (err.code === "loginRequired") loggedIn = false;
-        say(printable(err.message, 2000));
+        say(
+          err.message
+            .split("\n")
+            .slice(0, 60)
+            .map((l) => printable(l, 200))
+            .join("\n"),
+        );
       } else say(`no answer: ${printable((err as Error).message, 70)}`);
     }
   };

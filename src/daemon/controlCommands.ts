@@ -243,7 +243,9 @@ export function consoleCommands(u: ConsoleUnit): Map<string, CommandSpec> {
       const action = str(a, "action") ?? "?";
       if (action !== "set") return `config ${action}`;
       const e = parseEdit(a.key, a.value);
-      return typeof e === "string" ? "config set (invalid)" : `config set ${describeEdit(e)}`;
+      return typeof e === "string"
+        ? "config set (invalid)"
+        : `config set ${describeEdit({ key: e.key, value: a.value })}`;
     },
     run: (a, session) => configCommand(u, a, session),
   });
@@ -277,8 +279,16 @@ function configCommand(u: ConsoleUnit, a: Record<string, unknown>, session: Cont
       if (file === null) throw new CommandError("refused", "this daemon runs without a config file");
       const edit = parseEdit(a.key, a.value);
       if (typeof edit === "string") throw new CommandError("badArgs", edit);
-      const next = [...staged(session), edit];
-      const issues = validateText(editedText(file, next), u.env);
+      let next = [...staged(session), edit];
+      let issues = validateText(editedText(file, next), u.env);
+      if (issues.length > 0 && typeof a.value === "string" && edit.value !== a.value) {
+        // `2.50` reads as a number in YAML; amounts are text: try the value as typed.
+        const asText = [...staged(session), { key: edit.key, value: a.value }];
+        if (validateText(editedText(file, asText), u.env).length === 0) {
+          next = asText;
+          issues = [];
+        }
+      }
       if (issues.length > 0)
         throw new CommandError(
           "refused",
