@@ -56,8 +56,7 @@ function openConsole(socket: string, idleSeconds = 300): PtyConsole {
 async function loggedIn(socket: string, idleSeconds = 300): Promise<PtyConsole> {
   const c = openConsole(socket, idleSeconds);
   await c.waitFor("PIN or badge: ");
-  await c.line(CANARY_PIN, "logged in");
-  await c.waitFor("vendd> ", c.mark() - 10);
+  await c.line(CANARY_PIN, /logged in[\s\S]*vendd> /);
   return c;
 }
 

@@ -35,7 +35,10 @@ function localDay(): string {
 export async function runConsole(opts: ConsoleOptions): Promise<number> {
   let muted = false;
   // A terminal that goes away (hangup, closed pipe) ends the session, it does not crash it.
-  (opts.output as NodeJS.WritableStream & { on?: (e: string, f: () => void) => void }).on?.("error", () => {});
+  (opts.output as NodeJS.WritableStream & { on?: (e: string, f: () => void) => void }).on?.(
+    "error",
+    () => {},
+  );
   const out = new Writable({
     write(chunk: Buffer | string, _enc, cb) {
       if (!muted) opts.output.write(chunk);
@@ -58,6 +61,7 @@ export async function runConsole(opts: ConsoleOptions): Promise<number> {
   let idleTimer: ReturnType<typeof setTimeout> | null = null;
   const idleMs = opts.idleMs ?? 300_000;
   const queue: string[] = [];
+  let dropped = 0;
   let working = false;
 
   const prompt = () => {
@@ -188,6 +192,11 @@ export async function runConsole(opts: ConsoleOptions): Promise<number> {
     try {
       for (let line = queue.shift(); line !== undefined; line = queue.shift()) {
         await run(line);
+        if (dropped > 0 && queue.length === 0) {
+          muted = false;
+          say(`(${dropped} lines typed while busy were dropped)`);
+          dropped = 0;
+        }
         if (!following) prompt();
       }
     } finally {
@@ -211,7 +220,12 @@ export async function runConsole(opts: ConsoleOptions): Promise<number> {
         if (!working) prompt();
         return;
       }
-      if (queue.length >= MAX_QUEUED) return;
+      if (queue.length >= MAX_QUEUED) {
+        // A paste or a flood while busy: dropped, and not echoed (a serial line is slow).
+        dropped++;
+        muted = true;
+        return;
+      }
       queue.push(line);
       drained = pump();
     });

@@ -36,7 +36,7 @@ export class Collected {
       if (typeof pattern === "string" ? text.includes(pattern) : pattern.test(text)) return text;
       if (this.code !== undefined)
         throw new Error(`exited (${this.code}) before ${String(pattern)}:\n${text}`);
-      if (Date.now() > deadline) throw new Error(`no ${String(pattern)} in time:\n${text.slice(-3000)}`);
+      if (Date.now() > deadline) throw new Error(`no ${String(pattern)} in time:\n${text.slice(-3000)}\n--- before:\n${this.out.slice(Math.max(0, from - 1500), from)}`);
       await new Promise((r) => setTimeout(r, 20));
     }
   }
