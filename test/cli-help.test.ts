@@ -26,12 +26,14 @@ describe("vendd --help and --version", () => {
     expect(top.code).toBe(0);
     const names = [...new Set(COMMANDS.map((c) => c.command))];
     expect(names.sort()).toEqual([
+      "bundle",
       "config",
       "console",
       "demo",
       "doctor",
       "emulator",
       "journal",
+      "keys",
       "nfc",
       "run",
       "sim-vmc",

@@ -58,6 +58,10 @@ describe("the dependency rule (README, Architecture)", () => {
     ["src/engine/runner.ts", 'import { emulatorDriver } from "../payment/v10/emulator-support.js";'],
     ["src/chaos/journalView.ts", 'import { toSession } from "../journal/rows.js";'],
     ["src/widgets/x.ts", 'import { systemClock } from "../core/clock.js";'],
+    ["src/update/apply.ts", 'import { openJournal } from "../journal/sqlite.js";'],
+    ["src/update/apply.ts", 'import type { Engine } from "../engine/engine.js";'],
+    ["src/update/apply.ts", 'import { consistency } from "../check/consistency.js";'],
+    ["src/config/load.ts", 'import { verifyBundle } from "../update/bundle.js";'],
   ])("refuses %s: %s", (file, line) => {
     const { violations } = check(new Map([[file, line]]));
     expect(show(violations)).toHaveLength(1);
@@ -67,6 +71,9 @@ describe("the dependency rule (README, Architecture)", () => {
     ["src/config/seams.ts", 'import type { GpioOptions } from "../../drivers/gpio/factory.js";'],
     ["src/config/seams.ts", 'import { type EngineOptions, type X } from "../engine/options.js";'],
     ["src/config/schema.ts", 'import { parseAmount } from "../core/money.js";'],
+    ["src/update/apply.ts", 'import { loadConfig } from "../config/load.js";'],
+    ["src/cli/bundle.ts", 'import { applyInbox } from "../update/apply.js";'],
+    ["src/daemon/daemon.ts", 'import { readUpdateOutcome } from "../update/state.js";'],
     ["src/emulator/legacy/index.ts", 'import { sign } from "../../payment/legacy/signing.js";'],
     ["src/demo/unit.ts", 'import { startEmulator } from "../emulator/index.js";'],
     ["src/engine/recovery.ts", 'import type { SessionResult } from "../journal/journal.js";'],

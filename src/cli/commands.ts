@@ -97,6 +97,31 @@ export const SIM_VMC_OPTIONS = {
   help,
 } as const satisfies OptionSpecs;
 
+export const KEYS_OPTIONS = {
+  "out-dir": { type: "string", value: "DIR" },
+  "passphrase-file": { type: "string", value: "FILE" },
+  kdf: { type: "string", value: "sensitive|interactive" },
+  force: { type: "boolean" },
+  help,
+} as const satisfies OptionSpecs;
+
+export const BUNDLE_OPTIONS = {
+  config: { type: "string", value: "FILE" },
+  release: { type: "string", value: "TARBALL" },
+  version: { type: "string", value: "N" },
+  targets: { type: "string", value: "FLEET|UNIT,..." },
+  expires: { type: "string", value: "DATE" },
+  out: { type: "string", value: "FILE" },
+  "secret-key": { type: "string", value: "FILE" },
+  "passphrase-file": { type: "string", value: "FILE" },
+  attach: { type: "string", value: "SIG" },
+  "public-key": { type: "string", value: "FILE" },
+  inbox: { type: "string", value: "DIR" },
+  recover: { type: "boolean" },
+  json: { type: "boolean" },
+  help,
+} as const satisfies OptionSpecs;
+
 /** One line of the top-level help: the command words, the options shown, what it does. */
 export interface CommandHelp {
   /** The subcommand as dispatched by main.ts (`config`), for tests. */
@@ -173,6 +198,47 @@ export const COMMANDS: readonly CommandHelp[] = [
     options: CONSOLE_OPTIONS,
     only: ["journal", "config"],
     summary: "check the console audit log's hash chain (read-only); exits 1 on a break",
+  },
+  {
+    command: "keys",
+    words: "keys generate",
+    options: KEYS_OPTIONS,
+    summary: "make a minisign key pair for signing bundles (secret key encrypted; passphrase never in argv)",
+  },
+  {
+    command: "bundle",
+    words: "bundle create",
+    options: BUNDLE_OPTIONS,
+    only: ["config", "release", "version", "targets", "expires", "out"],
+    summary: "make an unsigned bundle (config, optional release); prints its trusted comment",
+  },
+  {
+    command: "bundle",
+    words: "bundle sign FILE",
+    options: BUNDLE_OPTIONS,
+    only: ["secret-key", "passphrase-file", "attach"],
+    summary: "sign a bundle with a vendd/minisign secret key, or attach a signature made by minisign",
+  },
+  {
+    command: "bundle",
+    words: "bundle verify FILE",
+    options: BUNDLE_OPTIONS,
+    only: ["config", "public-key", "json"],
+    summary: "check a bundle's signatures against the config's keys (or a .pub file); prints what it holds",
+  },
+  {
+    command: "bundle",
+    words: "bundle apply [FILE]",
+    options: BUNDLE_OPTIONS,
+    only: ["config", "inbox", "recover", "json"],
+    summary: "verify, stage, swap, restart, health-gate, then commit or roll back (vendd-bundle.service)",
+  },
+  {
+    command: "bundle",
+    words: "bundle pull",
+    options: BUNDLE_OPTIONS,
+    only: ["config", "json"],
+    summary: "fetch the newest bundle from updates.pullUrl (ETag, backoff) and apply it (vendd-pull.timer)",
   },
   {
     command: "demo",

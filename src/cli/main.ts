@@ -32,6 +32,10 @@ async function load(name: string): Promise<Command | null> {
       return (await import("./journal.js")).journalCommand;
     case "console":
       return (await import("./console.js")).consoleCommand;
+    case "keys":
+      return (await import("./keys.js")).keysCommand;
+    case "bundle":
+      return (await import("./bundle.js")).bundleCommand;
     default:
       return null;
   }

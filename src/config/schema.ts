@@ -10,6 +10,7 @@ import { consoleSchema } from "./schema-console.js";
 import { bleSchema, gpioSchema, nfcSchema, pulseIssues, pulseSchema } from "./schema-devices.js";
 import { paymentSchema } from "./schema-payment.js";
 import { amountSchema, CURRENCY_DECIMALS, DEFAULT_MAX_PRICE, maxPriceIssues } from "./schema-price.js";
+import { updatesSchema } from "./schema-updates.js";
 
 export { BEACON_TYPES, PAYMENT_DRIVERS, type PaymentDriverName } from "./schema-payment.js";
 
@@ -121,6 +122,8 @@ export const configSchema = z
     console: consoleSchema,
     /** Where the secrets file is; `--secrets` and VENDD_SECRETS_FILE take precedence. */
     secrets: z.strictObject({ file: nonEmpty(4096).nullable().default(null) }).prefault({}),
+    /** Signed bundles: trusted keys, inbox, pull URL, health gate (src/config/schema-updates.ts). */
+    updates: updatesSchema,
   })
   .superRefine(
     crossCheck((root) => [

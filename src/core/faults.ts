@@ -19,6 +19,20 @@ export const FAULT_POINTS = [
 
 export type FaultPointName = (typeof FAULT_POINTS)[number];
 
+/**
+ * The steps of applying a bundle (src/update/apply.ts) where a crash test kills the applier: after the new
+ * config (and release) are staged, after the swap, and inside the health gate. A list of their own, so the
+ * money-path crash tests that walk `FAULT_POINTS` are not asked to reach them.
+ */
+export const UPDATE_FAULT_POINTS = ["update.staged", "update.swapped", "update.health"] as const;
+
+export type UpdateFaultPointName = (typeof UPDATE_FAULT_POINTS)[number];
+
+/** Fault points of the applier: called when it passes the named step. */
+export interface UpdateFaultPoints {
+  hit(name: UpdateFaultPointName): void;
+}
+
 export interface FaultPoints {
   /** Called when the money path passes the named step. */
   hit(name: FaultPointName): void;
@@ -35,13 +49,30 @@ export class FaultPointError extends Error {
  * An unknown name is an error (a crash test that arms nothing would prove nothing).
  */
 export function faultPointsFromEnv(env: NodeJS.ProcessEnv, kill: () => void = sigkillSelf): FaultPoints {
+  if (env.VENDD_FAULT_POINT === undefined || env.VENDD_FAULT_POINT === "") return NO_FAULTS;
+  return armedPoints(FAULT_POINTS, env, kill);
+}
+
+/** `faultPointsFromEnv` for the applier's points (`UPDATE_FAULT_POINTS`). */
+export function updateFaultPointsFromEnv(
+  env: NodeJS.ProcessEnv,
+  kill: () => void = sigkillSelf,
+): UpdateFaultPoints {
+  return armedPoints(UPDATE_FAULT_POINTS, env, kill);
+}
+
+function armedPoints<T extends string>(
+  points: readonly T[],
+  env: NodeJS.ProcessEnv,
+  kill: () => void,
+): { hit(name: T): void } {
   const spec = env.VENDD_FAULT_POINT;
-  if (spec === undefined || spec === "") return NO_FAULTS;
+  if (spec === undefined || spec === "") return { hit() {} };
   const [name, nth] = spec.split("@");
-  const point = FAULT_POINTS.find((p) => p === name);
+  const point = points.find((p) => p === name);
   if (point === undefined) {
     throw new FaultPointError(
-      `VENDD_FAULT_POINT: unknown point ${JSON.stringify(name)}; valid: ${FAULT_POINTS.join(", ")}`,
+      `VENDD_FAULT_POINT: unknown point ${JSON.stringify(name)}; valid: ${points.join(", ")}`,
     );
   }
   const at = nth === undefined ? 1 : Number(nth);

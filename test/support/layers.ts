@@ -11,8 +11,12 @@ import { join, posix } from "node:path";
 export const LAYERS: readonly (readonly string[])[] = [
   ["src/cli", "scripts"],
   ["src/daemon", "src/demo", "src/chaos", "src/doctor", "src/console", "src/fleet"],
-  /** The one consistency checker: a tool the demo, the chaos rig and the tests share; below them. */
-  ["src/check"],
+  /**
+   * The one consistency checker: a tool the demo, the chaos rig and the tests share; below them. Beside it,
+   * the signed-bundle applier (`vendd bundle`, the console's `config apply`), which imports only src/config
+   * and src/core (UPDATE_IMPORTS).
+   */
+  ["src/check", "src/update"],
   /** Validated config and the one mapping to seam options. */
   ["src/config"],
   ["src/engine"],
@@ -34,6 +38,9 @@ export const INTERNAL_MODULES: ReadonlySet<string> = new Set([
   "src/journal/rows.ts",
   "src/journal/migrations.ts",
 ]);
+
+/** What src/update may import besides itself: validated config and core, never the journal or drivers. */
+const UPDATE_IMPORTS: ReadonlySet<string> = new Set(["src/update", "src/config", "src/core"]);
 
 /** The payment-service emulator: a test and demo counterpart, never part of the unit. */
 const EMULATOR = "src/emulator";
@@ -126,6 +133,9 @@ export function ruleBroken(edge: ImportEdge): string | null {
   const target = layerOf(b);
   if (from < 0) return `${a} is in no layer: add it to LAYERS in test/support/layers.ts and the README`;
   if (target < 0) return `${b} is in no layer`;
+  if (a === "src/update" && !UPDATE_IMPORTS.has(b)) {
+    return "src/update imports only src/config and src/core (never the journal, engine or drivers)";
+  }
   if (a === "src/config" && b !== "src/config" && b !== "src/core") {
     if (!CONFIG_MAPPING.has(edge.from)) {
       return "config validation imports only src/core (the seam mapping is src/config/seams.ts)";

@@ -1,0 +1,290 @@
+/**
+ * `vendd bundle create|sign|verify|apply|pull`: signed config and release bundles (README "Updates").
+ * Exit codes: 0 done (or nothing to do), 1 refused, rolled back or failed, 2 usage error.
+ */
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { parseArgs } from "node:util";
+import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig, type VenddConfig } from "../config/load.js";
+import { writeFileAtomic } from "../core/atomicFile.js";
+import { systemClock } from "../core/clock.js";
+import { updateFaultPointsFromEnv } from "../core/faults.js";
+import { printable } from "../core/printable.js";
+import {
+  type ApplyEnv,
+  type ApplyReport,
+  applyBundleFile,
+  applyInbox,
+  recoverInterrupted,
+} from "../update/apply.js";
+import {
+  addSignature,
+  BundleError,
+  createBundle,
+  parseTrustedComment,
+  readBundle,
+  trustedCommentOf,
+  verifyBundle,
+} from "../update/bundle.js";
+import { commandRestarter, controlSocketProbe } from "../update/health.js";
+import {
+  decryptSecretKey,
+  formatSignature,
+  MinisignError,
+  type PublicKey,
+  parsePublicKey,
+  parseSignature,
+  signData,
+  verifySignature,
+} from "../update/minisign.js";
+import { pullBundle } from "../update/pull.js";
+import type { UpdateOutcome } from "../update/state.js";
+import { BUNDLE_OPTIONS } from "./commands.js";
+import { readPassphrase } from "./keys.js";
+
+const USAGE = `usage: vendd bundle create --config FILE [--release TARBALL] --version N --targets FLEET|UNIT,...
+                           --expires DATE --out FILE
+       vendd bundle sign FILE (--secret-key FILE [--passphrase-file FILE] | --attach SIG)
+       vendd bundle verify FILE [--config FILE | --public-key FILE] [--json]
+       vendd bundle apply [FILE] [--inbox DIR] [--recover] [--config FILE] [--json]
+       vendd bundle pull [--config FILE] [--json]
+
+A bundle is a tar of payload.tar (manifest.json, config.yaml, release.tar.gz) and signatures/N.minisig,
+minisign signatures of payload.tar whose trusted comment carries the version, targets and expiry. create
+prints that trusted comment: to sign with the minisign tool instead, extract payload.tar, run
+  minisign -S -s KEY -m payload.tar -t "<the comment>"
+and attach payload.tar.minisig with --attach. apply and pull read the keys, fleet and paths from the config
+in force (--config, default ${DEFAULT_CONFIG_FILE}) and run as root (vendd-bundle.service, vendd-pull.service).
+--targets and --release: a comma-separated list of fleet names and unit ids; DATE: YYYY-MM-DD or ISO 8601.
+`;
+
+type Values = {
+  [K in keyof typeof BUNDLE_OPTIONS]?: (typeof BUNDLE_OPTIONS)[K]["type"] extends "boolean"
+    ? boolean
+    : string;
+};
+
+class UsageError extends Error {}
+
+function need(values: Values, name: keyof Values): string {
+  const v = values[name];
+  if (typeof v !== "string" || v === "") throw new UsageError(`--${name} is required`);
+  return v;
+}
+
+function loadUnitConfig(file: string): VenddConfig {
+  return loadConfig(file, { requireSecrets: false }).config;
+}
+
+/** The production applier: systemd restart, the daemon's control socket, the real clock. */
+export function productionEnv(configFile: string): ApplyEnv {
+  return {
+    configFile,
+    loadConfig: loadUnitConfig,
+    // The restart command of the config in force at that moment (the new one, or the restored one).
+    restart: () => commandRestarter(loadUnitConfig(configFile).updates.restartCommand)(),
+    probeFor: (config) => controlSocketProbe(join(dirname(config.journal.path), "control.sock")),
+    clock: systemClock,
+    faults: updateFaultPointsFromEnv(process.env),
+    log: (line) => process.stderr.write(`vendd bundle: ${line}\n`),
+  };
+}
+
+function describe(o: UpdateOutcome): string {
+  const what = o.version === null ? "bundle" : `version ${o.version}${o.kind === null ? "" : ` (${o.kind})`}`;
+  switch (o.result) {
+    case "committed":
+      return `committed ${what} from ${o.source}`;
+    case "rolled_back":
+      return `rolled back ${what} from ${o.source}: ${o.reason ?? ""} [${o.code ?? ""}]`;
+    case "refused":
+      return `refused ${what} from ${o.source}: ${o.reason ?? ""} [${o.code ?? ""}]`;
+  }
+}
+
+function printReport(report: ApplyReport, json: boolean): number {
+  if (json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  else {
+    if (report.recovered !== null) process.stdout.write(`interrupted apply: ${describe(report.recovered)}\n`);
+    for (const o of report.outcomes) process.stdout.write(`${describe(o)}\n`);
+    if (report.recovered === null && report.outcomes.length === 0) process.stdout.write("nothing to apply\n");
+  }
+  return report.outcomes.every((o) => o.result === "committed") ? 0 : 1;
+}
+
+async function create(values: Values): Promise<number> {
+  const configFile = need(values, "config");
+  // The config must be valid before it is signed: the unit would refuse it anyway.
+  loadConfig(configFile, { requireSecrets: false });
+  const release = values.release === undefined ? null : readFileSync(values.release);
+  const version = Number(need(values, "version"));
+  const { bundle, manifest } = createBundle({
+    configText: readFileSync(configFile, "utf8"),
+    release,
+    version,
+    targets: need(values, "targets").split(","),
+    expires: need(values, "expires"),
+  });
+  const out = need(values, "out");
+  writeFileAtomic(out, bundle);
+  process.stdout.write(
+    values.json === true
+      ? `${JSON.stringify({ file: out, manifest, trustedComment: trustedCommentOf(manifest) })}\n`
+      : `${trustedCommentOf(manifest)}\n`,
+  );
+  return 0;
+}
+
+async function sign(file: string, values: Values): Promise<number> {
+  const bundle = readFileSync(file);
+  const contents = readBundle(bundle);
+  let sigText: string;
+  if (values.attach !== undefined) {
+    sigText = readFileSync(values.attach, "utf8");
+    // An attached signature must describe this payload: the trusted comment minisign was given.
+    const meta = parseTrustedComment(parseSignature(sigText).trustedComment);
+    if (meta.id !== contents.manifest.id) {
+      throw new BundleError("another_file", `the signature is for another bundle (id ${meta.id})`);
+    }
+  } else {
+    const keyText = readFileSync(need(values, "secret-key"), "utf8");
+    const passphrase = await readPassphrase(values["passphrase-file"], "Passphrase of the secret key: ");
+    const sk = await decryptSecretKey(keyText, passphrase);
+    const sig = signData(contents.payload, sk, trustedCommentOf(contents.manifest));
+    verifySignature(contents.payload, sig, sk.publicKey);
+    sigText = formatSignature(sig);
+  }
+  writeFileAtomic(file, addSignature(bundle, sigText));
+  process.stdout.write(`signed ${printable(file)}\n`);
+  return 0;
+}
+
+function keysFor(values: Values): { keys: PublicKey[]; threshold: number } {
+  if (values["public-key"] !== undefined) {
+    return { keys: [parsePublicKey(readFileSync(values["public-key"], "utf8"))], threshold: 1 };
+  }
+  const config = loadUnitConfig(values.config ?? DEFAULT_CONFIG_FILE);
+  return {
+    keys: config.updates.publicKeys.map((k) => parsePublicKey(k)),
+    threshold: config.updates.threshold,
+  };
+}
+
+async function verify(file: string, values: Values): Promise<number> {
+  const { keys, threshold } = keysFor(values);
+  const v = verifyBundle(readFileSync(file), { keys, releaseThreshold: threshold });
+  const expired = Date.parse(v.meta.expires) <= Date.now();
+  if (values.json === true) {
+    process.stdout.write(`${JSON.stringify({ ok: true, ...v.meta, signers: v.signers, expired })}\n`);
+  } else {
+    process.stdout.write(
+      `ok: version ${v.meta.version} (${v.meta.kind}) for ${v.meta.targets.join(", ")}, expires ${v.meta.expires}` +
+        `${expired ? " (EXPIRED)" : ""}, signed by ${v.signers.join(", ")}\n`,
+    );
+  }
+  return 0;
+}
+
+export async function bundleCommand(argv: string[]): Promise<number> {
+  let values: Values;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: argv,
+      options: BUNDLE_OPTIONS,
+      allowPositionals: true,
+      strict: true,
+    }));
+  } catch (err) {
+    process.stderr.write(`vendd bundle: ${err instanceof Error ? err.message : "bad arguments"}\n${USAGE}`);
+    return 2;
+  }
+  if (values.help === true) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const [action, file, ...extra] = positionals;
+  try {
+    if (extra.length > 0) throw new UsageError(`unexpected ${printable(extra.join(" "), 64)}`);
+    const configFile = values.config ?? DEFAULT_CONFIG_FILE;
+    switch (action) {
+      case "create":
+        if (file !== undefined) throw new UsageError("create takes no file argument (use --out)");
+        return await create(values);
+      case "sign":
+        if (file === undefined) throw new UsageError("sign needs the bundle FILE");
+        return await sign(file, values);
+      case "verify":
+        if (file === undefined) throw new UsageError("verify needs the bundle FILE");
+        return await verify(file, values);
+      case "apply": {
+        const env = productionEnv(configFile);
+        const json = values.json === true;
+        if (values.recover === true) {
+          const o = await recoverInterrupted(env);
+          return printReport({ recovered: o, outcomes: [] }, json);
+        }
+        if (values.inbox !== undefined) {
+          if (file !== undefined) throw new UsageError("give a FILE or --inbox DIR, not both");
+          return printReport(await applyInbox(values.inbox, env), json);
+        }
+        if (file === undefined) throw new UsageError("apply needs a FILE, --inbox DIR or --recover");
+        return printReport(await applyBundleFile(file, env), json);
+      }
+      case "pull": {
+        const env = productionEnv(configFile);
+        const u = loadUnitConfig(configFile).updates;
+        if (u.pullUrl === null) throw new UsageError("updates.pullUrl is not set in the config");
+        // The timer also runs after a reboot: an apply cut off by power loss is finished or rolled back
+        // first, whether or not a new bundle is waiting.
+        const recovered = await recoverInterrupted(env);
+        if (recovered !== null && values.json !== true) {
+          process.stdout.write(`interrupted apply: ${describe(recovered)}\n`);
+        }
+        const r = await pullBundle(env, {
+          url: u.pullUrl,
+          stateDir: u.stateDir,
+          minBackoffMs: u.pull.minBackoffMs,
+          maxBackoffMs: u.pull.maxBackoffMs,
+          timeoutMs: u.pull.timeoutMs,
+          random: Math.random,
+        });
+        if (r.result === "applied") return printReport(r.report, values.json === true);
+        process.stdout.write(values.json === true ? `${JSON.stringify(r)}\n` : `${pullLine(r)}\n`);
+        return r.result === "failed" ? 1 : 0;
+      }
+      default:
+        throw new UsageError("expected create, sign, verify, apply or pull");
+    }
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`vendd bundle: ${err.message}\n${USAGE}`);
+      return 2;
+    }
+    if (err instanceof BundleError || err instanceof MinisignError) {
+      process.stderr.write(`vendd bundle: refused [${err.code}]: ${err.message}\n`);
+      return 1;
+    }
+    if (err instanceof ConfigError) {
+      process.stderr.write(`vendd bundle: ${err.message}\n`);
+      return 1;
+    }
+    const e = err as NodeJS.ErrnoException;
+    if (typeof e.code === "string" && typeof e.path === "string") {
+      process.stderr.write(`vendd bundle: cannot use ${printable(e.path)}: ${e.code}\n`);
+      return 1;
+    }
+    throw err;
+  }
+}
+
+function pullLine(r: Exclude<Awaited<ReturnType<typeof pullBundle>>, { result: "applied" }>): string {
+  switch (r.result) {
+    case "backing_off":
+      return `backing off after ${r.failures} failure(s) until ${r.until}`;
+    case "not_modified":
+      return "no new bundle (304 Not Modified)";
+    case "failed":
+      return `pull failed (${r.reason}); next try after ${r.nextTryAt}`;
+  }
+}
