@@ -11,7 +11,7 @@ import Database from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { hashPin } from "../src/core/pin.js";
 import { type Emulator, startEmulator } from "../src/emulator/index.js";
-import { CLI } from "./cli-support.js";
+import { CLI, vendd } from "./cli-support.js";
 import { CANARY_PIN, CANARY_SECRET, PtyConsole, Supervised, writeUnit } from "./support/console.js";
 import { HAVE_SOCAT, requireBuiltCli } from "./support/daemon.js";
 
@@ -41,7 +41,10 @@ async function unit(extra: string[] = []) {
     seed: { integrators: [{ clientId: "console-client", clientSecret: CANARY_SECRET }] },
   });
   const files = writeUnit(dir, emu, pinHash, extra);
-  const daemon = new Supervised(["run", "--config", files.config, "--secrets", files.secrets]);
+  const daemon = new Supervised(
+    ["run", "--config", files.config, "--secrets", files.secrets],
+    join(dir, "daemon.pid"),
+  );
   cleanups.push(() => daemon.stop());
   await daemon.waitRuns(1, "unit in service");
   return { ...files, daemon, socket: join(dir, "control.sock") };
@@ -102,13 +105,21 @@ describe.skipIf(!HAVE_SOCAT)("vendd console over a PTY", () => {
     await c.line("config diff", 'unit.name: "Console unit" -> "Renamed unit"');
     await c.line("config discard", "discarded 1");
     await c.line("config set console.testVendAmount 2.50", "staged:");
-    await c.line("config apply", "applied as version 1");
-    await u.daemon.waitRuns(2, "config apply committed");
+    await c.line("config set updates.fleet north", /only a signed bundle|not staged/);
+    await c.line("config apply", "handed to the update applier");
+    expect(readFileSync(u.config, "utf8")).toBe(before);
+    // The root applier (vendd-bundle.path runs it on the inbox) swaps it in, restarts, gates, commits.
+    const applier = await vendd(["bundle", "apply", "--inbox", join(dir, "inbox"), "--config", u.config], {
+      timeoutMs: 60_000,
+    });
+    expect(applier.stderr + applier.stdout).toContain("committed");
+    expect(applier.code).toBe(0);
+    expect(u.daemon.runs).toBe(2);
     expect(readFileSync(u.config, "utf8")).toContain("# the test unit");
     expect(readFileSync(u.config, "utf8")).toMatch(/testVendAmount: "?2\.50/);
     await c.waitFor("connection to the daemon lost", 0);
     await c.line(CANARY_PIN, "logged in");
-    await c.line("status", "config version 1");
+    await c.line("status", /last update: committed: config local-/);
     await c.line("restart", "restarting the daemon");
     await u.daemon.waitRuns(3, "unit in service");
     await c.waitFor("PIN or badge:", c.mark() - 200);
@@ -133,7 +144,9 @@ describe.skipIf(!HAVE_SOCAT)("vendd console over a PTY", () => {
     db.close();
     const audit = rows.map((r) => Object.values(r as object).join("|")).join("\n");
     expect(audit).toContain('config set console.testVendAmount = "2.50"');
-    expect(audit).toContain("committed: in service");
+    expect(audit).toMatch(
+      /applier \(console:console-\d+\.yaml\)\|update config local-\S+ version \d+\|committed/,
+    );
     expect(audit).toContain("PIN|service out Restocking|ok");
     expect(audit).toContain("-|login|failed");
     for (const text of [c.out, u.daemon.all, audit, readFileSync(u.config, "utf8")]) {
@@ -151,7 +164,10 @@ describe.skipIf(!HAVE_SOCAT)("vendd console over a PTY", () => {
     await c.stop("SIGKILL");
     // Restart the daemon (systemd would) and the console: the right PIN is still refused.
     await u.daemon.stop();
-    const again = new Supervised(["run", "--config", u.config, "--secrets", u.secrets]);
+    const again = new Supervised(
+      ["run", "--config", u.config, "--secrets", u.secrets],
+      join(dir, "daemon.pid"),
+    );
     cleanups.push(() => again.stop());
     await again.waitRuns(1, "unit in service");
     c = openConsole(u.socket);

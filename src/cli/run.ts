@@ -1,18 +1,12 @@
 import { parseArgs } from "node:util";
 import pino from "pino";
-import {
-  ConfigError,
-  type LoadedConfig,
-  type LoadOptions,
-  loadConfig,
-  secretValues,
-} from "../config/load.js";
+import { ConfigError, type LoadOptions, loadConfig, secretValues } from "../config/load.js";
 import { faultPointsFromEnv } from "../core/faults.js";
 import { createLogger } from "../core/log.js";
 import { LogRing } from "../core/logRing.js";
 import { createNotifier } from "../core/sdnotify.js";
 import { SecretRegistry } from "../core/secrets.js";
-import { RESTART_EXIT_CODE, readPendingApply, rollBack } from "../daemon/configApply.js";
+import { RESTART_EXIT_CODE } from "../daemon/configApply.js";
 import { startDaemon } from "../daemon/daemon.js";
 import { describeRefusal } from "../journal/problems.js";
 import { RUN_OPTIONS } from "./commands.js";
@@ -49,15 +43,8 @@ export async function runCommand(argv: string[]): Promise<number> {
   const file = values.config;
   const loadOptions: LoadOptions = values.secrets === undefined ? {} : { secretsFile: values.secrets };
   let loaded: ReturnType<typeof loadConfig>;
-  // A `config apply` waiting to be judged (src/daemon/configApply.ts): a config that does not even load
-  // is rolled back to the last good one at once.
-  let pendingApply = readPendingApply(file);
-  let rolledBack: string | null = null;
   try {
-    loaded = loadWithRollback(file, loadOptions, pendingApply !== null, (why) => {
-      rolledBack = why;
-      pendingApply = null;
-    });
+    loaded = loadConfig(file, loadOptions);
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`vendd run: refusing to start, invalid configuration:\n${err.message}\n`);
@@ -74,8 +61,6 @@ export async function runCommand(argv: string[]): Promise<number> {
     destination: logRing.tee(pino.destination({ dest: 2, sync: true })),
   });
   for (const w of loaded.warnings) logger.warn(w);
-  if (rolledBack !== null)
-    logger.error({ problem: rolledBack }, "config apply rolled back: the new config did not load");
   const faults = faultPointsFromEnv(process.env);
   const armed = process.env.VENDD_FAULT_POINT;
   if (armed !== undefined && armed !== "") {
@@ -105,7 +90,6 @@ export async function runCommand(argv: string[]): Promise<number> {
       faults,
       configFile: file,
       logRing,
-      pendingApply,
     });
   } catch (err) {
     process.off("SIGHUP", onHangup);
@@ -131,21 +115,4 @@ export async function runCommand(argv: string[]): Promise<number> {
   }
   process.stderr.write(`vendd run: ${failure.message}\n`);
   return 1;
-}
-
-/** Loads the config; after a failed `config apply`, restores the last good file and loads that. */
-function loadWithRollback(
-  file: string,
-  options: LoadOptions,
-  pending: boolean,
-  onRollback: (why: string) => void,
-): LoadedConfig {
-  try {
-    return loadConfig(file, options);
-  } catch (err) {
-    if (!(err instanceof ConfigError) || !pending) throw err;
-    rollBack(file);
-    onRollback(err.message);
-    return loadConfig(file, options);
-  }
 }

@@ -21,8 +21,6 @@ export const consoleSchema = z
     idleTimeoutMinutes: intIn(1, 240).default(5),
     /** Amount of `test-vend` without an argument. */
     testVendAmount: amountSchema("1.00").default("1.00"),
-    /** After `config apply`, seconds the restarted daemon has to be in service, else the change is rolled back. */
-    applyHealthSeconds: intIn(5, 3600).default(120),
     /** Item number the test vend selects. */
     testVendItem: intIn(0, 65_535).default(1),
   })

@@ -50,6 +50,7 @@ export function render(cmd: string, result: unknown): string {
         `vmc ${s(links.vmc)}  payment ${s(links.payment)}  journal ${s(links.journal)}  beacon ${s(r.beacon)}`,
         `engine ${s(r.engine)}  service mode ${r.serviceMode === null ? "off" : s(r.serviceMode)}`,
         `unresolved sessions ${s(r.unresolved)}  config version ${s(r.configVersion)}`,
+        `last update: ${s(r.update)}`,
         `audit log: ${audit.ok === true ? "intact" : "BROKEN"} (${s(audit.detail)})`,
         "last vends:",
         ...(list(r.lastVends).length === 0
@@ -101,6 +102,13 @@ export function render(cmd: string, result: unknown): string {
     case "logs":
       return list(r.lines).map(s).join("\n") || "no log lines yet";
     case "config": {
+      if (typeof r.queued === "string")
+        return [
+          "applying (handed to the update applier):",
+          ...list(r.changes).map((x) => `  ${s(x)}`),
+          "vendd restarts with it and keeps it only if it comes back healthy;",
+          "log in again after the restart: status shows the outcome",
+        ].join("\n");
       if (Array.isArray(r.entries))
         return [
           `config version ${s(r.version)}`,
@@ -114,8 +122,6 @@ export function render(cmd: string, result: unknown): string {
         );
       if (Array.isArray(r.staged)) return ["staged:", ...list(r.staged).map((x) => `  ${s(x)}`)].join("\n");
       if (typeof r.discarded === "number") return `discarded ${r.discarded} staged change(s)`;
-      if (typeof r.version === "number")
-        return `applied as version ${r.version}: the daemon restarts, then must be in service (else rolled back)`;
       return s(result);
     }
     case "test-vend":

@@ -1,29 +1,23 @@
 /**
- * `config set|diff|apply|discard` of the technician console, and the apply's other half at the next start.
- * Changes are staged per console connection as (key, value) edits of the config file's YAML document (so
- * comments and layout survive), validated by the one schema with every error by path. Apply, when valid:
- *   1. the current file is kept as `<file>.last-good`, and a marker `<file>.apply.json` names the version;
- *   2. the new file replaces the config atomically (src/core/atomicFile.ts);
- *   3. the daemon stops cleanly and exits 75 (vendd.service has Restart=always).
- * At the next start (`vendd run`): a marker with a config that does not load restores the last good file
- * at once; otherwise the daemon must be in service within `console.applyHealthSeconds`: then the version
- * is recorded in the journal (meta `config_version`) and the audit log, else the last good file is
- * restored and the daemon restarts again.
+ * `config set|diff|apply|discard` of the technician console. Changes are staged per console connection as
+ * (key, value) edits of the config file's YAML document (so comments and layout survive) and validated by
+ * the one schema with every error by path. `apply` hands the validated file to the update applier
+ * (src/update, `vendd bundle apply --inbox`, run as root by vendd-bundle.path): it is dropped into
+ * `<updates.inbox>/local/`, and the applier stages it, swaps it in atomically, restarts the daemon, waits
+ * for it to be healthy over the control socket, and commits or rolls back to the last known good config.
+ * The daemon itself never writes its config file.
  */
-import { existsSync, readFileSync, statSync, unlinkSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { parseDocument, parse as parseYaml } from "yaml";
 import { ConfigError, type ConfigIssue, parseConfig } from "../config/load.js";
 import { writeFileAtomic } from "../core/atomicFile.js";
 import { printable } from "../core/printable.js";
+import { LOCAL_INBOX } from "../update/apply.js";
 
 export interface ConfigEdit {
   key: string;
   value: unknown;
-}
-
-export interface PendingApply {
-  version: number;
-  at: number;
 }
 
 /** Exit code of a daemon that stops to be restarted (EX_TEMPFAIL). */
@@ -31,9 +25,6 @@ export const RESTART_EXIT_CODE = 75;
 
 const KEY = /^[A-Za-z][A-Za-z0-9]*(\.[A-Za-z0-9]+)*$/;
 const HIDDEN_KEYS = new Set(["console.pinHash"]);
-
-export const lastGoodFile = (file: string) => `${file}.last-good`;
-export const markerFile = (file: string) => `${file}.apply.json`;
 
 /** Parses `KEY VALUE` of `config set`: the key a dotted path, the value a YAML scalar or flow value. */
 export function parseEdit(key: unknown, value: unknown): ConfigEdit | string {
@@ -105,55 +96,11 @@ function toJs(v: unknown): unknown {
     : v;
 }
 
-/**
- * Writes the validated new config (steps 1 and 2 above); the caller then restarts the daemon.
- * @returns the marker written.
- */
-export function writeApply(file: string, text: string, version: number, now: number): PendingApply {
-  const mode = statSync(file).mode & 0o777;
-  writeFileAtomic(lastGoodFile(file), readFileSync(file), { mode });
-  const marker: PendingApply = { version, at: now };
-  writeFileAtomic(markerFile(file), `${JSON.stringify(marker)}\n`, { mode: 0o600 });
-  writeFileAtomic(file, text, { mode });
-  return marker;
-}
-
-/** The marker of an apply waiting for its health check, or null. */
-export function readPendingApply(file: string): PendingApply | null {
-  const path = markerFile(file);
-  if (!existsSync(path)) return null;
-  try {
-    const x: unknown = JSON.parse(readFileSync(path, "utf8"));
-    if (
-      typeof x === "object" &&
-      x !== null &&
-      "version" in x &&
-      "at" in x &&
-      typeof x.version === "number" &&
-      typeof x.at === "number"
-    )
-      return { version: x.version, at: x.at };
-  } catch {
-    // A torn or foreign marker: treated as an apply to judge (version unknown).
-  }
-  return { version: -1, at: 0 };
-}
-
-/** Restores the last good config and removes the marker (rollback). */
-export function rollBack(file: string): void {
-  const good = lastGoodFile(file);
-  if (existsSync(good)) {
-    const mode = statSync(file).mode & 0o777;
-    writeFileAtomic(file, readFileSync(good), { mode });
-  }
-  clearMarker(file);
-}
-
-/** The apply is final: the marker goes (the last good copy stays, for the next apply to replace). */
-export function clearMarker(file: string): void {
-  try {
-    unlinkSync(markerFile(file));
-  } catch {
-    // Already gone.
-  }
+/** Drops a validated config for the applier; returns the file written. */
+export function dropForApplier(inbox: string, text: string, now: number): string {
+  const dir = join(inbox, LOCAL_INBOX);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const file = join(dir, `console-${now}.yaml`);
+  writeFileAtomic(file, text, { mode: 0o600 });
+  return file;
 }

@@ -260,9 +260,11 @@ export class ControlServer {
     } catch {
       summary = req.cmd;
     }
+    // Anonymous use of a public command (the health gate's `status`) is not audited: it polls.
+    const audited = !spec.unaudited && c.who !== null;
     try {
       const result = await spec.run(req.args, c);
-      if (!spec.unaudited) this.audit(who, summary, "ok");
+      if (audited) this.audit(who, summary, "ok");
       this.send(c, encodeOk(req.id, result));
     } catch (err) {
       const e =
@@ -273,7 +275,7 @@ export class ControlServer {
               `${req.cmd} failed: ${printable((err as Error).message ?? String(err))}`,
             );
       if (!(err instanceof CommandError)) logger.error({ err, cmd: req.cmd }, "control command failed");
-      if (!spec.unaudited) this.audit(who, summary, `${e.code}: ${printable(e.message, 120)}`);
+      if (audited) this.audit(who, summary, `${e.code}: ${printable(e.message, 120)}`);
       this.send(
         c,
         encodeError(req.id, {

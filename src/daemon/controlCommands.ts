@@ -12,14 +12,15 @@ import { printable } from "../core/printable.js";
 import type { FinishedSession } from "../engine/options.js";
 import type { VendEngine } from "../engine/runner.js";
 import type { SqliteJournal } from "../journal/sqlite.js";
+import { readUpdateOutcome, type UpdateStatus } from "../update/state.js";
 import {
   type ConfigEdit,
   describeEdit,
   diffEdits,
+  dropForApplier,
   editedText,
   parseEdit,
   validateText,
-  writeApply,
 } from "./configApply.js";
 import { CommandError, type CommandSpec, type ControlSession } from "./control.js";
 import type { UnitStatus } from "./status.js";
@@ -78,6 +79,7 @@ export function controlStatus(u: ConsoleUnit): ControlStatus {
   const vmc: LinkState = e === null ? "unknown" : codes.has("failure") ? "down" : "up";
   const store = u.journal.console();
   const audit = store.verifyAudit();
+  const update = readUpdateOutcome(u.config.updates.stateDir);
   const recent = u.journal.sessions({ limit: 5 }).map((x) => ({
     at: x.openedAt,
     orderId: x.orderId,
@@ -91,7 +93,8 @@ export function controlStatus(u: ConsoleUnit): ControlStatus {
     reasons: s.reasons.map((r) => ({ code: r.code, detail: r.detail, retryAt: r.retryAt })),
     links: { vmc, payment, journal },
     unresolved: u.journal.unresolved().length,
-    configVersion: Number(store.meta("config_version") ?? "0"),
+    configVersion: update.highWater,
+    update: describeUpdate(update),
     serviceMode: u.serviceReason(),
     engine: e === null ? "not started" : e.current.tag,
     beacon: u.beacon(),
@@ -118,7 +121,8 @@ export function consoleCommands(u: ConsoleUnit): Map<string, CommandSpec> {
     },
   });
 
-  commands.set("status", { run: () => controlStatus(u) });
+  // Public: the update applier's health gate asks for it without a login (the socket is 0600).
+  commands.set("status", { public: true, run: () => controlStatus(u) });
 
   commands.set("sales", {
     audit: (a) => `sales ${str(a, "from") ?? ""}..${str(a, "to") ?? ""}`,
@@ -265,7 +269,7 @@ function configCommand(u: ConsoleUnit, a: Record<string, unknown>, session: Cont
     case "show": {
       const flat: { key: string; value: string }[] = [];
       flatten(toConfigInput(u.config), "", flat);
-      return { version: Number(u.journal.console().meta("config_version") ?? "0"), entries: flat };
+      return { version: readUpdateOutcome(u.config.updates.stateDir).highWater, entries: flat };
     }
     case "discard": {
       const n = staged(session).length;
@@ -279,6 +283,8 @@ function configCommand(u: ConsoleUnit, a: Record<string, unknown>, session: Cont
       if (file === null) throw new CommandError("refused", "this daemon runs without a config file");
       const edit = parseEdit(a.key, a.value);
       if (typeof edit === "string") throw new CommandError("badArgs", edit);
+      if (edit.key === "updates" || edit.key.startsWith("updates."))
+        throw new CommandError("refused", "only a signed bundle changes the updates section");
       let next = [...staged(session), edit];
       let issues = validateText(editedText(file, next), u.env);
       if (issues.length > 0 && typeof a.value === "string" && edit.value !== a.value) {
@@ -310,12 +316,11 @@ function configCommand(u: ConsoleUnit, a: Record<string, unknown>, session: Cont
           `not applied, the config is invalid:\n${issues.map((i) => `${i.path}: ${i.message}`).join("\n")}`,
           { errors: issues },
         );
-      const store = u.journal.console();
-      const version = Number(store.meta("config_version") ?? "0") + 1;
-      writeApply(file, text, version, u.now());
+      if (edits.some((e) => e.key === "updates" || e.key.startsWith("updates.")))
+        throw new CommandError("refused", "only a signed bundle changes the updates section");
+      const queued = dropForApplier(u.config.updates.inbox, text, u.now());
       session.data.delete(STAGED);
-      setImmediate(() => u.restart(`config apply version ${version}`));
-      return { version, changes: edits.map(describeEdit), restarting: true };
+      return { queued, changes: edits.map(describeEdit) };
     }
     default:
       throw new CommandError("badArgs", "config show|diff|set KEY VALUE|apply|discard");
@@ -397,4 +402,14 @@ async function testVend(
   const s = await finished;
   if (s === null) throw new CommandError("failed", "no vend finished in time");
   return { orderId: s.orderId, result: s.result, amount: formatAmount(s.price), reason: s.reason };
+}
+
+/** One line on the last update (a bundle or a console change) and one in progress. */
+export function describeUpdate(s: UpdateStatus): string {
+  if (s.problem !== null) return `update state unreadable: ${printable(s.problem, 80)}`;
+  if (s.pending !== null) return `applying version ${s.pending.version} (${s.pending.phase})`;
+  const o = s.outcome;
+  if (o === null) return "no update applied";
+  const what = `${o.kind ?? "bundle"} ${o.bundleId ?? ""} from ${o.source}`;
+  return `${o.result.replace("_", " ")}: ${printable(what, 80)}${o.reason === null ? "" : ` (${printable(o.reason, 80)})`}`;
 }

@@ -1,18 +1,16 @@
 /**
- * Starts the control socket for a running unit and, after a `config apply`, judges the new config: in
- * service within `console.applyHealthSeconds` commits its version (journal meta and audit log), otherwise
- * the last good config is restored and the daemon restarts.
+ * Starts the control socket for a running unit, and journals the update applier's last outcome.
  */
 import type { Logger } from "pino";
 import type { VenddConfig } from "../config/load.js";
 import type { Clock } from "../core/clock.js";
 import { defaultControlSocket } from "../core/control.js";
 import { parsePinHash } from "../core/pin.js";
+import { printable } from "../core/printable.js";
 import type { SqliteJournal } from "../journal/sqlite.js";
-import { clearMarker, type PendingApply, rollBack } from "./configApply.js";
+import { readUpdateOutcome } from "../update/state.js";
 import { ControlServer } from "./control.js";
 import { type ConsoleUnit, consoleCommands } from "./controlCommands.js";
-import type { UnitStatus } from "./status.js";
 
 export function controlSocketPath(config: VenddConfig): string {
   return config.console.socket ?? defaultControlSocket(config.journal.path);
@@ -44,51 +42,23 @@ export async function startControl(
 }
 
 /**
- * Watches the first start after a `config apply`. Returns the function that stops watching.
+ * Journals the update applier's last outcome (a bundle, or a console change) in the audit log, once per
+ * outcome: the daemon reads the applier's state at start (src/update/state.ts).
  */
-export function judgeApply(
-  pending: PendingApply,
-  deps: {
-    file: string;
-    clock: Clock;
-    logger: Logger;
-    journal: SqliteJournal;
-    healthMs: number;
-    status(): UnitStatus;
-    onStatus(listener: (s: UnitStatus) => void): () => void;
-    restart(why: string): void;
-  },
-): () => void {
-  const store = deps.journal.console();
-  let done = false;
-  const finish = (ok: boolean) => {
-    if (done) return;
-    done = true;
-    off();
-    timer.cancel();
-    if (ok) {
-      clearMarker(deps.file);
-      if (pending.version >= 0) store.setMeta("config_version", String(pending.version));
-      store.audit("vendd", `config apply version ${pending.version}`, "committed: in service");
-      deps.logger.info({ version: pending.version }, "config apply committed: the unit is in service");
-      return;
-    }
-    rollBack(deps.file);
-    store.audit("vendd", `config apply version ${pending.version}`, "rolled back: not in service in time");
-    deps.logger.error(
-      { version: pending.version, healthMs: deps.healthMs },
-      "config apply rolled back: the unit did not go in service in time; restarting with the last good config",
+export function auditUpdateOutcome(config: VenddConfig, journal: SqliteJournal, logger: Logger): void {
+  const update = readUpdateOutcome(config.updates.stateDir);
+  const o = update.outcome;
+  if (o === null) return;
+  try {
+    const store = journal.console();
+    if (store.meta("update_outcome_id") === o.id) return;
+    store.audit(
+      `applier (${printable(o.source, 60)})`,
+      `update ${o.kind ?? "bundle"} ${o.bundleId ?? ""} version ${o.version ?? "-"}`,
+      `${o.result}${o.reason === null ? "" : `: ${printable(o.reason, 120)}`}`,
     );
-    deps.restart("config apply rolled back");
-  };
-  const off = deps.onStatus((s) => {
-    if (s.inService) finish(true);
-  });
-  const timer = deps.clock.setTimer(deps.healthMs, () => finish(false));
-  if (deps.status().inService) finish(true);
-  return () => {
-    done = true;
-    off();
-    timer.cancel();
-  };
+    store.setMeta("update_outcome_id", o.id);
+  } catch (err) {
+    logger.error({ err }, "the update outcome could not be audited");
+  }
 }

@@ -16,7 +16,6 @@ import { describeRefusal } from "../journal/problems.js";
 import type { SqliteJournal } from "../journal/sqlite.js";
 import type { PaymentDriver } from "../payment/driver.js";
 import { createPaymentDriver } from "../payment/factory.js";
-import type { PendingApply } from "./configApply.js";
 import type { ConnectPolicy } from "./connect.js";
 import { journalProblem, journalUnusable } from "./journalStart.js";
 import type { UnitStatus } from "./status.js";
@@ -46,8 +45,6 @@ export interface DaemonDeps {
   env?: NodeJS.ProcessEnv;
   /** Recent log lines (the console's `logs` and `errors`), fed by the logger. */
   logRing?: LogRing;
-  /** A `config apply` waiting for this start to prove healthy (configApply.ts), or null. */
-  pendingApply?: PendingApply | null;
   /** Serve the control socket (default true). */
   control?: boolean;
   /** Already-created devices (tests); otherwise created from config. */

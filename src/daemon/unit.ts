@@ -12,7 +12,7 @@ import type { SqliteJournal } from "../journal/sqlite.js";
 import type { PaymentDriver } from "../payment/driver.js";
 import { connectService, DEFAULT_CONNECT_POLICY } from "./connect.js";
 import type { ControlServer } from "./control.js";
-import { judgeApply, startControl } from "./controlUnit.js";
+import { auditUpdateOutcome, startControl } from "./controlUnit.js";
 import type { Daemon, DaemonDeps } from "./daemon.js";
 import { healable, healJournal } from "./heal.js";
 import { startHousekeeping } from "./housekeeping.js";
@@ -166,7 +166,6 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
   const restartRequested = new Promise<string>((resolve) => {
     requestRestart = resolve;
   });
-  let stopJudging: () => void = () => {};
   let controlServer: Promise<ControlServer | null> = Promise.resolve(null);
   if (deps.control !== false) {
     controlServer = startControl(
@@ -201,19 +200,7 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
     );
   }
   state.setConnect({ code: "starting", detail: "connecting to the payment service", retryAt: null });
-  const pending = deps.pendingApply ?? null;
-  if (pending !== null && deps.configFile !== undefined) {
-    stopJudging = judgeApply(pending, {
-      file: deps.configFile,
-      clock,
-      logger,
-      journal,
-      healthMs: config.console.applyHealthSeconds * 1000,
-      status: () => state.status(),
-      onStatus: (l) => state.onStatus(l),
-      restart: (why) => requestRestart(why),
-    });
-  }
+  auditUpdateOutcome(config, journal, logger);
   const readyTimer = clock.setTimer(deps.readyGraceMs ?? 10_000, () => state.ready());
   let fail: (err: Error) => void = () => {};
   const failed = new Promise<Error>((resolve) => {
@@ -234,7 +221,6 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
     restartRequested,
     onStatus: (listener) => state.onStatus(listener),
     async stop() {
-      stopJudging();
       await (await controlServer)?.close();
       state.setStopping();
       deps.notifier.stopping();

@@ -36,7 +36,10 @@ export class Collected {
       if (typeof pattern === "string" ? text.includes(pattern) : pattern.test(text)) return text;
       if (this.code !== undefined)
         throw new Error(`exited (${this.code}) before ${String(pattern)}:\n${text}`);
-      if (Date.now() > deadline) throw new Error(`no ${String(pattern)} in time:\n${text.slice(-3000)}\n--- before:\n${this.out.slice(Math.max(0, from - 1500), from)}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `no ${String(pattern)} in time:\n${text.slice(-3000)}\n--- before:\n${this.out.slice(Math.max(0, from - 1500), from)}`,
+        );
       await new Promise((r) => setTimeout(r, 20));
     }
   }
@@ -97,7 +100,12 @@ export function writeUnit(dir: string, emu: Emulator, pinHash: string, extra: st
       `    storeId: ${v10.storeId}`,
       "console:",
       `  pinHash: "${pinHash}"`,
-      "  applyHealthSeconds: 20",
+      "updates:",
+      `  inbox: ${join(dir, "inbox")}`,
+      `  stateDir: ${join(dir, "updates")}`,
+      `  releaseRoot: ${join(dir, "release")}`,
+      `  restartCommand: [sh, -c, "kill -TERM $(cat ${join(dir, "daemon.pid")})"]`,
+      "  health: { holdMs: 1000, timeoutMs: 30000, pollMs: 100 }",
       ...extra,
     ].join("\n"),
     { mode: 0o640 },
@@ -108,8 +116,8 @@ export function writeUnit(dir: string, emu: Emulator, pinHash: string, extra: st
 }
 
 /**
- * The daemon as systemd runs it (Restart=always): started again whenever it exits 75; `all` is every
- * line any of its runs wrote.
+ * The daemon as systemd runs it (Restart=always): started again whenever it exits (until `stop`); its pid
+ * in `pidFile` (the applier's restart command kills it); `all` is every line any of its runs wrote.
  */
 export class Supervised {
   current: Collected;
@@ -117,7 +125,10 @@ export class Supervised {
   runs = 1;
   private stopped = false;
 
-  constructor(private readonly args: string[]) {
+  constructor(
+    private readonly args: string[],
+    private readonly pidFile: string,
+  ) {
     this.current = this.spawn();
   }
 
@@ -125,14 +136,15 @@ export class Supervised {
     const c = new Collected(
       spawn(process.execPath, [CLI, ...this.args], { stdio: ["ignore", "pipe", "pipe"] }),
     );
+    writeFileSync(this.pidFile, `${c.child.pid}\n`);
     c.child.stdout?.on("data", (d: Buffer) => {
       this.all += d.toString();
     });
     c.child.stderr?.on("data", (d: Buffer) => {
       this.all += d.toString();
     });
-    void c.closed.then((code) => {
-      if (code === 75 && !this.stopped) {
+    void c.closed.then(() => {
+      if (!this.stopped) {
         this.runs++;
         this.current = this.spawn();
       }
