@@ -202,10 +202,10 @@ describe.skipIf(!HAVE_SOCAT)("vendd console over a PTY", () => {
       if (r.status < 300) break;
       await new Promise((r2) => setTimeout(r2, 100));
     }
-    const done = await c.waitFor(/test vend \S+: captured 3\.25/, m, 30_000);
-    expect(done).toContain("captured");
-    const captured = emu.ledger().filter((e) => JSON.stringify(e).includes("325"));
-    expect(captured.length).toBeGreaterThan(0);
+    const done = await c.waitFor(/test vend (\S+): captured 3\.25/, m, 30_000);
+    const orderId = /test vend (\S+): captured/.exec(done)?.[1] ?? "";
+    const ledger = emu.ledger().filter((e) => e.orderId === orderId);
+    expect(ledger.map((e) => [e.kind, e.amount])).toContainEqual(["captured", 325]);
     await c.line("sales", /total\s+1\s+3\.25/);
   }, 60_000);
 

@@ -67,7 +67,6 @@ export const CONFIG_KEYS: readonly string[] = [
   "console.idleTimeoutMinutes",
   "console.testVendAmount",
   "console.testVendItem",
-  "console.applyHealthSeconds",
   "engine.maxPrice",
   "engine.paymentTimeoutMs",
   "engine.vendTimeoutMs",
