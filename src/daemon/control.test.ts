@@ -95,6 +95,25 @@ describe("control server", () => {
     expect(lines.join("")).not.toContain(PIN);
   });
 
+  it("logs an idle connection out on the injected clock; status answers without a login", async () => {
+    const clock = new ManualClock();
+    const commands = new Map<string, CommandSpec>([["status", { public: true, run: () => ({ up: true }) }]]);
+    const path = await start(clock, commands);
+    expect(await controlRequest(path, "status")).toEqual({ up: true });
+    const client = await ControlClient.connect(path);
+    await client.request("login", { secret: PIN });
+    expect(await client.request("echo", { n: 1 })).toEqual({ n: 1 });
+    clock.advance(60_001);
+    await expect(client.request("echo", { n: 2 })).rejects.toMatchObject({ code: "loginRequired" });
+    client.close();
+    const audit = journal?.console().recentAudit(10) ?? [];
+    expect(audit.map((r) => [r.who, r.command, r.outcome])).toEqual([
+      ["PIN", "login", "ok"],
+      ["PIN", "echo", "ok"],
+      ["PIN", "logout", "idle timeout"],
+    ]);
+  });
+
   it("commits the attempt before checking the PIN", async () => {
     const clock = new ManualClock();
     const path = await start(clock);
