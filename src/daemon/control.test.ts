@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -112,6 +113,25 @@ describe("control server", () => {
       ["PIN", "echo", "ok"],
       ["PIN", "logout", "idle timeout"],
     ]);
+  });
+
+  it("replaces a stale socket left by a killed daemon (mode 0600), refuses to replace any other file", async () => {
+    const path = join(dir, "control.sock");
+    spawnSync(process.execPath, [
+      "-e",
+      `require("node:net").createServer().listen(${JSON.stringify(path)}, () => process.kill(process.pid, "SIGKILL"))`,
+    ]);
+    expect(lstatSync(path).isSocket()).toBe(true);
+    const clock = new ManualClock();
+    await start(clock);
+    expect(lstatSync(path).mode & 0o777).toBe(0o600);
+    expect(await controlRequest(path, "help").catch((e: Error) => e.message)).toMatch(/unknown command help/);
+    await server?.close();
+    server = null;
+    journal?.close();
+    writeFileSync(path, "not a socket");
+    await expect(start(clock)).rejects.toThrow(/not a socket/);
+    expect(readFileSync(path, "utf8")).toBe("not a socket");
   });
 
   it("commits the attempt before checking the PIN", async () => {
