@@ -6,6 +6,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { hashBadgeUid } from "../../drivers/nfc/badges.js";
 import { ManualClock } from "../core/clock.js";
 import { ControlClient, ControlError, controlRequest } from "../core/control.js";
 import { hashPin, parsePinHash } from "../core/pin.js";
@@ -33,7 +34,11 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function start(clock: ManualClock, commands = new Map<string, CommandSpec>()) {
+async function start(
+  clock: ManualClock,
+  commands = new Map<string, CommandSpec>(),
+  badges: { name: string; hash: string }[] = [],
+) {
   journal = openSqliteJournal({ path: join(dir, "journal.db"), unitId: "vm-1", clock });
   const parsed = parsePinHash(pinHash);
   if (typeof parsed === "string") throw new Error(parsed);
@@ -44,7 +49,7 @@ async function start(clock: ManualClock, commands = new Map<string, CommandSpec>
     logger,
     store: journal.console(),
     pinHash: parsed,
-    badges: [],
+    badges,
     idleMs: 60_000,
     commands,
     loginMinMs: 50,
@@ -132,6 +137,22 @@ describe("control server", () => {
     writeFileSync(path, "not a socket");
     await expect(start(clock)).rejects.toThrow(/not a socket/);
     expect(readFileSync(path, "utf8")).toBe("not a socket");
+  });
+
+  it("logs a technician badge in by its UID, audited under the badge's name", async () => {
+    const clock = new ManualClock();
+    const hash = await hashBadgeUid("04:A1:B2:C3:D4:E5:F6", 1024);
+    const path = await start(clock, new Map(), [{ name: "Anna", hash }]);
+    const client = await ControlClient.connect(path);
+    await expect(client.request("login", { secret: "04a1b2c3d4e5f7" })).rejects.toMatchObject({
+      code: "loginFailed",
+    });
+    expect(await client.request("login", { secret: "04a1b2c3d4e5f6" })).toMatchObject({ who: "badge Anna" });
+    expect(await client.request("echo", {})).toEqual({});
+    client.close();
+    const audit = journal?.console().recentAudit(10) ?? [];
+    expect(audit.map((r) => r.who)).toEqual(["-", "badge Anna", "badge Anna"]);
+    expect(JSON.stringify(audit)).not.toContain("04a1b2c3d4e5f6");
   });
 
   it("commits the attempt before checking the PIN", async () => {
