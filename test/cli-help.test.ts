@@ -28,6 +28,7 @@ describe("vendd --help and --version", () => {
     expect(names.sort()).toEqual([
       "bundle",
       "config",
+      "console",
       "demo",
       "doctor",
       "emulator",

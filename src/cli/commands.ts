@@ -70,6 +70,14 @@ export const JOURNAL_OPTIONS = {
   help,
 } as const satisfies OptionSpecs;
 
+export const CONSOLE_OPTIONS = {
+  socket: { type: "string", value: "PATH" },
+  "idle-timeout": { type: "string", value: "SECONDS" },
+  config: { type: "string", value: "FILE" },
+  journal: { type: "string", value: "PATH" },
+  help,
+} as const satisfies OptionSpecs;
+
 /** `vendd emulator` parses these itself (src/cli/emulator.ts); a test keeps the two in step. */
 export const EMULATOR_OPTIONS = {
   port: { type: "string", value: "N" },
@@ -170,6 +178,26 @@ export const COMMANDS: readonly CommandHelp[] = [
     words: "journal [recent|unresolved|flagged|totals|held]",
     options: JOURNAL_OPTIONS,
     summary: "the journal, read-only (safe while the daemon runs); held: payments the service still holds",
+  },
+  {
+    command: "console",
+    words: "console",
+    options: CONSOLE_OPTIONS,
+    only: ["socket", "config", "idle-timeout"],
+    summary: "technician console on this terminal (serial port): login, status, sales, config, test vend",
+  },
+  {
+    command: "console",
+    words: "console hash-pin",
+    options: {},
+    summary: "read a PIN on standard input, print its scrypt hash for console.pinHash",
+  },
+  {
+    command: "console",
+    words: "console verify-audit",
+    options: CONSOLE_OPTIONS,
+    only: ["journal", "config"],
+    summary: "check the console audit log's hash chain (read-only); exits 1 on a break",
   },
   {
     command: "keys",

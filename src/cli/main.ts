@@ -30,6 +30,8 @@ async function load(name: string): Promise<Command | null> {
       return (await import("./nfc.js")).nfcCommand;
     case "journal":
       return (await import("./journal.js")).journalCommand;
+    case "console":
+      return (await import("./console.js")).consoleCommand;
     case "keys":
       return (await import("./keys.js")).keysCommand;
     case "bundle":

@@ -1,10 +1,13 @@
 import { parseArgs } from "node:util";
+import pino from "pino";
 import { ConfigError, type LoadOptions, loadConfig, secretValues } from "../config/load.js";
 import { faultPointsFromEnv } from "../core/faults.js";
 import { createLogger } from "../core/log.js";
+import { LogRing } from "../core/logRing.js";
 import { createNotifier } from "../core/sdnotify.js";
 import { loopStallFromEnv } from "../core/sdnotifyStall.js";
 import { SecretRegistry } from "../core/secrets.js";
+import { RESTART_EXIT_CODE } from "../daemon/configApply.js";
 import { startDaemon } from "../daemon/daemon.js";
 import { describeRefusal } from "../journal/problems.js";
 import { RUN_OPTIONS } from "./commands.js";
@@ -51,10 +54,12 @@ export async function runCommand(argv: string[]): Promise<number> {
     throw err;
   }
   const secrets = new SecretRegistry(secretValues(loaded.secrets));
+  const logRing = new LogRing();
   const logger = createLogger({
     level: loaded.config.logging.level,
     secrets,
     base: { unit: loaded.config.unit.id },
+    destination: logRing.tee(pino.destination({ dest: 2, sync: true })),
   });
   for (const w of loaded.warnings) logger.warn(w);
   const faults = faultPointsFromEnv(process.env);
@@ -89,7 +94,13 @@ export async function runCommand(argv: string[]): Promise<number> {
   // a journal locked by another process, a bad device config or a defect ends it with an error.
   let daemon: Awaited<ReturnType<typeof startDaemon>>;
   try {
-    daemon = await startDaemon(loaded, { logger, notifier, faults });
+    daemon = await startDaemon(loaded, {
+      logger,
+      notifier,
+      faults,
+      configFile: file,
+      logRing,
+    });
   } catch (err) {
     process.off("SIGHUP", onHangup);
     // The journal is owned before anything else starts: nothing was sent or written.
@@ -98,11 +109,20 @@ export async function runCommand(argv: string[]): Promise<number> {
     process.stderr.write(`vendd run: ${refusal}`);
     return 1;
   }
-  const failure = await Promise.race([stopRequested.then(() => null), daemon.failed]);
+  const restart = daemon.restartRequested ?? new Promise<string>(() => {});
+  const failure = await Promise.race([
+    stopRequested.then(() => null),
+    restart.then((why) => why),
+    daemon.failed,
+  ]);
   logger.info("stopping");
   await daemon.stop();
   process.off("SIGHUP", onHangup);
   if (failure === null) return 0;
+  if (typeof failure === "string") {
+    logger.info({ why: failure }, "stopped to be restarted (exit 75)");
+    return RESTART_EXIT_CODE;
+  }
   process.stderr.write(`vendd run: ${failure.message}\n`);
   return 1;
 }

@@ -6,6 +6,7 @@
 import * as z from "zod";
 import { parseAmount } from "../core/money.js";
 import { ALWAYS, crossCheck, intIn, isRecord, nonEmpty, serviceText } from "./rules.js";
+import { consoleSchema } from "./schema-console.js";
 import { bleSchema, gpioSchema, nfcSchema, pulseIssues, pulseSchema } from "./schema-devices.js";
 import { paymentSchema } from "./schema-payment.js";
 import { amountSchema, CURRENCY_DECIMALS, DEFAULT_MAX_PRICE, maxPriceIssues } from "./schema-price.js";
@@ -117,6 +118,8 @@ export const configSchema = z
         level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
       })
       .prefault({}),
+    /** The technician console and its control socket (schema-console.ts). */
+    console: consoleSchema,
     /** Where the secrets file is; `--secrets` and VENDD_SECRETS_FILE take precedence. */
     secrets: z.strictObject({ file: nonEmpty(4096).nullable().default(null) }).prefault({}),
     /** Signed bundles: trusted keys, inbox, pull URL, health gate (src/config/schema-updates.ts). */

@@ -8,6 +8,7 @@ import type { LoadedConfig, VenddConfig } from "../config/load.js";
 import { displayOptions, gpioOptions, journalOptions, paymentOptions, vmcOptions } from "../config/seams.js";
 import { type Clock, systemClock } from "../core/clock.js";
 import type { FaultPoints } from "../core/faults.js";
+import type { LogRing } from "../core/logRing.js";
 import type { Notifier } from "../core/sdnotify.js";
 import type { VendEngine } from "../engine/runner.js";
 import { createJournal, type JournalDeps, type JournalOptions } from "../journal/factory.js";
@@ -38,6 +39,14 @@ export interface DaemonDeps {
   stderr?: (text: string) => void;
   /** Opens the journal (default createJournal). */
   openJournal?: (options: JournalOptions, deps: JournalDeps) => SqliteJournal;
+  /** The config file the daemon runs from (the console's `config set|apply`); none when built in code. */
+  configFile?: string;
+  /** Environment the config is validated against (default process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** Recent log lines (the console's `logs` and `errors`), fed by the logger. */
+  logRing?: LogRing;
+  /** Serve the control socket (default true). */
+  control?: boolean;
   /** Already-created devices (tests); otherwise created from config. */
   devices?: { payment?: PaymentDriver; vmc?: VendController; display?: CheckinDisplay };
 }
@@ -52,6 +61,8 @@ export interface Daemon {
   /** Calls `listener` after each status change; returns the unsubscribe function. */
   onStatus(listener: (s: UnitStatus) => void): () => void;
   stop(): Promise<void>;
+  /** Resolves when the daemon asks to be restarted (console `restart`, `config apply`): stop, exit 75. */
+  readonly restartRequested?: Promise<string>;
 }
 
 /**

@@ -12,6 +12,8 @@ import type { SqliteJournal } from "../journal/sqlite.js";
 import type { PaymentDriver, PosIdentity } from "../payment/driver.js";
 import { backoffDelay } from "../payment/retry.js";
 import { connectService, DEFAULT_CONNECT_POLICY } from "./connect.js";
+import type { ControlServer } from "./control.js";
+import { auditUpdateOutcome, startControl } from "./controlUnit.js";
 import type { Daemon, DaemonDeps } from "./daemon.js";
 import { healable, healJournal } from "./heal.js";
 import { startHousekeeping } from "./housekeeping.js";
@@ -163,10 +165,14 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
         return e.pos;
       },
       async setOutOfService(reason: string | null) {
-        state.setRequested(peripherals?.doorOpen ?? false, peripherals?.serviceMode ?? false);
-        await e.setOutOfService(reason);
+        state.setRequested(
+          peripherals?.doorOpen ?? false,
+          (peripherals?.serviceMode ?? false) || consoleReason !== null,
+        );
+        await e.setOutOfService(reason ?? consoleReason);
       },
     };
+    if (consoleReason !== null) await control.setOutOfService(null);
     peripherals = await startPeripherals(config, { clock, logger, engine: control, gpio: d.gpio });
     if (stopping.signal.aborted) return;
     housekeeping = startHousekeeping({
@@ -184,7 +190,47 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
     });
   };
 
+  /** Out of service by the technician console (`service out REASON`), or null. */
+  let consoleReason: string | null = null;
+  let requestRestart: (why: string) => void = () => {};
+  const restartRequested = new Promise<string>((resolve) => {
+    requestRestart = resolve;
+  });
+  let controlServer: Promise<ControlServer | null> = Promise.resolve(null);
+  if (deps.control !== false) {
+    controlServer = startControl(
+      {
+        config,
+        configFile: deps.configFile ?? null,
+        env: deps.env ?? process.env,
+        journal,
+        vmc,
+        now: () => clock.now(),
+        status: () => state.status(),
+        engine: () => engine,
+        beacon: () => (peripherals?.beacon === null || peripherals === null ? "off" : "on"),
+        serviceReason: () => consoleReason ?? peripherals?.reason ?? null,
+        async setService(reason) {
+          consoleReason = reason;
+          const e = engine;
+          if (e === null) {
+            state.setRequested(peripherals?.doorOpen ?? false, reason !== null);
+            return;
+          }
+          state.setRequested(
+            peripherals?.doorOpen ?? false,
+            (peripherals?.serviceMode ?? false) || reason !== null,
+          );
+          await e.setOutOfService(reason ?? peripherals?.reason ?? null);
+        },
+        logs: deps.logRing ?? null,
+        restart: (why) => requestRestart(why),
+      },
+      { clock, logger },
+    );
+  }
   state.setConnect({ code: "starting", detail: "connecting to the payment service", retryAt: null });
+  auditUpdateOutcome(config, journal, logger);
   const readyTimer = clock.setTimer(deps.readyGraceMs ?? 10_000, () => state.ready());
   let fail: (err: Error) => void = () => {};
   const failed = new Promise<Error>((resolve) => {
@@ -202,8 +248,10 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
       return engine;
     },
     failed,
+    restartRequested,
     onStatus: (listener) => state.onStatus(listener),
     async stop() {
+      await (await controlServer)?.close();
       state.setStopping();
       deps.notifier.stopping();
       stopping.abort(new Error("daemon stopping"));

@@ -68,4 +68,29 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX sessions_closed ON sessions (closed_at) WHERE closed_at IS NOT NULL;
   CREATE INDEX events_at ON events (at);
   `,
+  `
+  CREATE TABLE console_attempts (
+    id INTEGER PRIMARY KEY,
+    at INTEGER NOT NULL,
+    method TEXT NOT NULL CHECK (method IN ('pin', 'badge')),
+    state TEXT NOT NULL CHECK (state IN ('pending', 'ok', 'failed'))
+  ) STRICT;
+  CREATE TABLE console_audit (
+    id INTEGER PRIMARY KEY,
+    at INTEGER NOT NULL,
+    who TEXT NOT NULL,
+    command TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    prev_hash TEXT NOT NULL,
+    hash TEXT NOT NULL
+  ) STRICT;
+  CREATE TRIGGER console_audit_no_update BEFORE UPDATE ON console_audit
+  BEGIN
+    SELECT RAISE(ABORT, 'the console audit log is append-only');
+  END;
+  CREATE TRIGGER console_audit_no_delete BEFORE DELETE ON console_audit
+  BEGIN
+    SELECT RAISE(ABORT, 'the console audit log is append-only');
+  END;
+  `,
 ];

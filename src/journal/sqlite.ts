@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import Database from "better-sqlite3";
 import type { Clock } from "../core/clock.js";
 import type { Minor } from "../core/money.js";
+import { ConsoleStore } from "./consoleStore.js";
 import { MAX_ORDER_SEQ } from "./inspect.js";
 import type {
   Decision,
@@ -315,6 +316,14 @@ export class SqliteJournal implements Journal {
     const truncated = rows[0]?.busy === 0;
     if (truncated) this.raiseMark();
     return truncated;
+  }
+
+  private consoleTables: ConsoleStore | null = null;
+
+  /** The technician console's tables (login attempts, audit log) on this connection (consoleStore.ts). */
+  console(): ConsoleStore {
+    this.consoleTables ??= new ConsoleStore(this.db, this.opts.clock);
+    return this.consoleTables;
   }
 
   /** Checkpoints, closes the connection and releases the journal lock. */

@@ -1,0 +1,140 @@
+/**
+ * Renders control answers for an 80-column terminal, without colours. Every line is cut to WIDTH; the
+ * daemon's answers are data, never trusted as text: control characters are shown escaped.
+ */
+import { printable } from "../core/printable.js";
+
+export const WIDTH = 80;
+
+function isRecord(x: unknown): x is Record<string, unknown> {
+  return typeof x === "object" && x !== null && !Array.isArray(x);
+}
+
+function s(x: unknown): string {
+  return printable(typeof x === "string" ? x : x === undefined || x === null ? "-" : JSON.stringify(x), 200);
+}
+
+function list(x: unknown): unknown[] {
+  return Array.isArray(x) ? x : [];
+}
+
+/** Cuts each line to `width` columns. */
+export function fitWidth(text: string, width = WIDTH): string {
+  return text
+    .split("\n")
+    .map((l) => (l.length > width ? `${l.slice(0, width - 1)}~` : l))
+    .join("\n");
+}
+
+function time(ms: unknown): string {
+  if (typeof ms !== "number") return "-";
+  const d = new Date(ms);
+  const p = (n: number) => String(n).padStart(2, "0");
+  return `${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}`;
+}
+
+function sessionLine(x: unknown): string {
+  if (!isRecord(x)) return "?";
+  return `${time(x.at)}  ${s(x.orderId).padEnd(26)} ${s(x.item).padStart(4)} ${s(x.price).padStart(8)}  ${s(x.result)}`;
+}
+
+export function render(cmd: string, result: unknown): string {
+  const r = isRecord(result) ? result : {};
+  switch (cmd) {
+    case "status": {
+      const links = isRecord(r.links) ? r.links : {};
+      const audit = isRecord(r.audit) ? r.audit : {};
+      const out = [
+        `unit ${s(r.unitId)}: ${r.inService === true ? "IN SERVICE" : "OUT OF SERVICE"}`,
+        ...list(r.reasons).map((x) => `  why: ${isRecord(x) ? s(x.detail) : "?"}`),
+        `vmc ${s(links.vmc)}  payment ${s(links.payment)}  journal ${s(links.journal)}  beacon ${s(r.beacon)}`,
+        `engine ${s(r.engine)}  service mode ${r.serviceMode === null ? "off" : s(r.serviceMode)}`,
+        `unresolved sessions ${s(r.unresolved)}  config version ${s(r.configVersion)}`,
+        `last update: ${s(r.update)}`,
+        `audit log: ${audit.ok === true ? "intact" : "BROKEN"} (${s(audit.detail)})`,
+        "last vends:",
+        ...(list(r.lastVends).length === 0
+          ? ["  none"]
+          : list(r.lastVends).map((x) => `  ${sessionLine(x)}`)),
+      ];
+      return out.join("\n");
+    }
+    case "sales": {
+      const items = list(r.items);
+      if (items.length === 0) return `no sales ${s(r.from)}..${s(r.to)}`;
+      return [
+        `sales ${s(r.from)}..${s(r.to)} (${s(r.currency)})`,
+        "DAY         ITEM   COUNT      TOTAL",
+        ...items.map((x) =>
+          isRecord(x)
+            ? `${s(x.day)}  ${s(x.item).padStart(4)}  ${s(x.count).padStart(6)}  ${s(x.total).padStart(9)}`
+            : "?",
+        ),
+        "per day:",
+        ...list(r.days).map((x) =>
+          isRecord(x) ? `${s(x.day)}  ${s(x.count).padStart(12)}  ${s(x.total).padStart(9)}` : "?",
+        ),
+        `total       ${s(r.count).padStart(12)}  ${s(r.total).padStart(9)}`,
+      ].join("\n");
+    }
+    case "journal": {
+      if (r.view === "session") {
+        return [
+          sessionLine(r.session),
+          ...list(r.intents).map((x) =>
+            isRecord(x) ? `  intent ${s(x.op)} ${s(x.amount)} ${s(x.state)}` : "?",
+          ),
+          ...list(r.events).map((x) => (isRecord(x) ? `  ${time(x.at)} ${s(x.type)} ${s(x.data)}` : "?")),
+        ].join("\n");
+      }
+      const lines = list(r.sessions);
+      if (lines.length === 0) return `no ${r.view === "unresolved" ? "unresolved " : ""}sessions`;
+      return [
+        "TIME         ORDER                      ITEM    PRICE  RESULT",
+        ...lines.map(sessionLine),
+      ].join("\n");
+    }
+    case "errors": {
+      const reasons = list(r.reasons).map((x) => (isRecord(x) ? `out of service: ${s(x.detail)}` : "?"));
+      const lines = list(r.lines).map(s);
+      return [...reasons, ...lines].join("\n") || "no recent warnings or faults";
+    }
+    case "logs":
+      return list(r.lines).map(s).join("\n") || "no log lines yet";
+    case "config": {
+      if (typeof r.queued === "string")
+        return [
+          "applying (handed to the update applier):",
+          ...list(r.changes).map((x) => `  ${s(x)}`),
+          "vendd restarts with it and keeps it only if it comes back healthy;",
+          "log in again after the restart: status shows the outcome",
+        ].join("\n");
+      if (Array.isArray(r.entries))
+        return [
+          `config version ${s(r.version)}`,
+          ...list(r.entries).map((x) => (isRecord(x) ? `${s(x.key)} = ${s(x.value)}` : "?")),
+        ].join("\n");
+      if (Array.isArray(r.changes) && r.version === undefined)
+        return (
+          list(r.changes)
+            .map((x) => (isRecord(x) ? `${s(x.key)}: ${s(x.from)} -> ${s(x.to)}` : "?"))
+            .join("\n") || "nothing staged"
+        );
+      if (Array.isArray(r.staged)) return ["staged:", ...list(r.staged).map((x) => `  ${s(x)}`)].join("\n");
+      if (typeof r.discarded === "number") return `discarded ${r.discarded} staged change(s)`;
+      return s(result);
+    }
+    case "test-vend":
+      return `test vend ${s(r.orderId)}: ${s(r.result)} ${s(r.amount)}${r.reason ? ` (${s(r.reason)})` : ""}`;
+    case "service":
+      return r.inService === false
+        ? `out of service: ${s(r.reason)}`
+        : `back in service${r.inService === true ? "" : " (other reasons remain: status)"}`;
+    case "restart":
+      return "restarting the daemon";
+    case "logout":
+      return "logged out";
+    default:
+      return s(result);
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * Starts the control socket for a running unit, and journals the update applier's last outcome.
+ */
+import type { Logger } from "pino";
+import type { VenddConfig } from "../config/load.js";
+import type { Clock } from "../core/clock.js";
+import { defaultControlSocket } from "../core/control.js";
+import { parsePinHash } from "../core/pin.js";
+import { printable } from "../core/printable.js";
+import type { SqliteJournal } from "../journal/sqlite.js";
+import { readUpdateOutcome } from "../update/state.js";
+import { ControlServer } from "./control.js";
+import { type ConsoleUnit, consoleCommands } from "./controlCommands.js";
+
+export function controlSocketPath(config: VenddConfig): string {
+  return config.console.socket ?? defaultControlSocket(config.journal.path);
+}
+
+/** Starts the server; a socket that cannot be served is logged, the unit runs on without it. */
+export async function startControl(
+  unit: ConsoleUnit,
+  deps: { clock: Clock; logger: Logger },
+): Promise<ControlServer | null> {
+  const { config } = unit;
+  const logger = deps.logger.child({ component: "control" });
+  const parsed = config.console.pinHash === null ? null : parsePinHash(config.console.pinHash);
+  try {
+    return await ControlServer.start({
+      path: controlSocketPath(config),
+      clock: deps.clock,
+      logger,
+      store: unit.journal.console(),
+      pinHash: parsed === null || typeof parsed === "string" ? null : parsed,
+      badges: config.nfc.badges,
+      idleMs: config.console.idleTimeoutMinutes * 60_000,
+      commands: consoleCommands(unit),
+    });
+  } catch (err) {
+    logger.error({ err }, "control socket unavailable: no technician console");
+    return null;
+  }
+}
+
+/**
+ * Journals the update applier's last outcome (a bundle, or a console change) in the audit log, once per
+ * outcome: the daemon reads the applier's state at start (src/update/state.ts).
+ */
+export function auditUpdateOutcome(config: VenddConfig, journal: SqliteJournal, logger: Logger): void {
+  const update = readUpdateOutcome(config.updates.stateDir);
+  const o = update.outcome;
+  if (o === null) return;
+  try {
+    const store = journal.console();
+    if (store.meta("update_outcome_id") === o.id) return;
+    store.audit(
+      `applier (${printable(o.source, 60)})`,
+      `update ${o.kind ?? "bundle"} ${o.bundleId ?? ""} version ${o.version ?? "-"}`,
+      `${o.result}${o.reason === null ? "" : `: ${printable(o.reason, 120)}`}`,
+    );
+    store.setMeta("update_outcome_id", o.id);
+  } catch (err) {
+    logger.error({ err }, "the update outcome could not be audited");
+  }
+}

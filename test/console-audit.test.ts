@@ -1,0 +1,37 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { ManualClock } from "../src/core/clock.js";
+import { openSqliteJournal } from "../src/journal/sqlite.js";
+import { vendd } from "./cli-support.js";
+
+let dir = "";
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("vendd console verify-audit", () => {
+  it("reports an intact chain, then the row a sqlite edit changed (exit 1)", async () => {
+    dir = mkdtempSync(join(tmpdir(), "vendd-audit-"));
+    const path = join(dir, "journal.db");
+    const journal = openSqliteJournal({ path, unitId: "vm-1", clock: new ManualClock() });
+    const store = journal.console();
+    store.audit("PIN", "login", "ok");
+    store.audit("PIN", "service out Restocking", "ok");
+    store.audit("PIN", "logout", "ok");
+    journal.close();
+    const ok = await vendd(["console", "verify-audit", "--journal", path]);
+    expect(ok).toMatchObject({ code: 0, stdout: "audit log intact: 3 rows, chain intact\n" });
+    const raw = new Database(path);
+    raw.exec("DROP TRIGGER console_audit_no_update");
+    raw.prepare("UPDATE console_audit SET command = 'service in' WHERE id = 2").run();
+    raw.close();
+    const broken = await vendd(["console", "verify-audit", "--journal", path]);
+    expect(broken).toMatchObject({
+      code: 1,
+      stdout: "audit log BROKEN: row 2 was changed after it was written\n",
+    });
+    const usage = await vendd(["console", "verify-audit", "--socket", "/x"]);
+    expect(usage.code).toBe(2);
+  });
+});
