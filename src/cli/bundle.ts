@@ -3,11 +3,12 @@
  * Exit codes: 0 done (or nothing to do), 1 refused, rolled back or failed, 2 usage error.
  */
 import { readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig, type VenddConfig } from "../config/load.js";
 import { writeFileAtomic } from "../core/atomicFile.js";
 import { systemClock } from "../core/clock.js";
+import { defaultControlSocket } from "../core/control.js";
 import { updateFaultPointsFromEnv } from "../core/faults.js";
 import { printable } from "../core/printable.js";
 import {
@@ -84,7 +85,8 @@ export function productionEnv(configFile: string): ApplyEnv {
     loadConfig: loadUnitConfig,
     // The restart command of the config in force at that moment (the new one, or the restored one).
     restart: () => commandRestarter(loadUnitConfig(configFile).updates.restartCommand)(),
-    probeFor: (config) => controlSocketProbe(join(dirname(config.journal.path), "control.sock")),
+    probeFor: (config) =>
+      controlSocketProbe(config.console.socket ?? defaultControlSocket(config.journal.path)),
     clock: systemClock,
     faults: updateFaultPointsFromEnv(process.env),
     log: (line) => process.stderr.write(`vendd bundle: ${line}\n`),
