@@ -56,17 +56,17 @@ function gated(
     }
   };
   const payment: PaymentDriver = Object.assign(Object.create(sim) as SimPaymentDriver, {
-    status: (ref: Parameters<PaymentDriver["status"]>[0], signal?: AbortSignal) =>
-      hold("status", ref.orderId, () => sim.status(ref, signal)),
-    capture: (...args: Parameters<PaymentDriver["capture"]>) =>
-      hold("capture", args[0].orderId, () => sim.capture(...args)),
+    status: (ref: Parameters<PaymentDriver["status"]>[0]) =>
+      hold("status", ref.orderId, () => sim.status(ref)),
+    capture: (ref: Parameters<PaymentDriver["capture"]>[0], amount: number) =>
+      hold("capture", ref.orderId, () => sim.capture(ref, amount)),
   });
   return payment;
 }
 
 describe("recovery settles sessions concurrently, each in its own order", () => {
   it("keeps at most RECOVERY_CONCURRENCY sessions in progress, journals each decision before its capture, reports in journal order", async () => {
-    const { clock, journal, sim } = await crashedUnit(20);
+    const { journal, sim } = await crashedUnit(20);
     const order = journal.unresolved().map((s) => s.orderId);
     const held: Held[] = [];
     const log: { op: string; orderId: string }[] = [];
@@ -76,7 +76,7 @@ describe("recovery settles sessions concurrently, each in its own order", () => 
     let done = false;
     const running = recoverSessions(
       journal,
-      { payment, clock, logger: pino({ level: "silent" }), signal: new AbortController().signal },
+      { payment, logger: pino({ level: "silent" }), signal: new AbortController().signal },
       { unknownOutcome: "capture", paymentMode: "reservation" },
     ).finally(() => {
       done = true;
@@ -114,13 +114,13 @@ describe("recovery settles sessions concurrently, each in its own order", () => 
   });
 
   it("stops starting sessions after a journal failure and throws it once those in progress finished", async () => {
-    const { clock, journal, sim } = await crashedUnit(12);
+    const { journal, sim } = await crashedUnit(12);
     const fail = new Error("disk I/O error");
     let captures = 0;
     const payment: PaymentDriver = Object.assign(Object.create(sim) as SimPaymentDriver, {
-      capture: async (...args: Parameters<PaymentDriver["capture"]>) => {
+      capture: async (ref: Parameters<PaymentDriver["capture"]>[0], amount: number) => {
         captures++;
-        return sim.capture(...args);
+        return sim.capture(ref, amount);
       },
     });
     const original = journal.closeSession.bind(journal);
@@ -132,7 +132,7 @@ describe("recovery settles sessions concurrently, each in its own order", () => 
     await expect(
       recoverSessions(
         journal,
-        { payment, clock, logger: pino({ level: "silent" }), signal: new AbortController().signal },
+        { payment, logger: pino({ level: "silent" }), signal: new AbortController().signal },
         { unknownOutcome: "capture", paymentMode: "reservation" },
         4,
       ),
