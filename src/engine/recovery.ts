@@ -46,7 +46,9 @@ type Entry =
  * Up to `concurrency` sessions (default RECOVERY_CONCURRENCY) are in progress at once: sessions are
  * independent (one order id, one payment each), and each session's steps (query, decide, intent, request,
  * outcome, close) still run in their order, each journal write before the request it guards. 1,000 sessions
- * left by a crash are settled in seconds instead of 1,000 round trips one after the other. The report lists
+ * left by a crash are settled in seconds instead of 1,000 round trips one after the other. Two journal
+ * commits per settled session: the decision with its intent (before the request), then the intent's outcome
+ * with the close and its event (after the answer). The report lists
  * sessions in the journal's order whatever order they finished in. An error that is not a payment error
  * (a journal write failed) stops new sessions from starting and is thrown once those in progress finished.
  */
@@ -102,8 +104,12 @@ async function recoverEntry(
         kind: "pending",
         value: { orderId: session.orderId, why: outcome.how, waiting: outcome.waiting },
       };
-    journal.closeSession(session.id, outcome.result, `recovered: ${outcome.how}`);
-    journal.event(session.id, "recovered", { result: outcome.result, how: outcome.how });
+    // One commit: the intent's outcome (when there was one), the close and its event.
+    journal.atomically(() => {
+      outcome.finish?.();
+      journal.closeSession(session.id, outcome.result, `recovered: ${outcome.how}`);
+      journal.event(session.id, "recovered", { result: outcome.result, how: outcome.how });
+    });
     return {
       kind: "resolved",
       value: { orderId: session.orderId, result: outcome.result, how: outcome.how },
@@ -143,15 +149,18 @@ async function recoverOne(
   opts: RecoveryOptions,
   s: SessionRow,
 ): Promise<
-  | { result: SessionResult; how: string; conflict?: undefined }
+  /** `finish`: journal writes that belong with the session's close (written in its transaction). */
+  | { result: SessionResult; how: string; conflict?: undefined; finish?: () => void }
   | { result: null; how: string; waiting: boolean; conflict?: true }
 > {
   const obs = await observe(journal, deps, opts, s);
   if (obs === null) {
     // The service never created the payment: nothing was reserved.
-    for (const i of journal.intents(s.id))
-      if (i.state === "pending") journal.completeIntent(i.id, "failed", "not found at the service");
-    return { result: "denied", how: "payment never created" };
+    const finish = () => {
+      for (const i of journal.intents(s.id))
+        if (i.state === "pending") journal.completeIntent(i.id, "failed", "not found at the service");
+    };
+    return { result: "denied", how: "payment never created", finish };
   }
   const ref = obs.ref;
   if (s.decision !== null && conflictsWith(s.decision.action, obs.state))
@@ -163,13 +172,16 @@ async function recoverOne(
     };
   const decision = s.decision ?? decide(journal, s, obs, opts);
   if (decision === null) return { result: "denied", how: `payment ${obs.state}, nothing to settle` };
-  if (s.decision === null) journal.decide(s.id, decision);
-  const intent = journal.recordIntent({
-    sessionId: s.id,
-    op: decision.action === "cancel" && ref.mode === "payment" ? "refund" : decision.action,
-    orderId: s.orderId,
-    paymentId: ref.id,
-    amount: decision.amount,
+  // One commit before the request: the decision (when new) and the settlement intent.
+  const intent = journal.atomically(() => {
+    if (s.decision === null) journal.decide(s.id, decision);
+    return journal.recordIntent({
+      sessionId: s.id,
+      op: decision.action === "cancel" && ref.mode === "payment" ? "refund" : decision.action,
+      orderId: s.orderId,
+      paymentId: ref.id,
+      amount: decision.amount,
+    });
   });
   const r = await settlePayment(deps, {
     ref,
@@ -183,10 +195,10 @@ async function recoverOne(
     return { result: null, how: r.detail, waiting: false, conflict: true };
   }
   if (!r.ok) return { result: null, how: r.detail, waiting: r.retryable };
-  journal.completeIntent(intent.id, "done", r.detail);
   return {
     result: decision.action === "capture" ? "captured" : "cancelled",
     how: `${decision.reason} (${r.detail})`,
+    finish: () => journal.completeIntent(intent.id, "done", r.detail),
   };
 }
 
