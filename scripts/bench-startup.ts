@@ -72,12 +72,16 @@ export async function notifyReceiver(
   };
 }
 
-/** Spawns `vendd run` for the unit; `notifySocket` becomes its NOTIFY_SOCKET. */
+/**
+ * Spawns `vendd run` for the unit; `notifySocket` becomes its NOTIFY_SOCKET. Node options for the daemon
+ * (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p` to profile a bench's unit) come from `extraArgs`, else from
+ * `VENDD_BENCH_NODE_ARGS` (space-separated).
+ */
 export function spawnDaemon(
   configPath: string,
   secretsPath: string,
   notifySocket: string,
-  extraArgs: string[] = [],
+  extraArgs: string[] = (process.env.VENDD_BENCH_NODE_ARGS ?? "").split(" ").filter((a) => a !== ""),
 ): ChildProcess {
   return spawn(
     process.execPath,
