@@ -4,7 +4,9 @@
  * `socat -u UNIX-RECV:…`), with the sim board (sim display, BLE, NFC, GPIO) and the VMC simulator on a
  * PTY, the V10 driver against the emulator (in this process), and an existing journal of 100,000 sessions
  * on disk. READY is sent when the journal is recovered, the service reached and the drivers are up. The
- * median and the best of RUNS starts are reported. Target: ≤ 0.5 s.
+ * first start after the journal is built has no clean-close stamp (as after a crash: the start check runs
+ * the full quick_check, O(file size)); it is reported apart. The figure is the median of the RUNS starts
+ * that follow, each after a clean stop (the stamp holds: no quick_check). Target: ≤ 0.5 s.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -130,18 +132,19 @@ export async function startupTimes(
   world: BenchWorld,
   sessions: number,
   runs: number,
-): Promise<{ times: number[]; sessions: number; buildMs: number }> {
+): Promise<{ times: number[]; firstMs: number; sessions: number; buildMs: number }> {
   const dir = mkdtempSync(join(journalBase("disk"), "vendd-bench-startup-"));
   try {
     const files = writeBenchUnit(world, dir, { simBoard: true });
     const t = performance.now();
     await buildJournal(files.journalPath, sessions);
     const buildMs = performance.now() - t;
+    const firstMs = await timeToReady(files.configPath, files.secretsPath, dir);
     const times: number[] = [];
     for (let i = 0; i < runs; i++) times.push(await timeToReady(files.configPath, files.secretsPath, dir));
     const n = sessionCount(files.journalPath);
     files.remove();
-    return { times, sessions: n, buildMs };
+    return { times, firstMs, sessions: n, buildMs };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -162,6 +165,13 @@ export async function benchStartup(): Promise<BenchFigure[]> {
         pass: median <= TARGET_MS,
       },
       { name: "startup.toReady.best", figure: round(best, 1), unit: "ms", target: "-", pass: true },
+      {
+        name: "startup.toReady.afterCrash",
+        figure: round(r.firstMs, 1),
+        unit: "ms",
+        target: "- (full quick_check)",
+        pass: true,
+      },
       {
         name: "startup.journalSessions",
         figure: r.sessions,
