@@ -9,7 +9,7 @@
  * that follow, each after a clean stop (the stamp holds: no quick_check). Target: ≤ 0.5 s.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { BenchFigure } from "./benchFigure.js";
@@ -76,14 +76,14 @@ export async function notifyReceiver(
 
 /**
  * Spawns `vendd run` for the unit; `notifySocket` becomes its NOTIFY_SOCKET. Node options for the daemon
- * (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p` to profile a bench's unit) come from `extraArgs`, else from
- * `VENDD_BENCH_NODE_ARGS` (space-separated).
+ * come from `extraArgs`, else from `VENDD_BENCH_NODE_ARGS` (space-separated; e.g. `--cpu-prof
+ * --cpu-prof-dir=/tmp/p` to profile a bench's unit), else are the ones the systemd unit starts node with.
  */
 export function spawnDaemon(
   configPath: string,
   secretsPath: string,
   notifySocket: string,
-  extraArgs: string[] = (process.env.VENDD_BENCH_NODE_ARGS ?? "").split(" ").filter((a) => a !== ""),
+  extraArgs: string[] = benchNodeArgs(),
 ): ChildProcess {
   return spawn(
     process.execPath,
@@ -93,6 +93,27 @@ export function spawnDaemon(
       stdio: ["ignore", "ignore", "pipe"],
     },
   );
+}
+
+function benchNodeArgs(): string[] {
+  const env = process.env.VENDD_BENCH_NODE_ARGS;
+  if (env !== undefined) return env.split(" ").filter((a) => a !== "");
+  return unitNodeFlags();
+}
+
+/**
+ * The node options of the systemd unit's `ExecStart` (systemd/vendd.service): what comes between the node
+ * binary and the script, so a bench runs the daemon as a unit does. Empty when the file is not there.
+ */
+export function unitNodeFlags(): string[] {
+  const unit = fileURLToPath(new URL("../../systemd/vendd.service", import.meta.url));
+  if (!existsSync(unit)) return [];
+  const line = readFileSync(unit, "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("ExecStart="));
+  const words = (line ?? "").slice("ExecStart=".length).trim().split(/\s+/);
+  const script = words.findIndex((w) => w.endsWith("/cli/main.js"));
+  return script > 1 ? words.slice(1, script).filter((w) => w.startsWith("--")) : [];
 }
 
 /** SIGTERM, then waits for the exit (SIGKILL after 10 s). */
