@@ -160,14 +160,13 @@ export async function recoveryTimes(
 ): Promise<{ firstMs: number; baselineMs: number; serviceMs: number; settled: number }> {
   const world = await startBenchWorld();
   const dir = mkdtempSync(join(journalBase(medium), "vendd-bench-recovery-"));
+  const files = writeBenchUnit(world, dir, { simBoard: true });
   try {
-    const files = writeBenchUnit(world, dir, { simBoard: true });
     await unresolvedJournal(world, files.configPath, files.secretsPath, sessions);
     const captures0 = world.emu.ledger().filter((e) => e.kind === "captured").length;
     const first = await timeToService(files.configPath, files.secretsPath, dir);
     const settled = world.emu.ledger().filter((e) => e.kind === "captured").length - captures0;
     const baseline = await timeToService(files.configPath, files.secretsPath, dir);
-    files.remove();
     return {
       firstMs: first.ms,
       baselineMs: baseline.ms,
@@ -175,6 +174,7 @@ export async function recoveryTimes(
       settled,
     };
   } finally {
+    files.remove();
     rmSync(dir, { recursive: true, force: true });
     await world.close();
   }

@@ -155,8 +155,8 @@ export async function startupTimes(
   runs: number,
 ): Promise<{ times: number[]; firstMs: number; sessions: number; buildMs: number }> {
   const dir = mkdtempSync(join(journalBase("disk"), "vendd-bench-startup-"));
+  const files = writeBenchUnit(world, dir, { simBoard: true });
   try {
-    const files = writeBenchUnit(world, dir, { simBoard: true });
     const t = performance.now();
     await buildJournal(files.journalPath, sessions);
     const buildMs = performance.now() - t;
@@ -164,9 +164,9 @@ export async function startupTimes(
     const times: number[] = [];
     for (let i = 0; i < runs; i++) times.push(await timeToReady(files.configPath, files.secretsPath, dir));
     const n = sessionCount(files.journalPath);
-    files.remove();
     return { times, firstMs, sessions: n, buildMs };
   } finally {
+    files.remove();
     rmSync(dir, { recursive: true, force: true });
   }
 }
