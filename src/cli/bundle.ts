@@ -3,7 +3,6 @@
  * Exit codes: 0 done (or nothing to do), 1 refused, rolled back or failed, 2 usage error.
  */
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig, type VenddConfig } from "../config/load.js";
 import { writeFileAtomic } from "../core/atomicFile.js";

@@ -30,42 +30,101 @@ export interface RecoveryReport {
   conflicts: { orderId: string; why: string }[];
 }
 
+/** Sessions recovered at the same time (each one's own steps stay in order); see `recoverSessions`. */
+export const RECOVERY_CONCURRENCY = 8;
+
+type Entry =
+  | { kind: "resolved"; value: RecoveryReport["resolved"][number] }
+  | { kind: "pending"; value: RecoveryReport["pending"][number] }
+  | { kind: "conflict"; value: RecoveryReport["conflicts"][number] };
+
 /**
  * Resolves every unresolved session of the journal, before the VMC is enabled (reliability.md §2.1 step 4):
  * query the service first, then apply the journaled decision; without a decision, apply the policy the
  * session's recorded state implies. Never decides from the service's list of reserved payments.
+ *
+ * Up to `concurrency` sessions (default RECOVERY_CONCURRENCY) are in progress at once: sessions are
+ * independent (one order id, one payment each), and each session's steps (query, decide, intent, request,
+ * outcome, close) still run in their order, each journal write before the request it guards. 1,000 sessions
+ * left by a crash are settled in seconds instead of 1,000 round trips one after the other. Two journal
+ * commits per settled session: the decision with its intent (before the request), then the intent's outcome
+ * with the close and its event (after the answer). The report lists
+ * sessions in the journal's order whatever order they finished in. An error that is not a payment error
+ * (a journal write failed) stops new sessions from starting and is thrown once those in progress finished.
  */
 export async function recoverSessions(
   journal: Journal,
   deps: PaymentCallDeps,
   opts: RecoveryOptions,
+  concurrency = RECOVERY_CONCURRENCY,
 ): Promise<RecoveryReport> {
+  const sessions = journal.unresolved();
+  const entries: (Entry | undefined)[] = new Array(sessions.length);
+  let next = 0;
+  let failure: { err: unknown } | null = null;
+  const worker = async (): Promise<void> => {
+    while (failure === null && next < sessions.length) {
+      const i = next++;
+      const session = sessions[i];
+      if (session === undefined) continue;
+      try {
+        entries[i] = await recoverEntry(journal, deps, opts, session);
+      } catch (err) {
+        failure ??= { err };
+      }
+    }
+  };
+  const width = Math.max(1, Math.min(Math.floor(concurrency), sessions.length));
+  await Promise.all(Array.from({ length: width }, () => worker()));
+  if (failure !== null) throw (failure as { err: unknown }).err;
   const report: RecoveryReport = { resolved: [], pending: [], conflicts: [] };
-  for (const session of journal.unresolved()) {
-    try {
-      const outcome = await recoverOne(journal, deps, opts, session);
-      if (outcome.conflict) {
-        markConflict(journal, deps, session, outcome.how);
-        report.conflicts.push({ orderId: session.orderId, why: outcome.how });
-        continue;
-      }
-      if (outcome.result === null) {
-        report.pending.push({ orderId: session.orderId, why: outcome.how, waiting: outcome.waiting });
-        continue;
-      }
+  for (const e of entries) {
+    if (e?.kind === "resolved") report.resolved.push(e.value);
+    else if (e?.kind === "pending") report.pending.push(e.value);
+    else if (e?.kind === "conflict") report.conflicts.push(e.value);
+  }
+  return report;
+}
+
+/** Recovers one session; throws only what is not a payment error. */
+async function recoverEntry(
+  journal: Journal,
+  deps: PaymentCallDeps,
+  opts: RecoveryOptions,
+  session: SessionRow,
+): Promise<Entry> {
+  try {
+    const outcome = await recoverOne(journal, deps, opts, session);
+    if (outcome.conflict) {
+      markConflict(journal, deps, session, outcome.how);
+      return { kind: "conflict", value: { orderId: session.orderId, why: outcome.how } };
+    }
+    if (outcome.result === null)
+      return {
+        kind: "pending",
+        value: { orderId: session.orderId, why: outcome.how, waiting: outcome.waiting },
+      };
+    // One commit: the intent's outcome (when there was one), the close and its event.
+    journal.atomically(() => {
+      outcome.finish?.();
       journal.closeSession(session.id, outcome.result, `recovered: ${outcome.how}`);
       journal.event(session.id, "recovered", { result: outcome.result, how: outcome.how });
-      report.resolved.push({ orderId: session.orderId, result: outcome.result, how: outcome.how });
-    } catch (err) {
-      if (!(err instanceof PaymentError)) throw err;
-      report.pending.push({
+    });
+    return {
+      kind: "resolved",
+      value: { orderId: session.orderId, result: outcome.result, how: outcome.how },
+    };
+  } catch (err) {
+    if (!(err instanceof PaymentError)) throw err;
+    return {
+      kind: "pending",
+      value: {
         orderId: session.orderId,
         why: `${err.code}: ${err.message}`,
         waiting: err.code === "unavailable" || err.code === "unauthorized" || err.ambiguous,
-      });
-    }
+      },
+    };
   }
-  return report;
 }
 
 /**
@@ -90,15 +149,18 @@ async function recoverOne(
   opts: RecoveryOptions,
   s: SessionRow,
 ): Promise<
-  | { result: SessionResult; how: string; conflict?: undefined }
+  /** `finish`: journal writes that belong with the session's close (written in its transaction). */
+  | { result: SessionResult; how: string; conflict?: undefined; finish?: () => void }
   | { result: null; how: string; waiting: boolean; conflict?: true }
 > {
   const obs = await observe(journal, deps, opts, s);
   if (obs === null) {
     // The service never created the payment: nothing was reserved.
-    for (const i of journal.intents(s.id))
-      if (i.state === "pending") journal.completeIntent(i.id, "failed", "not found at the service");
-    return { result: "denied", how: "payment never created" };
+    const finish = () => {
+      for (const i of journal.intents(s.id))
+        if (i.state === "pending") journal.completeIntent(i.id, "failed", "not found at the service");
+    };
+    return { result: "denied", how: "payment never created", finish };
   }
   const ref = obs.ref;
   if (s.decision !== null && conflictsWith(s.decision.action, obs.state))
@@ -110,13 +172,16 @@ async function recoverOne(
     };
   const decision = s.decision ?? decide(journal, s, obs, opts);
   if (decision === null) return { result: "denied", how: `payment ${obs.state}, nothing to settle` };
-  if (s.decision === null) journal.decide(s.id, decision);
-  const intent = journal.recordIntent({
-    sessionId: s.id,
-    op: decision.action === "cancel" && ref.mode === "payment" ? "refund" : decision.action,
-    orderId: s.orderId,
-    paymentId: ref.id,
-    amount: decision.amount,
+  // One commit before the request: the decision (when new) and the settlement intent.
+  const intent = journal.atomically(() => {
+    if (s.decision === null) journal.decide(s.id, decision);
+    return journal.recordIntent({
+      sessionId: s.id,
+      op: decision.action === "cancel" && ref.mode === "payment" ? "refund" : decision.action,
+      orderId: s.orderId,
+      paymentId: ref.id,
+      amount: decision.amount,
+    });
   });
   const r = await settlePayment(deps, {
     ref,
@@ -130,10 +195,10 @@ async function recoverOne(
     return { result: null, how: r.detail, waiting: false, conflict: true };
   }
   if (!r.ok) return { result: null, how: r.detail, waiting: r.retryable };
-  journal.completeIntent(intent.id, "done", r.detail);
   return {
     result: decision.action === "capture" ? "captured" : "cancelled",
     how: `${decision.reason} (${r.detail})`,
+    finish: () => journal.completeIntent(intent.id, "done", r.detail),
   };
 }
 

@@ -25,20 +25,26 @@ const FRESH: JournalState = { exists: false, schema: 0, journalId: null, orderSe
 /**
  * The start check, read-only: it never writes the journal (a `readonly` connection; SQLite may create the
  * `-shm`/`-wal` companions beside a WAL database to read it). Checks, in order: the file opens as SQLite,
- * `PRAGMA quick_check` (or the full `integrity_check` when `thorough`), the schema is not newer than this
- * vendd, and the order sequence is a sane integer. Throws a `JournalError` (`unusable`) that names the
- * cause; a missing or empty file is a fresh journal.
+ * `PRAGMA quick_check` (or the full `integrity_check` when `thorough`; neither when `cleanClose`: the file is
+ * byte for byte as its owner closed it, see cleanClose.ts), the schema is not newer than this vendd, and
+ * the order sequence is a sane integer. Throws a `JournalError` (`unusable`) that names the cause; a
+ * missing or empty file is a fresh journal.
  */
-export function inspectJournal(path: string, opts: { thorough?: boolean } = {}): JournalState {
+export function inspectJournal(
+  path: string,
+  opts: { thorough?: boolean; cleanClose?: boolean } = {},
+): JournalState {
   if (!existsSync(path)) return FRESH;
   if (statSync(path).isDirectory()) throw refuse(path, "not a file", `${path} is a directory`);
   let db: Database.Database | null = null;
   try {
     db = new Database(path, { readonly: true, fileMustExist: true, timeout: 2000 });
-    const check = opts.thorough ? "integrity_check(20)" : "quick_check(20)";
-    const rows = (db.pragma(check) as Record<string, unknown>[]).map((r) => String(Object.values(r)[0]));
-    if (rows.length !== 1 || rows[0] !== "ok")
-      throw refuse(path, "corrupt", `${check.replace(/\(.*/, "")}: ${rows.slice(0, 3).join("; ")}`);
+    if (opts.thorough || !opts.cleanClose) {
+      const check = opts.thorough ? "integrity_check(20)" : "quick_check(20)";
+      const rows = (db.pragma(check) as Record<string, unknown>[]).map((r) => String(Object.values(r)[0]));
+      if (rows.length !== 1 || rows[0] !== "ok")
+        throw refuse(path, "corrupt", `${check.replace(/\(.*/, "")}: ${rows.slice(0, 3).join("; ")}`);
+    }
     const schema = Number(db.pragma("user_version", { simple: true }));
     if (schema > MIGRATIONS.length)
       throw refuse(

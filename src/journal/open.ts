@@ -1,4 +1,5 @@
 import { dirname } from "node:path";
+import { takeCleanClose } from "./cleanClose.js";
 import { checkAgainstOwner, inspectJournal, type JournalState } from "./inspect.js";
 import { acquireJournalLock, type JournalLock } from "./lock.js";
 import { type OwnerRecord, readOwner, writeOwner } from "./owner.js";
@@ -26,7 +27,8 @@ export interface ClaimOptions {
  * the journal file untouched and nothing else has happened yet:
  * 1. take the journal lock (lock.ts), or be refused at once (`locked`);
  * 2. record this process in the owner sidecar, keeping the previous high-water mark;
- * 3. the read-only start check (inspect.ts): opens as SQLite, quick_check, schema, order sequence;
+ * 3. the read-only start check (inspect.ts): opens as SQLite, quick_check (skipped when the file is exactly
+ *    as its owner closed it cleanly: cleanClose.ts), schema, order sequence;
  * 4. compare with the sidecar's high-water mark ("data lost");
  * 5. free space at the directory ("disk full" before the first write rather than at it).
  * On any refusal the lock is released and a `JournalError` (`locked` or `unusable`) is thrown.
@@ -46,7 +48,7 @@ export function claimJournal(path: string, opts: ClaimOptions): ClaimedJournal {
     };
     // Names the holder for a refused second process at once; made durable by the raise after the open.
     writeOwnerOrRefuse(path, owner, false);
-    const state = inspectJournal(path);
+    const state = inspectJournal(path, { cleanClose: takeCleanClose(path) });
     checkAgainstOwner(path, state, previous);
     const free = (opts.freeBytes ?? freeBytesAt)(dirname(path));
     if (free !== null && free < MIN_START_FREE_BYTES)

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import Database from "better-sqlite3";
 import type { Clock } from "../core/clock.js";
 import type { Minor } from "../core/money.js";
+import { stampCleanClose } from "./cleanClose.js";
 import { ConsoleStore } from "./consoleStore.js";
 import { MAX_ORDER_SEQ } from "./inspect.js";
 import type {
@@ -338,6 +339,8 @@ export class SqliteJournal implements Journal {
         // Best effort at shutdown (e.g. disk full): the next open raises the mark from the journal again.
       }
       this.db.close();
+      // The next start may skip its quick_check if nothing touches the file until then (cleanClose.ts).
+      if (this.claim !== null) stampCleanClose(this.opts.path);
       this.claim?.lock.release();
     }
   }

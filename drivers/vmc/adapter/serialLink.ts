@@ -1,8 +1,27 @@
+import { channel } from "node:diagnostics_channel";
 import { type Stats, statSync } from "node:fs";
 import type { BindingInterface } from "@serialport/bindings-cpp";
 import { SerialPortStream } from "@serialport/stream";
 import type { Clock, Timer } from "../../../src/core/clock.js";
 import { LineSplitter } from "./lineSplitter.js";
+
+/**
+ * `node:diagnostics_channel` names for measuring latency at the unit's serial edge (scripts/bench-latency.ts).
+ * Each message is a `SerialEdgeMessage`; nothing is built or published while nobody subscribes.
+ * - `SERIAL_WRITTEN_CHANNEL`: a line the OS has taken (the port's write and drain completed);
+ * - `SERIAL_LINE_CHANNEL`: a complete line read from the port, before the driver handles it.
+ */
+export const SERIAL_WRITTEN_CHANNEL = "vendd:vmc:written";
+export const SERIAL_LINE_CHANNEL = "vendd:vmc:line";
+
+/** One line at the serial edge; `at` is `performance.now()` at that moment. */
+export interface SerialEdgeMessage {
+  line: string;
+  at: number;
+}
+
+const writtenChannel = channel(SERIAL_WRITTEN_CHANNEL);
+const lineChannel = channel(SERIAL_LINE_CHANNEL);
 
 /** What the link reports upward. Called synchronously from the port's data and close events. */
 export interface LinkHandlers {
@@ -85,6 +104,7 @@ export class SerialLink {
       if (overlong > 0) handlers.onOverlong(overlong);
       for (const line of lines) {
         if (link.lost || link.closing) return;
+        if (lineChannel.hasSubscribers) lineChannel.publish({ line, at: performance.now() });
         handlers.onLine(line);
       }
     });
@@ -125,7 +145,16 @@ export class SerialLink {
       }
       this.port.write(text, "latin1", (err) => {
         if (err) reject(err);
-        else this.port.drain((e) => (e ? reject(e) : resolve()));
+        else
+          this.port.drain((e) => {
+            if (e) {
+              reject(e);
+              return;
+            }
+            if (writtenChannel.hasSubscribers)
+              writtenChannel.publish({ line: text.trimEnd(), at: performance.now() });
+            resolve();
+          });
       });
     });
   }
