@@ -76,7 +76,13 @@ export function controlStatus(u: ConsoleUnit): ControlStatus {
         ? "up"
         : "unknown";
   const journal: LinkState = codes.has("journal") ? "down" : "up";
-  const vmc: LinkState = e === null ? "unknown" : codes.has("failure") ? "down" : "up";
+  const vmc: LinkState = codes.has("vmcUnavailable")
+    ? "down"
+    : e === null
+      ? "unknown"
+      : codes.has("failure")
+        ? "down"
+        : "up";
   const store = u.journal.console();
   const audit = store.verifyAudit();
   const update = readUpdateOutcome(u.config.updates.stateDir);
