@@ -50,6 +50,8 @@ export function effectIO(deps: EngineDeps, opts: EngineOptions, flow: Flow, sign
 export interface Outcome {
   /** Journal writes of the result, run in the transaction of the step that `input` starts. */
   record?: () => void;
+  /** Runs once that step has committed (a fault point after a commit that did not wait for fsync). */
+  committed?: () => void;
   input: EngineInput;
 }
 
@@ -88,6 +90,17 @@ export interface EffectHost {
   stop(activity: ActivityKey): void;
   /** Tells the engine's listeners a session finished. */
   finished(s: FinishedSession): void;
+}
+
+/**
+ * True for an effect whose journal writes precede an outside effect that cannot be taken back, so its
+ * step's commit must wait for the WAL fsync (src/journal/DURABILITY.md): the payment intent before the
+ * payment request, the approval before the approval line reaches the VMC, the settlement decision and its
+ * intent before the capture or cancel request. These are the effects that make the journal's `durable`
+ * writes (recordIntent, approveVend, decide); every other step commits without waiting for fsync.
+ */
+export function needsDurableCommit(e: Effect): boolean {
+  return e.type === "startPayment" || e.type === "approveVend" || e.type === "settle";
 }
 
 /**

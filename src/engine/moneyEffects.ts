@@ -43,6 +43,9 @@ export function startPayment(io: EffectIO, effect: Extract<Effect, { type: "star
             journal.completeIntent(intent.id, "done", `payment ${r.ref.id}`);
             faults.hit("start.completed");
           },
+          // Committed without fsync (DURABILITY.md): a power cut here loses it; recovery finds the payment
+          // by its order id.
+          committed: () => faults.hit("start.answered"),
           input: { type: "paymentStarted", sessionId: session.id, ref: r.ref },
         };
       }
@@ -88,6 +91,9 @@ export function settle(io: EffectIO, effect: Extract<Effect, { type: "settle" }>
             journal.completeIntent(intent.id, "done", r.detail);
             faults.hit("settle.completed");
           },
+          // Committed without fsync with the session's close: a power cut here loses both; recovery asks
+          // the service and applies the journaled decision exactly once.
+          committed: () => faults.hit("settle.answered"),
           input: { type: "settled", sessionId: session.id },
         };
       }

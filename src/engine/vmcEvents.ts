@@ -9,7 +9,7 @@ export interface VmcEventHost {
   readonly accepting: boolean;
   /** True once the engine is out of service by failure (journal). */
   readonly broken: boolean;
-  atomic(fn: () => void): boolean;
+  atomic(fn: () => void, durable?: boolean): boolean;
   dispatch(input: EngineInput): void;
   background(p: Promise<unknown>, what: string): void;
 }
