@@ -67,21 +67,93 @@ const RESUMED = /^(\d+)\s+<\.\.\. (fsync|fdatasync) resumed>/;
  * @param walPath the journal's WAL file (`<journal>-wal`).
  */
 export function analyseTrace(trace: string, walPath: string, intentOf?: IntentResolver): OrderReport {
+  const lines = trace.split("\n");
+  const { syncAt, walWrites } = scanWal(lines, walPath);
   const mutations: MutationWrite[] = [];
+  let previous = -1;
+  for (const [at, line] of lines.entries()) {
+    const call = CALL.exec(line);
+    if (!call) continue;
+    const [, , name = "", , target = ""] = call;
+    if (!target.startsWith("TCP:") || name === "fsync" || name === "fdatasync" || name === "pwrite64")
+      continue;
+    const request = MUTATION.exec(line)?.[1];
+    if (request === undefined) continue;
+    const key = intentOf?.(request, line) ?? null;
+    mutations.push({
+      request,
+      syscall: name,
+      socket: target,
+      syncsBefore: syncAt.filter((s) => s > previous && s < at).length,
+      key,
+      keyDurableFirst: key === null ? null : durableBefore(key, at, walWrites, syncAt),
+    });
+    previous = at;
+  }
+  return { mutations, walSyncs: syncAt.length };
+}
+
+/** One approval line (`C,VEND,<amount>`) as the daemon wrote it to the serial line (PTY or tty). */
+export interface ApprovalWrite {
+  /** The line as written, e.g. `C,VEND,1.50`. */
+  line: string;
+  /** The serial device, as strace names it. */
+  device: string;
+  /** The session the approval belongs to (`sessionOf`), or null when none matched. */
+  sessionId: string | null;
+  /**
+   * True when the last WAL frame written before the line that holds the session's id (the approval's vend
+   * row) was followed by a completed WAL fsync before the line's first byte; null when no session matched.
+   */
+  durableFirst: boolean | null;
+}
+
+const APPROVAL = /"(C,VEND,(\d+(?:\.\d+)?))(?:\\r)?\\n/;
+
+/**
+ * Reads the same trace for the approval lines written to the serial device (`/dev/…`) and checks that the
+ * approval was journaled and synced first (the approval's fsync precedes the approval bytes).
+ * @param sessionOf the session a line's amount (as written, e.g. `1.50`) belongs to, or null.
+ */
+export function analyseApprovals(
+  trace: string,
+  walPath: string,
+  sessionOf: (amount: string) => string | null,
+): ApprovalWrite[] {
+  const lines = trace.split("\n");
+  const { syncAt, walWrites } = scanWal(lines, walPath);
+  const approvals: ApprovalWrite[] = [];
+  for (const [at, line] of lines.entries()) {
+    const call = CALL.exec(line);
+    if (!call) continue;
+    const [, , name = "", , target = ""] = call;
+    if ((name !== "write" && name !== "writev") || !target.startsWith("/dev/")) continue;
+    const m = APPROVAL.exec(line);
+    if (!m) continue;
+    const sessionId = sessionOf(m[2] ?? "");
+    approvals.push({
+      line: m[1] ?? "",
+      device: target,
+      sessionId,
+      durableFirst: sessionId === null ? null : durableBefore(sessionId, at, walWrites, syncAt),
+    });
+  }
+  return approvals;
+}
+
+/** Line numbers of completed WAL syncs, and of WAL frame writes with their text. */
+function scanWal(
+  lines: readonly string[],
+  walPath: string,
+): { syncAt: number[]; walWrites: { at: number; text: string }[] } {
   const pendingSync = new Map<string, boolean>();
-  /** Line numbers of completed WAL syncs, and of WAL frame writes with their text. */
   const syncAt: number[] = [];
   const walWrites: { at: number; text: string }[] = [];
-  let syncs = 0;
-  const lines = trace.split("\n");
   for (const [at, line] of lines.entries()) {
     const resumed = RESUMED.exec(line);
     if (resumed) {
       const pid = resumed[1] ?? "";
-      if (pendingSync.get(pid) === true && !/= -1/.test(line)) {
-        syncs++;
-        syncAt.push(at);
-      }
+      if (pendingSync.get(pid) === true && !/= -1/.test(line)) syncAt.push(at);
       pendingSync.delete(pid);
       continue;
     }
@@ -91,31 +163,36 @@ export function analyseTrace(trace: string, walPath: string, intentOf?: IntentRe
     if (name === "fsync" || name === "fdatasync") {
       const onWal = target === walPath;
       if (line.includes("<unfinished ...>")) pendingSync.set(pid, onWal);
-      else if (onWal && !/= -1/.test(line)) {
-        syncs++;
-        syncAt.push(at);
-      }
-      continue;
-    }
-    if (name === "pwrite64") {
-      if (target === walPath) walWrites.push({ at, text: line });
-      continue;
-    }
-    if (!target.startsWith("TCP:")) continue;
-    const request = MUTATION.exec(line)?.[1];
-    if (request === undefined) continue;
-    const key = intentOf?.(request, line) ?? null;
-    mutations.push({
-      request,
-      syscall: name,
-      socket: target,
-      syncsBefore: syncs,
-      key,
-      keyDurableFirst: key === null ? null : durableBefore(key, at, walWrites, syncAt),
-    });
-    syncs = 0;
+      else if (onWal && !/= -1/.test(line)) syncAt.push(at);
+    } else if (name === "pwrite64" && target === walPath) walWrites.push({ at, text: line });
   }
-  return { mutations, walSyncs: syncAt.length };
+  return { syncAt, walWrites };
+}
+
+/** Completed fsync/fdatasync calls in a trace, by file: the WAL, the database file, and the rest. */
+export function countSyncs(trace: string, journalPath: string): { wal: number; db: number; other: number } {
+  const counts = { wal: 0, db: 0, other: 0 };
+  const pending = new Map<string, string>();
+  const add = (target: string) => {
+    if (target === `${journalPath}-wal`) counts.wal++;
+    else if (target === journalPath) counts.db++;
+    else counts.other++;
+  };
+  for (const line of trace.split("\n")) {
+    const resumed = RESUMED.exec(line);
+    if (resumed) {
+      const target = pending.get(resumed[1] ?? "");
+      if (target !== undefined && !/= -1/.test(line)) add(target);
+      pending.delete(resumed[1] ?? "");
+      continue;
+    }
+    const call = CALL.exec(line);
+    if (!call || (call[2] !== "fsync" && call[2] !== "fdatasync")) continue;
+    const target = call[4] ?? "";
+    if (line.includes("<unfinished ...>")) pending.set(call[1] ?? "", target);
+    else if (!/= -1/.test(line)) add(target);
+  }
+  return counts;
 }
 
 /** The last WAL write holding `key` before line `at`, then a completed WAL sync between the two. */
