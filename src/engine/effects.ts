@@ -112,11 +112,6 @@ export function runEffect(effect: Effect, io: EffectIO, host: EffectHost): void 
   switch (effect.type) {
     case "openSession":
       journal.openSession({ ...effect.session, flow: io.flow, driver: payment.kind });
-      journal.event(effect.session.id, "opened", {
-        flow: io.flow,
-        item: effect.session.item,
-        price: effect.session.price,
-      });
       faults.hit("session.opened");
       logger.info(
         { session: effect.session.id, orderId: effect.session.orderId, price: effect.session.price },
@@ -171,13 +166,11 @@ export function runEffect(effect: Effect, io: EffectIO, host: EffectHost): void 
       return;
     case "recordVend":
       journal.recordVend(effect.session.id, effect.outcome);
-      journal.event(effect.session.id, "vend", { outcome: effect.outcome });
       faults.hit("vend.recorded");
       return;
     case "finishSession": {
       const { session, result, reason } = effect;
       journal.closeSession(session.id, result, reason);
-      journal.event(session.id, "closed", { result, reason });
       faults.hit("session.closed");
       logger.info({ session: session.id, orderId: session.orderId, result, reason }, "session finished");
       host.finished({
@@ -221,7 +214,6 @@ function approveVend(io: EffectIO, effect: Extract<Effect, { type: "approveVend"
   const { journal, vmc, logger, faults } = io;
   const { session, item, amount } = effect;
   journal.approveVend(session.id, item, amount);
-  journal.event(session.id, "approved", { item, amount });
   faults.hit("approve.recorded");
   return {
     what: "approve vend",

@@ -39,8 +39,7 @@ export function startPayment(io: EffectIO, effect: Extract<Effect, { type: "star
           record: () => {
             faults.hit("start.sent");
             journal.setPaymentId(session.id, r.ref.id);
-            journal.event(session.id, "payment", { paymentId: r.ref.id });
-            journal.completeIntent(intent.id, "done", `payment ${r.ref.id}`);
+            journal.completeIntent(intent.id, "done", "started");
             faults.hit("start.completed");
           },
           // Committed without fsync (DURABILITY.md): a power cut here loses it; recovery finds the payment
@@ -69,7 +68,6 @@ export function settle(io: EffectIO, effect: Extract<Effect, { type: "settle" }>
   const { journal, logger, payment, faults, signal } = io;
   const { session, ref, action, amount, reason, review } = effect;
   journal.decide(session.id, { action, amount, reason, review });
-  journal.event(session.id, "decided", { action, amount, reason, review });
   const intent = journal.recordIntent({
     sessionId: session.id,
     op: action === "cancel" && ref.mode === "payment" ? "refund" : action,

@@ -75,6 +75,12 @@ export interface Journal {
    * `flagged` event: what `vendd journal flagged` shows.
    */
   flag(sessionId: string, reason: string): void;
+  /**
+   * Appends to the event log what no row holds (a flag's reason, how recovery resolved a session, the
+   * daemon's journal checks). A session's life is not repeated here: its rows hold it with their times
+   * (opened_at; the start intent's created_at and updated_at, when the service answered; each vend's
+   * approved_at and settled_at; the decision with its intent's created_at; closed_at).
+   */
   event(sessionId: string | null, type: string, data?: Record<string, unknown>): void;
 
   session(sessionId: string): SessionRow | undefined;
