@@ -54,15 +54,23 @@ describe("analyseApprovals", () => {
     expect(r[0]?.durableFirst).toBe(false);
   });
 
-  it("counts completed syncs by file", () => {
+  it("counts completed syncs by file, a checkpoint's WAL sync apart from a commit's", () => {
     const trace = [
+      `7 pwrite64(19<${wal}>, "...", 4120, 32) = 4120`,
       sync,
+      `7 fsync(19<${wal}>) = 0`,
+      `7 pwrite64(20</j/journal.db>, "...", 4096, 0) = 4096`,
       `7 fdatasync(20</j/journal.db>) = 0`,
       `7 fsync(21</j/journal.db.owner.tmp>) = 0`,
       `7 fsync(19<${wal}>) = -1 EIO (Input/output error)`,
       `8 fsync(19<${wal}> <unfinished ...>`,
       "8 <... fsync resumed>) = 0",
+      // The next commit restarts the WAL: its new header is synced before the frames.
+      `7 pwrite64(19<${wal}>, "7\\177\\6\\202", 32, 0) = 32`,
+      sync,
+      `7 pwrite64(19<${wal}>, "...", 4120, 32) = 4120`,
+      sync,
     ].join("\n");
-    expect(countSyncs(trace, "/j/journal.db")).toEqual({ wal: 2, db: 1, other: 1 });
+    expect(countSyncs(trace, "/j/journal.db")).toEqual({ commit: 3, checkpointWal: 2, db: 1, other: 1 });
   });
 });

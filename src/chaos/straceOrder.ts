@@ -169,28 +169,61 @@ function scanWal(
   return { syncAt, walWrites };
 }
 
-/** Completed fsync/fdatasync calls in a trace, by file: the WAL, the database file, and the rest. */
-export function countSyncs(trace: string, journalPath: string): { wal: number; db: number; other: number } {
-  const counts = { wal: 0, db: 0, other: 0 };
+/** Completed fsync/fdatasync calls of a trace, by file and purpose. */
+export interface SyncCounts {
+  /** WAL syncs of commits (each durable commit is one). */
+  commit: number;
+  /**
+   * WAL syncs a checkpoint causes: the one that begins it (the next journal I/O copies pages into the
+   * database file), and the sync of the WAL's new header when the next commit restarts the WAL from its
+   * beginning (a 32-byte write at offset 0, synced before the frames).
+   */
+  checkpointWal: number;
+  /** Syncs of the database file (checkpoints). */
+  db: number;
+  /** Syncs of any other file (the owner sidecar, its directory). */
+  other: number;
+}
+
+/**
+ * Counts the completed fsync/fdatasync calls of a trace (`-e trace=fsync,fdatasync,pwrite64` at least) by
+ * file; a WAL sync followed by a write to the database file is a checkpoint's, not a commit's.
+ */
+export function countSyncs(trace: string, journalPath: string): SyncCounts {
+  const wal = `${journalPath}-wal`;
+  const events: ("walSync" | "dbSync" | "walWrite" | "walHeader" | "dbWrite")[] = [];
+  const counts: SyncCounts = { commit: 0, checkpointWal: 0, db: 0, other: 0 };
   const pending = new Map<string, string>();
-  const add = (target: string) => {
-    if (target === `${journalPath}-wal`) counts.wal++;
-    else if (target === journalPath) counts.db++;
+  const synced = (target: string) => {
+    if (target === wal) events.push("walSync");
+    else if (target === journalPath) events.push("dbSync");
     else counts.other++;
   };
   for (const line of trace.split("\n")) {
     const resumed = RESUMED.exec(line);
     if (resumed) {
       const target = pending.get(resumed[1] ?? "");
-      if (target !== undefined && !/= -1/.test(line)) add(target);
+      if (target !== undefined && !/= -1/.test(line)) synced(target);
       pending.delete(resumed[1] ?? "");
       continue;
     }
     const call = CALL.exec(line);
-    if (!call || (call[2] !== "fsync" && call[2] !== "fdatasync")) continue;
-    const target = call[4] ?? "";
-    if (line.includes("<unfinished ...>")) pending.set(call[1] ?? "", target);
-    else if (!/= -1/.test(line)) add(target);
+    if (!call) continue;
+    const [, pid = "", name = "", , target = ""] = call;
+    if (name === "pwrite64") {
+      if (target === wal) events.push(/, 32, 0\) = 32$/.test(line) ? "walHeader" : "walWrite");
+      else if (target === journalPath) events.push("dbWrite");
+    } else if (name === "fsync" || name === "fdatasync") {
+      if (line.includes("<unfinished ...>")) pending.set(pid, target);
+      else if (!/= -1/.test(line)) synced(target);
+    }
+  }
+  for (const [i, e] of events.entries()) {
+    if (e === "dbSync") counts.db++;
+    else if (e === "walSync") {
+      if (events[i + 1] === "dbWrite" || events[i - 1] === "walHeader") counts.checkpointWal++;
+      else counts.commit++;
+    }
   }
   return counts;
 }

@@ -256,6 +256,16 @@ export class VendEngine implements VmcEventHost {
     return this.atomic(run, active.some(needsDurableCommit));
   }
 
+  /**
+   * True when `input`, processed now, would make a step that needs a durable commit. The machine is pure,
+   * so its effects are known before the transaction opens (SQLite sets `synchronous` only between
+   * transactions); ids in the input do not change which effects a step has.
+   */
+  needsDurable(input: EngineInput): boolean {
+    if (this.context === null) return true;
+    return transition(this.state, input, this.context).effects.some(needsDurableCommit);
+  }
+
   /** Runs `fn` in one transaction; `durable` (default true): its commit waits for the WAL fsync. */
   atomic(fn: () => void, durable = true): boolean {
     return this.tx.atomic(fn, durable);
