@@ -123,21 +123,20 @@ export class SqliteJournal implements Journal {
     }
   }
 
-  private depth = 0;
-  /** The open transaction's durability (declared at its start), and whether it wrote anything. */
-  private txDurable = true;
-  private wrote = false;
-  private committed = 0;
-  private synced = 0;
-  /** Non-durable commits since the last durable commit or checkpoint: what a power cut may take. */
-  private tail = 0;
+  /**
+   * The connection's transaction state, in one object: the open transaction's depth and durability
+   * (declared at its start), whether it wrote anything, the commit counters, and `tail`, the non-durable
+   * commits since the last durable commit or checkpoint (what a power cut may take). One object rather than
+   * fields, so that a wrapper made with `Object.create(journal)` (tests) shares it instead of shadowing it.
+   */
+  private readonly tx = { depth: 0, durable: true, wrote: false, committed: 0, synced: 0, tail: 0 };
 
   get commits(): number {
-    return this.committed;
+    return this.tx.committed;
   }
 
   get durableCommits(): number {
-    return this.synced;
+    return this.tx.synced;
   }
 
   /** `PRAGMA synchronous` now: 2 (FULL) between transactions, 1 (NORMAL) inside a non-durable one. */
@@ -146,7 +145,7 @@ export class SqliteJournal implements Journal {
   }
 
   atomically<T>(fn: () => T, opts?: { durable?: boolean }): T {
-    if (this.depth > 0) return fn();
+    if (this.tx.depth > 0) return fn();
     return this.transaction(opts?.durable ?? true, () => this.db.transaction(fn)());
   }
 
@@ -156,22 +155,22 @@ export class SqliteJournal implements Journal {
    */
   private transaction<T>(durable: boolean, fn: () => T): T {
     if (!durable) this.db.pragma("synchronous = NORMAL");
-    this.depth++;
-    this.txDurable = durable;
-    this.wrote = false;
+    this.tx.depth++;
+    this.tx.durable = durable;
+    this.tx.wrote = false;
     try {
       const result = fn();
-      if (this.wrote) {
-        this.committed++;
+      if (this.tx.wrote) {
+        this.tx.committed++;
         if (durable) {
-          this.synced++;
-          this.tail = 0;
-        } else this.tail++;
+          this.tx.synced++;
+          this.tx.tail = 0;
+        } else this.tx.tail++;
       }
       return result;
     } finally {
-      this.depth--;
-      this.txDurable = true;
+      this.tx.depth--;
+      this.tx.durable = true;
       if (!durable) this.db.pragma("synchronous = FULL");
     }
   }
@@ -183,20 +182,20 @@ export class SqliteJournal implements Journal {
    */
   private write<T>(kind: JournalWrite, fn: () => T): T {
     const cls = WRITE_DURABILITY[kind];
-    if (this.depth > 0 && !this.txDurable && cls === "durable")
+    if (this.tx.depth > 0 && !this.tx.durable && cls === "durable")
       throw new JournalError(
         "durability",
         `journal write ${kind} needs a durable commit, inside a transaction declared non-durable`,
       );
     try {
-      if (this.depth > 0) {
+      if (this.tx.depth > 0) {
         const result = fn();
-        this.wrote = true;
+        this.tx.wrote = true;
         return result;
       }
       return this.transaction(cls === "durable", () => {
         const result = fn();
-        this.wrote = true;
+        this.tx.wrote = true;
         return result;
       });
     } catch (e) {
@@ -369,7 +368,7 @@ export class SqliteJournal implements Journal {
     const truncated = rows[0]?.busy === 0;
     if (truncated) {
       // The checkpoint synced the WAL first: every commit, durable or not, is on disk now.
-      this.tail = 0;
+      this.tx.tail = 0;
       this.raiseMark();
     }
     return truncated;
@@ -381,12 +380,12 @@ export class SqliteJournal implements Journal {
     try {
       if (this.opts.path !== ":memory:") {
         const rows = this.db.pragma("wal_checkpoint(TRUNCATE)") as { busy: number }[];
-        if (rows[0]?.busy === 0) this.tail = 0;
+        if (rows[0]?.busy === 0) this.tx.tail = 0;
       }
     } finally {
       try {
         // Only a sequence that is on disk raises the mark: not one a power cut could still take back.
-        if (this.tail === 0) this.raiseMark();
+        if (this.tx.tail === 0) this.raiseMark();
       } catch {
         // Best effort at shutdown (e.g. disk full): the next open raises the mark from the journal again.
       }
