@@ -31,7 +31,7 @@ const NOT_APPLICABLE: Record<string, readonly FaultPointName[]> = {
 describe.skipIf(!HAVE_SOCAT).concurrent("crash at every fault point (SIGKILL, restart, recovery)", () => {
   for (const shape of SHAPES) {
     const key = `${shape.driver}/${shape.flow}`;
-    it(`${key}: every point`, { timeout: 150_000 }, async () => {
+    it(`${key}: every point`, { timeout: 200_000 }, async () => {
       requireBuiltCli();
       const world = await startWorld(50);
       const unit = Unit.create(world, shape);

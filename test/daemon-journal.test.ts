@@ -148,9 +148,9 @@ function failing(j: SqliteJournal, fault: { code: string | null; probes: number 
       cause: new Database.SqliteError("database or disk is full", code),
     });
   return Object.assign(Object.create(j) as SqliteJournal, {
-    atomically<T>(fn: () => T): T {
+    atomically<T>(fn: () => T, opts?: { durable?: boolean }): T {
       if (fault.code !== null) throw error(fault.code);
-      return j.atomically(fn);
+      return j.atomically(fn, opts);
     },
     event(...args: Parameters<SqliteJournal["event"]>): void {
       if (fault.code !== null) {

@@ -10,8 +10,14 @@ import {
   type UnitShape,
   type World,
 } from "../src/chaos/index.js";
-import type { IntentView } from "../src/chaos/journalView.js";
-import { analyseTrace, type IntentResolver, straceArgs, straceAvailable } from "../src/chaos/straceOrder.js";
+import type { IntentView, VendView } from "../src/chaos/journalView.js";
+import {
+  analyseApprovals,
+  analyseTrace,
+  type IntentResolver,
+  straceArgs,
+  straceAvailable,
+} from "../src/chaos/straceOrder.js";
 import { seededRandom } from "../src/core/random.js";
 import { HAVE_SOCAT, requireBuiltCli } from "./support/daemon.js";
 
@@ -42,7 +48,7 @@ async function tracedRun(
   shape: UnitShape,
   vends: number,
   seed: number,
-): Promise<{ trace: string; wal: string; intents: IntentView[] }> {
+): Promise<{ trace: string; wal: string; intents: IntentView[]; vends: VendView[] }> {
   const unit = Unit.create(world, shape);
   const out = join(dir, `${shape.driver}-${shape.flow}.trace`);
   try {
@@ -52,11 +58,25 @@ async function tracedRun(
     expect(records.filter((r) => r.outcome === "failure").length).toBeGreaterThan(0);
     const exit = await unit.daemon?.stop();
     expect(exit?.code).toBe(0);
-    const { intents } = readJournal(unit.files.journalPath);
-    return { trace: readFileSync(out, "utf8"), wal: `${unit.files.journalPath}-wal`, intents };
+    const journal = readJournal(unit.files.journalPath);
+    const { intents } = journal;
+    return {
+      trace: readFileSync(out, "utf8"),
+      wal: `${unit.files.journalPath}-wal`,
+      intents,
+      vends: journal.vends,
+    };
   } finally {
     await unit.dispose();
   }
+}
+
+/** The session of an approval line's amount (`1.50`, two decimals): every vend of a run has its own price. */
+function sessionOfAmount(vends: readonly VendView[]): (amount: string) => string | null {
+  return (amount) => {
+    const minor = Math.round(Number(amount) * 100);
+    return vends.find((v) => v.price === minor)?.sessionId ?? null;
+  };
 }
 
 /** V10: the start's key is in its header; capture and cancel are matched by payment id and operation. */
@@ -83,7 +103,7 @@ describe.skipIf(!HAVE_STRACE || !HAVE_SOCAT)(
   "journal fsync before every payment mutation request (strace)",
   () => {
     it("V10: intent durable before POST /v10/payments, capture and cancel", { timeout: 90_000 }, async () => {
-      const { trace, wal, intents } = await tracedRun({ driver: "v10", flow: "selection" }, 6, 77);
+      const { trace, wal, intents, vends } = await tracedRun({ driver: "v10", flow: "selection" }, 6, 77);
       const { mutations, walSyncs } = analyseTrace(trace, wal, v10Intents(intents));
       const kinds = new Set(
         mutations.map((m) => m.request.replace(/\/v10\/payments\/[^/]+\//, "/v10/payments/{id}/")),
@@ -104,6 +124,13 @@ describe.skipIf(!HAVE_STRACE || !HAVE_SOCAT)(
       expect(mutations.filter((m) => m.request === "POST /v10/payments").map((m) => m.syscall)).not.toContain(
         "write",
       );
+      // The approval's fsync precedes the approval bytes on the serial line (the daemon's PTY).
+      const approvals = analyseApprovals(trace, wal, sessionOfAmount(vends));
+      expect(approvals).toHaveLength(vends.length);
+      for (const a of approvals) {
+        expect(a.sessionId, `${a.line} matches no journaled vend`).not.toBeNull();
+        expect(a.durableFirst, `${a.line} on ${a.device} written before its approval was synced`).toBe(true);
+      }
     });
 
     it("older interface: intent durable before ReservationStart, Capture and Cancel", {

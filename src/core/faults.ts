@@ -8,12 +8,14 @@ export const FAULT_POINTS = [
   "start.recorded",
   "start.sent",
   "start.completed",
+  "start.answered",
   "approve.recorded",
   "approve.sent",
   "vend.recorded",
   "settle.recorded",
   "settle.sent",
   "settle.completed",
+  "settle.answered",
   "session.closed",
 ] as const;
 

@@ -4,6 +4,10 @@ import type { Journal } from "../journal/journal.js";
  * The money-safety ordering of a step, in one place: its journal writes commit in one transaction, and the
  * I/O it starts is queued until that commit, so nothing is ever sent that the journal does not hold
  * durably. A transaction that rolls back drops its queued I/O: the step did not happen.
+ *
+ * A step is committed without waiting for fsync (`durable: false`) only when none of its effects needs it
+ * (`needsDurableCommit`, effects.ts); the journal refuses a durable-class write in such a transaction, so
+ * a misclassified step fails loudly instead of sending a request ahead of its unsynced row.
  */
 export class CommitThenLaunch {
   private depth = 0;
@@ -15,15 +19,18 @@ export class CommitThenLaunch {
     private readonly onRollback: (err: unknown) => void,
   ) {}
 
-  /** Runs `fn` in a transaction (joining one already open); false when it could not be committed. */
-  atomic(fn: () => void): boolean {
+  /**
+   * Runs `fn` in a transaction (joining one already open, and its durability); false when it could not be
+   * committed. `durable` (default true): the commit waits for the WAL fsync.
+   */
+  atomic(fn: () => void, durable = true): boolean {
     if (this.depth > 0) {
       fn();
       return true;
     }
     this.depth++;
     try {
-      this.journal.atomically(fn);
+      this.journal.atomically(fn, { durable });
     } catch (err) {
       // Rolled back: none of the step's requests leave.
       this.queued = [];

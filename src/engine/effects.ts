@@ -50,6 +50,8 @@ export function effectIO(deps: EngineDeps, opts: EngineOptions, flow: Flow, sign
 export interface Outcome {
   /** Journal writes of the result, run in the transaction of the step that `input` starts. */
   record?: () => void;
+  /** Runs once that step has committed (a fault point after a commit that did not wait for fsync). */
+  committed?: () => void;
   input: EngineInput;
 }
 
@@ -91,6 +93,17 @@ export interface EffectHost {
 }
 
 /**
+ * True for an effect whose journal writes precede an outside effect that cannot be taken back, so its
+ * step's commit must wait for the WAL fsync (src/journal/DURABILITY.md): the payment intent before the
+ * payment request, the approval before the approval line reaches the VMC, the settlement decision and its
+ * intent before the capture or cancel request. These are the effects that make the journal's `durable`
+ * writes (recordIntent, approveVend, decide); every other step commits without waiting for fsync.
+ */
+export function needsDurableCommit(e: Effect): boolean {
+  return e.type === "startPayment" || e.type === "approveVend" || e.type === "settle";
+}
+
+/**
  * Performs one effect. Journal writes run inline (inside the step's transaction); every request they
  * describe goes through `host.launch`, so it leaves only after the writes are durable.
  */
@@ -99,11 +112,6 @@ export function runEffect(effect: Effect, io: EffectIO, host: EffectHost): void 
   switch (effect.type) {
     case "openSession":
       journal.openSession({ ...effect.session, flow: io.flow, driver: payment.kind });
-      journal.event(effect.session.id, "opened", {
-        flow: io.flow,
-        item: effect.session.item,
-        price: effect.session.price,
-      });
       faults.hit("session.opened");
       logger.info(
         { session: effect.session.id, orderId: effect.session.orderId, price: effect.session.price },
@@ -158,13 +166,11 @@ export function runEffect(effect: Effect, io: EffectIO, host: EffectHost): void 
       return;
     case "recordVend":
       journal.recordVend(effect.session.id, effect.outcome);
-      journal.event(effect.session.id, "vend", { outcome: effect.outcome });
       faults.hit("vend.recorded");
       return;
     case "finishSession": {
       const { session, result, reason } = effect;
       journal.closeSession(session.id, result, reason);
-      journal.event(session.id, "closed", { result, reason });
       faults.hit("session.closed");
       logger.info({ session: session.id, orderId: session.orderId, result, reason }, "session finished");
       host.finished({
@@ -208,7 +214,6 @@ function approveVend(io: EffectIO, effect: Extract<Effect, { type: "approveVend"
   const { journal, vmc, logger, faults } = io;
   const { session, item, amount } = effect;
   journal.approveVend(session.id, item, amount);
-  journal.event(session.id, "approved", { item, amount });
   faults.hit("approve.recorded");
   return {
     what: "approve vend",

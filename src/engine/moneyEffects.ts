@@ -39,10 +39,12 @@ export function startPayment(io: EffectIO, effect: Extract<Effect, { type: "star
           record: () => {
             faults.hit("start.sent");
             journal.setPaymentId(session.id, r.ref.id);
-            journal.event(session.id, "payment", { paymentId: r.ref.id });
-            journal.completeIntent(intent.id, "done", `payment ${r.ref.id}`);
+            journal.completeIntent(intent.id, "done", "started");
             faults.hit("start.completed");
           },
+          // Committed without fsync (DURABILITY.md): a power cut here loses it; recovery finds the payment
+          // by its order id.
+          committed: () => faults.hit("start.answered"),
           input: { type: "paymentStarted", sessionId: session.id, ref: r.ref },
         };
       }
@@ -66,7 +68,6 @@ export function settle(io: EffectIO, effect: Extract<Effect, { type: "settle" }>
   const { journal, logger, payment, faults, signal } = io;
   const { session, ref, action, amount, reason, review } = effect;
   journal.decide(session.id, { action, amount, reason, review });
-  journal.event(session.id, "decided", { action, amount, reason, review });
   const intent = journal.recordIntent({
     sessionId: session.id,
     op: action === "cancel" && ref.mode === "payment" ? "refund" : action,
@@ -88,6 +89,9 @@ export function settle(io: EffectIO, effect: Extract<Effect, { type: "settle" }>
             journal.completeIntent(intent.id, "done", r.detail);
             faults.hit("settle.completed");
           },
+          // Committed without fsync with the session's close: a power cut here loses both; recovery asks
+          // the service and applies the journaled decision exactly once.
+          committed: () => faults.hit("settle.answered"),
           input: { type: "settled", sessionId: session.id },
         };
       }

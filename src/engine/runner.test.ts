@@ -203,18 +203,55 @@ describe("vend engine runner (selection first, sim devices, virtual time)", () =
 });
 
 describe("journal cost of a vend", () => {
-  it("commits a selection-first vend in 5 writing transactions (one fsync each), whatever else it writes", async () => {
+  it("commits a selection-first vend in 3 durable transactions and 2 that do not wait for fsync", async () => {
     unit = await startTestUnit({ customer: { action: "accept", afterMs: 0 } });
     unit.vmc.requestVend(1, 100);
     await unit.run(10_000);
-    const before = unit.journal.commits;
+    const before = { all: unit.journal.commits, durable: unit.journal.durableCommits };
     for (let i = 0; i < 10; i++) {
       unit.vmc.requestVend(1, 100);
       await unit.run(10_000);
     }
     expect(unit.journal.sessions().filter((s) => s.result === "captured")).toHaveLength(11);
-    // open+intent, payment id, approval, outcome+decision+intent, completion+close. The VMC's end of the
+    // Durable: open+start intent (before the payment request), approval (before the approval line),
+    // outcome+decision+capture intent (before the capture request). Not waiting for fsync: the payment id
+    // with the start intent's completion, the capture's completion with the close. The VMC's end of the
     // vend's implicit session (vending-mdb §2.4) is an input the engine ignores: no transaction at all.
-    expect((unit.journal.commits - before) / 10).toBe(5);
+    expect((unit.journal.durableCommits - before.durable) / 10).toBe(3);
+    expect((unit.journal.commits - before.all) / 10).toBe(5);
+  });
+
+  it("commits a check-in session in 2 durable transactions plus 1 per vend", async () => {
+    unit = await startTestUnit({
+      engine: { flow: "checkin", checkinMode: "poll", sessionMax: 2000 },
+      customer: { action: "accept", afterMs: 0 },
+    });
+    const u = unit;
+    const session = async (vends: number) => {
+      const before = { all: u.journal.commits, durable: u.journal.durableCommits };
+      u.payment.customerChecksIn();
+      await u.run(3_000);
+      for (let i = 0; i < vends; i++) {
+        u.vmc.requestVend(1, 100);
+        await u.run(2_000);
+      }
+      u.vmc.finishSession();
+      await u.run(5_000);
+      return {
+        all: u.journal.commits - before.all,
+        durable: u.journal.durableCommits - before.durable,
+      };
+    };
+    await session(1);
+    const one = await session(1);
+    const three = await session(3);
+    // Per session: start intent, settlement (decision + intent). Per vend: the approval. The order id, the
+    // payment id, each vend outcome and the close commit without waiting for fsync.
+    expect(one.durable).toBe(3);
+    expect(three.durable - one.durable).toBe(2);
+    // Non-durable: order id, payment id, vend outcome (per vend), completion + close.
+    expect(one.all - one.durable).toBe(4);
+    expect(three.all - three.durable - (one.all - one.durable)).toBe(2);
+    expect(unit.journal.sessions().filter((s) => s.result === "captured")).toHaveLength(3);
   });
 });

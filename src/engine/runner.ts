@@ -5,6 +5,7 @@ import {
   type EffectHost,
   type EffectIO,
   effectIO,
+  needsDurableCommit,
   type Outcome,
   type Request,
   runEffect,
@@ -22,7 +23,8 @@ import { onVmcEvent, type VmcEventHost } from "./vmcEvents.js";
 export class VendEngine implements VmcEventHost {
   private state: EngineState = IDLE;
   private context: EngineContext | null = null;
-  private readonly queue: EngineInput[] = [];
+  /** Inputs waiting to be processed, each with the journal writes of the answer it comes from. */
+  private readonly queue: { input: EngineInput; answer: Answer | undefined }[] = [];
   private draining = false;
   private readonly tx: CommitThenLaunch;
   private io: EffectIO | null = null;
@@ -200,19 +202,25 @@ export class VendEngine implements VmcEventHost {
     }
   }
 
-  /** Feeds one input to the machine (queued: inputs are processed strictly one at a time). */
-  dispatch(input: EngineInput): void {
-    this.queue.push(input);
+  /**
+   * Feeds one input to the machine (queued: inputs are processed strictly one at a time). `answer.record`,
+   * the journal writes of the answer the input comes from, commits in the transaction of the input's step;
+   * `answer.committed` runs once that step has committed.
+   */
+  dispatch(input: EngineInput, answer?: Answer): void {
+    this.queue.push({ input, answer });
     if (this.draining) return;
     this.draining = true;
     try {
-      for (let next = this.queue.shift(); next !== undefined; next = this.queue.shift()) this.step(next);
+      for (let next = this.queue.shift(); next !== undefined; next = this.queue.shift())
+        this.step(next.input, next.answer);
     } finally {
       this.draining = false;
     }
   }
 
-  private step(input: EngineInput): void {
+  private step(input: EngineInput, answer: Answer | undefined): void {
+    const record = answer?.record;
     if (this.context === null) {
       this.deps.logger.warn({ input: input.type }, "input before the engine started; ignored");
       return;
@@ -223,34 +231,52 @@ export class VendEngine implements VmcEventHost {
         { input: input.type, reason: this.serviceReason },
         "no new session while out of service",
       );
+      if (record !== undefined && this.atomic(record, false)) answer?.committed?.();
       return;
     }
     const before = this.state;
     const { state, effects } = transition(before, input, this.context);
     this.state = state;
     // A step whose journal writes did not commit did not happen: keep the state it started from.
-    if (!this.runEffects(effects)) this.state = before;
+    if (!this.runEffects(effects, record)) this.state = before;
+    else answer?.committed?.();
   }
 
-  /** Runs a step's effects; false when its journal writes could not be committed. */
-  private runEffects(effects: readonly Effect[]): boolean {
+  /**
+   * Runs a step's effects (after the answer's writes, `record`); false when its journal writes could not
+   * be committed. The step waits for fsync only when one of its effects needs it (`needsDurableCommit`):
+   * a payment intent, an approval, a settlement decision; everything else commits without waiting.
+   */
+  private runEffects(effects: readonly Effect[], record?: () => void): boolean {
     // Out of service, the rest state opens nothing new and keeps the out-of-service screen.
     const active = this.serviceReason === null ? effects : effects.filter((e) => !opensSessions(e));
-    // An ignored input (e.g. the session-ended report after a selection vend) opens no transaction.
     const io = this.io;
     if (io === null) throw new Error("engine not started");
     const run = () => {
+      record?.();
       for (const effect of active) runEffect(effect, io, this.host);
     };
-    if (active.every((e) => e.type === "ignored")) {
+    // An ignored input (e.g. the session-ended report after a selection vend) opens no transaction.
+    if (record === undefined && active.every((e) => e.type === "ignored")) {
       run();
       return true;
     }
-    return this.atomic(run);
+    return this.atomic(run, active.some(needsDurableCommit));
   }
 
-  atomic(fn: () => void): boolean {
-    return this.tx.atomic(fn);
+  /**
+   * True when `input`, processed now, would make a step that needs a durable commit. The machine is pure,
+   * so its effects are known before the transaction opens (SQLite sets `synchronous` only between
+   * transactions); ids in the input do not change which effects a step has.
+   */
+  needsDurable(input: EngineInput): boolean {
+    if (this.context === null) return true;
+    return transition(this.state, input, this.context).effects.some(needsDurableCommit);
+  }
+
+  /** Runs `fn` in one transaction; `durable` (default true): its commit waits for the WAL fsync. */
+  atomic(fn: () => void, durable = true): boolean {
+    return this.tx.atomic(fn, durable);
   }
 
   /** Performs a request after the step commits; failures of a critical one take the unit out of service. */
@@ -264,13 +290,7 @@ export class VendEngine implements VmcEventHost {
 
   /** A request's result: its journal writes and the input they lead to commit as one step. */
   private complete(o: Outcome): void {
-    const { record, input } = o;
-    if (record === undefined) this.dispatch(input);
-    else
-      this.atomic(() => {
-        record();
-        this.dispatch(input);
-      });
+    this.dispatch(o.input, o);
   }
 
   /** Vend requests are served (in service, or a sale still finishing). */
@@ -323,6 +343,9 @@ export class VendEngine implements VmcEventHost {
     for (const l of this.failureListeners) l(error);
   }
 }
+
+/** A request's answer as the runner needs it (effects.ts Outcome). */
+type Answer = Pick<Outcome, "record" | "committed">;
 
 /** Effects of the rest state that invite a new customer. */
 function opensSessions(e: Effect): boolean {

@@ -9,7 +9,9 @@ export interface VmcEventHost {
   readonly accepting: boolean;
   /** True once the engine is out of service by failure (journal). */
   readonly broken: boolean;
-  atomic(fn: () => void): boolean;
+  atomic(fn: () => void, durable?: boolean): boolean;
+  /** True when the step of `input` would need a durable commit (its effects, computed without I/O). */
+  needsDurable(input: EngineInput): boolean;
   dispatch(input: EngineInput): void;
   background(p: Promise<unknown>, what: string): void;
 }
@@ -25,19 +27,20 @@ export function onVmcEvent(host: VmcEventHost, e: VmcEvent): void {
     return;
   }
   switch (e.type) {
-    case "vendRequested":
-      host.atomic(() => {
-        const orderId = journal.nextOrderId();
-        host.dispatch({
-          type: "vendRequested",
-          item: e.item,
-          price: e.price,
-          sessionId: host.deps.newId(),
-          orderId,
-        });
-      });
+    case "vendRequested": {
+      const input = {
+        type: "vendRequested",
+        item: e.item,
+        price: e.price,
+        sessionId: host.deps.newId(),
+      } as const;
+      // Durable when the request starts a payment; a request refused at once (busy, price) does not wait
+      // for fsync: its order id never leaves the unit (src/journal/DURABILITY.md).
+      const durable = host.needsDurable({ ...input, orderId: "" });
+      host.atomic(() => host.dispatch({ ...input, orderId: journal.nextOrderId() }), durable);
       if (host.broken) host.background(vmc.denyVend(), "deny after journal failure");
       return;
+    }
     case "vendSucceeded":
       host.dispatch({ type: "vendSucceeded", item: e.item });
       return;

@@ -22,19 +22,29 @@ export type SessionResult =
  * connection exists, in the daemon (reliability.md §1.2).
  *
  * Failure semantics:
- * - Every write method commits a transaction with `synchronous=FULL` before it returns. If it throws
+ * - Every write method commits a transaction before it returns (or joins the open one). If it throws
  *   (disk full, fsync failure: SQLITE_IOERR_FSYNC), nothing was recorded and the caller must not send the
  *   request the row describes.
+ * - Durability (DURABILITY.md): a transaction is committed with `synchronous=FULL` (one WAL fsync before it
+ *   returns) unless it is declared `{ durable: false }`; then it commits with `synchronous=NORMAL` and
+ *   becomes durable with the next FULL commit (the WAL is appended in order) or checkpoint. Each write has
+ *   a class ({@link WRITE_DURABILITY}); a `durable` write inside a non-durable transaction throws
+ *   `JournalError` `durability` (the transaction rolls back), so a request can never follow a row that was
+ *   not synced. A write outside a transaction commits by its own class.
  * - Reads never throw for a missing row; they return `undefined` or an empty list.
  */
 export interface Journal {
   /**
-   * Runs `fn` as one transaction: its writes commit together, with one fsync, when the outermost call
-   * returns; a throw rolls all of them back. Calls nest (the inner ones join the outer transaction).
+   * Runs `fn` as one transaction: its writes commit together when the outermost call returns; a throw
+   * rolls all of them back. Calls nest (the inner ones join the outer transaction, and its durability).
+   * `durable` (default true): commit with one WAL fsync (FULL) before returning; false: without waiting
+   * for it (NORMAL), allowed only when every write in it is of the `deferred` class.
    */
-  atomically<T>(fn: () => T): T;
-  /** Number of transactions committed so far (each is one WAL fsync with synchronous=FULL). */
+  atomically<T>(fn: () => T, opts?: { durable?: boolean }): T;
+  /** Number of transactions that wrote something, committed so far (durable or not). */
   readonly commits: number;
+  /** Of {@link commits}, those committed with `synchronous=FULL`: one WAL fsync each. */
+  readonly durableCommits: number;
   /**
    * Allocates the next order id: `<unit>-<epoch>-<seq>`, decimal, ≤ 32 characters. `epoch` (seconds) comes
    * from outside the journal (the open time, kept increasing by the owner sidecar), so ids stay unique per
@@ -65,6 +75,12 @@ export interface Journal {
    * `flagged` event: what `vendd journal flagged` shows.
    */
   flag(sessionId: string, reason: string): void;
+  /**
+   * Appends to the event log what no row holds (a flag's reason, how recovery resolved a session, the
+   * daemon's journal checks). A session's life is not repeated here: its rows hold it with their times
+   * (opened_at; the start intent's created_at and updated_at, when the service answered; each vend's
+   * approved_at and settled_at; the decision with its intent's created_at; closed_at).
+   */
   event(sessionId: string | null, type: string, data?: Record<string, unknown>): void;
 
   session(sessionId: string): SessionRow | undefined;
@@ -82,6 +98,31 @@ export interface Journal {
   retain(before: number, batch?: number): number;
   close(): void;
 }
+
+/**
+ * The durability class of each journal write (the rule, with the reasons, is src/journal/DURABILITY.md):
+ * - `durable`: the write precedes an outside effect that cannot be taken back (a payment request, an
+ *   approval on the VMC line); its transaction commits with a WAL fsync before that effect is launched.
+ * - `deferred`: nothing outside depends on the write before the next durable commit (which makes it durable
+ *   too, the WAL being appended in order), and losing it in a power cut is the same as a crash a moment
+ *   earlier, which recovery rebuilds by querying the service (or by the unknown-outcome policy).
+ */
+export const WRITE_DURABILITY = {
+  nextOrderId: "deferred",
+  openSession: "deferred",
+  recordIntent: "durable",
+  completeIntent: "deferred",
+  setPaymentId: "deferred",
+  approveVend: "durable",
+  recordVend: "deferred",
+  decide: "durable",
+  closeSession: "deferred",
+  flag: "deferred",
+  event: "deferred",
+  retain: "deferred",
+} as const satisfies Record<string, "durable" | "deferred">;
+
+export type JournalWrite = keyof typeof WRITE_DURABILITY;
 
 export type VendOutcome = "success" | "failure" | "unknown" | "cancelled";
 

@@ -54,6 +54,62 @@ describe("sqlite journal", () => {
     raw.close();
   });
 
+  it("commits a non-durable transaction with synchronous=NORMAL and goes back to FULL after it", () => {
+    const j = openSqliteJournal({ path: join(dir, "j.db"), unitId: "vm-1", clock: new ManualClock() });
+    const levels: number[] = [];
+    const orderId = j.atomically(
+      () => {
+        levels.push(j.synchronous);
+        return j.nextOrderId();
+      },
+      { durable: false },
+    );
+    j.atomically(() => {
+      levels.push(j.synchronous);
+      j.openSession({ id: "s", orderId, flow: "selection", item: 1, price: 100, driver: "sim" });
+      j.recordIntent({ sessionId: "s", op: "start", orderId, paymentId: null, amount: 100 });
+    });
+    levels.push(j.synchronous);
+    expect(levels).toEqual([1, 2, 2]);
+    expect([j.commits, j.durableCommits]).toEqual([2, 1]);
+    // A write alone commits by its class: an event does not wait for fsync, a decision does.
+    j.event("s", "note");
+    j.decide("s", { action: "cancel", amount: 100, reason: "test", review: false });
+    expect([j.commits, j.durableCommits]).toEqual([4, 2]);
+    // A transaction that writes nothing is no commit.
+    j.atomically(() => j.session("s"), { durable: false });
+    expect(j.commits).toBe(4);
+    expect(j.synchronous).toBe(2);
+    j.close();
+  });
+
+  it("refuses a durable write in a non-durable transaction and rolls the transaction back", () => {
+    const j = openSqliteJournal({ path: join(dir, "j.db"), unitId: "vm-1", clock: new ManualClock() });
+    const orderId = j.nextOrderId();
+    j.openSession({ id: "s", orderId, flow: "selection", item: 1, price: 100, driver: "sim" });
+    const before = j.commits;
+    for (const write of [
+      () => j.recordIntent({ sessionId: "s", op: "start", orderId, paymentId: null, amount: 100 }),
+      () => j.approveVend("s", 1, 100),
+      () => j.decide("s", { action: "capture", amount: 100, reason: "test", review: false }),
+    ]) {
+      expect(() =>
+        j.atomically(
+          () => {
+            j.event("s", "before");
+            write();
+          },
+          { durable: false },
+        ),
+      ).toThrow(expect.objectContaining({ code: "durability" }));
+    }
+    expect(j.commits).toBe(before);
+    expect(j.intents("s")).toEqual([]);
+    expect(j.session("s")).toMatchObject({ approvedAmount: null, decision: null });
+    expect(j.synchronous).toBe(2);
+    j.close();
+  });
+
   it("allocates unique order ids that fit both interfaces (≤ 32 characters)", () => {
     const j = openSqliteJournal({ path: ":memory:", unitId: "vm-000000001", clock: new ManualClock() });
     const ids = new Set(Array.from({ length: 500 }, () => j.nextOrderId()));

@@ -16,7 +16,7 @@ import type {
   VendOutcome,
   VendRow,
 } from "./journal.js";
-import { JournalError } from "./journal.js";
+import { JournalError, type JournalWrite, WRITE_DURABILITY } from "./journal.js";
 import { MIGRATIONS } from "./migrations.js";
 import { type ClaimedJournal, claimJournal, raiseMark } from "./open.js";
 import { classifyJournalError } from "./problems.js";
@@ -125,33 +125,84 @@ export class SqliteJournal implements Journal {
     }
   }
 
-  private depth = 0;
-  private committed = 0;
+  /**
+   * The connection's transaction state, in one object: the open transaction's depth and durability
+   * (declared at its start), whether it wrote anything, the commit counters, and `tail`, the non-durable
+   * commits since the last durable commit or checkpoint (what a power cut may take). One object rather than
+   * fields, so that a wrapper made with `Object.create(journal)` (tests) shares it instead of shadowing it.
+   */
+  private readonly tx = { depth: 0, durable: true, wrote: false, committed: 0, synced: 0, tail: 0 };
 
   get commits(): number {
-    return this.committed;
+    return this.tx.committed;
   }
 
-  atomically<T>(fn: () => T): T {
-    if (this.depth > 0) return fn();
-    this.depth++;
+  get durableCommits(): number {
+    return this.tx.synced;
+  }
+
+  /** `PRAGMA synchronous` now: 2 (FULL) between transactions, 1 (NORMAL) inside a non-durable one. */
+  get synchronous(): number {
+    return Number(this.db.pragma("synchronous", { simple: true }));
+  }
+
+  atomically<T>(fn: () => T, opts?: { durable?: boolean }): T {
+    if (this.tx.depth > 0) return fn();
+    return this.transaction(opts?.durable ?? true, () => this.db.transaction(fn)());
+  }
+
+  /**
+   * Runs `fn` as the outermost transaction at the given durability: `synchronous` can only change between
+   * transactions (SQLite refuses it inside one), so it is set before and put back to FULL after.
+   */
+  private transaction<T>(durable: boolean, fn: () => T): T {
+    if (!durable) this.db.pragma("synchronous = NORMAL");
+    this.tx.depth++;
+    this.tx.durable = durable;
+    this.tx.wrote = false;
     try {
-      const result = this.db.transaction(fn)();
-      this.committed++;
+      const result = fn();
+      if (this.tx.wrote) {
+        this.tx.committed++;
+        if (durable) {
+          this.tx.synced++;
+          this.tx.tail = 0;
+        } else this.tx.tail++;
+      }
       return result;
     } finally {
-      this.depth--;
+      this.tx.depth--;
+      this.tx.durable = true;
+      if (!durable) this.db.pragma("synchronous = FULL");
     }
   }
 
-  private write<T>(what: string, fn: () => T): T {
+  /**
+   * One write of class `kind` (WRITE_DURABILITY): joins the open transaction, or commits alone at its own
+   * durability. A durable write in a non-durable transaction is refused: its row would not be synced
+   * before the request it precedes.
+   */
+  private write<T>(kind: JournalWrite, fn: () => T): T {
+    const cls = WRITE_DURABILITY[kind];
+    if (this.tx.depth > 0 && !this.tx.durable && cls === "durable")
+      throw new JournalError(
+        "durability",
+        `journal write ${kind} needs a durable commit, inside a transaction declared non-durable`,
+      );
     try {
-      const result = fn();
-      if (this.depth === 0) this.committed++;
-      return result;
+      if (this.tx.depth > 0) {
+        const result = fn();
+        this.tx.wrote = true;
+        return result;
+      }
+      return this.transaction(cls === "durable", () => {
+        const result = fn();
+        this.tx.wrote = true;
+        return result;
+      });
     } catch (e) {
       if (e instanceof JournalError) throw e;
-      throw new JournalError("io", `journal write failed (${what}): ${(e as Error).message}`, { cause: e });
+      throw new JournalError("io", `journal write failed (${kind}): ${(e as Error).message}`, { cause: e });
     }
   }
 
@@ -160,7 +211,7 @@ export class SqliteJournal implements Journal {
   }
 
   nextOrderId(): string {
-    return this.write("order id", () => {
+    return this.write("nextOrderId", () => {
       const row = this.stmts.seq.get() as { value: string } | undefined;
       const seq = Number(row?.value ?? "1");
       // Decimal, ≤ 32 characters (the older interface's OrderId): unit ≤ 12, epoch 10 digits, seq ≤ 8.
@@ -172,7 +223,7 @@ export class SqliteJournal implements Journal {
   }
 
   openSession(s: NewSession): void {
-    this.write("open session", () => {
+    this.write("openSession", () => {
       this.stmts.openSession.run({ ...s, at: this.opts.clock.now() });
     });
   }
@@ -180,24 +231,24 @@ export class SqliteJournal implements Journal {
   recordIntent(i: NewIntent): Intent {
     const key = randomUUID();
     const at = this.opts.clock.now();
-    const row = this.write("intent", () => this.stmts.intent.get({ ...i, key, at }) as { id: number });
+    const row = this.write("recordIntent", () => this.stmts.intent.get({ ...i, key, at }) as { id: number });
     return { ...i, id: row.id, idempotencyKey: key, state: "pending", createdAt: at };
   }
 
   completeIntent(intentId: number, outcome: "done" | "failed", detail: string): void {
-    this.write("complete intent", () => {
+    this.write("completeIntent", () => {
       this.stmts.completeIntent.run({ id: intentId, state: outcome, detail, at: this.opts.clock.now() });
     });
   }
 
   setPaymentId(sessionId: string, paymentId: string): void {
-    this.write("payment id", () =>
+    this.write("setPaymentId", () =>
       this.changed(this.stmts.setPaymentId.run({ id: sessionId, paymentId }), sessionId),
     );
   }
 
   approveVend(sessionId: string, item: number, price: Minor): void {
-    this.write("approved", () =>
+    this.write("approveVend", () =>
       this.db.transaction(() => {
         this.changed(this.stmts.approved.run({ id: sessionId, price }), sessionId);
         this.stmts.vendRow.run({ id: sessionId, item, price, at: this.opts.clock.now() });
@@ -206,7 +257,7 @@ export class SqliteJournal implements Journal {
   }
 
   recordVend(sessionId: string, outcome: VendOutcome): void {
-    this.write("vend outcome", () =>
+    this.write("recordVend", () =>
       this.db.transaction(() => {
         this.changed(this.stmts.vend.run({ id: sessionId, outcome }), sessionId);
         this.stmts.vendOutcome.run({ id: sessionId, outcome, at: this.opts.clock.now() });
@@ -219,7 +270,7 @@ export class SqliteJournal implements Journal {
   }
 
   decide(sessionId: string, d: Decision): void {
-    this.write("decision", () =>
+    this.write("decide", () =>
       this.changed(
         this.stmts.decide.run({
           id: sessionId,
@@ -234,7 +285,7 @@ export class SqliteJournal implements Journal {
   }
 
   closeSession(sessionId: string, result: SessionResult, reason: string): void {
-    this.write("close", () =>
+    this.write("closeSession", () =>
       this.changed(
         this.stmts.close.run({ id: sessionId, result, reason, at: this.opts.clock.now() }),
         sessionId,
@@ -285,8 +336,10 @@ export class SqliteJournal implements Journal {
 
   retain(before: number, batch = 500): number {
     let deleted = 0;
+    // Deferred (WRITE_DURABILITY.retain): a deletion lost in a power cut is done again by the next run.
+    const drop = <T>(fn: () => T): T => this.atomically(() => this.write("retain", fn), { durable: false });
     for (;;) {
-      const n = this.atomically(() => {
+      const n = drop(() => {
         const ids = this.stmts.expired.all(before, batch) as { id: string }[];
         for (const { id } of ids) {
           this.stmts.dropEvents.run(id);
@@ -299,7 +352,7 @@ export class SqliteJournal implements Journal {
       deleted += n;
       if (n < batch) break;
     }
-    this.atomically(() => this.stmts.dropLooseEvents.run(before));
+    drop(() => this.stmts.dropLooseEvents.run(before));
     return deleted;
   }
 
@@ -315,7 +368,11 @@ export class SqliteJournal implements Journal {
   checkpoint(): boolean {
     const rows = this.db.pragma("wal_checkpoint(TRUNCATE)") as { busy: number }[];
     const truncated = rows[0]?.busy === 0;
-    if (truncated) this.raiseMark();
+    if (truncated) {
+      // The checkpoint synced the WAL first: every commit, durable or not, is on disk now.
+      this.tx.tail = 0;
+      this.raiseMark();
+    }
     return truncated;
   }
 
@@ -331,10 +388,14 @@ export class SqliteJournal implements Journal {
   close(): void {
     if (!this.db.open) return;
     try {
-      if (this.opts.path !== ":memory:") this.db.pragma("wal_checkpoint(TRUNCATE)");
+      if (this.opts.path !== ":memory:") {
+        const rows = this.db.pragma("wal_checkpoint(TRUNCATE)") as { busy: number }[];
+        if (rows[0]?.busy === 0) this.tx.tail = 0;
+      }
     } finally {
       try {
-        this.raiseMark();
+        // Only a sequence that is on disk raises the mark: not one a power cut could still take back.
+        if (this.tx.tail === 0) this.raiseMark();
       } catch {
         // Best effort at shutdown (e.g. disk full): the next open raises the mark from the journal again.
       }

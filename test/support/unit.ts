@@ -2,6 +2,7 @@ import pino, { type Logger } from "pino";
 import { createSimDisplay, type SimDisplay } from "../../drivers/display/sim.js";
 import { type DispenseOutcome, SimVmc } from "../../drivers/vmc/sim.js";
 import { ManualClock } from "../../src/core/clock.js";
+import type { FaultPoints } from "../../src/core/faults.js";
 import { seededRandom } from "../../src/core/random.js";
 import { createEngine } from "../../src/engine/factory.js";
 import type { EngineOptions } from "../../src/engine/options.js";
@@ -46,6 +47,8 @@ export async function startTestUnit(
     newId?: () => string;
     /** Default: silent. */
     logger?: Logger;
+    /** Fault points of the money path (default none). */
+    faults?: FaultPoints;
   } = {},
 ): Promise<TestUnit> {
   const clock = new ManualClock();
@@ -70,6 +73,7 @@ export async function startTestUnit(
       logger: opts.logger ?? pino({ level: "silent" }),
       random: seededRandom(11),
       ...(opts.newId ? { newId: opts.newId } : {}),
+      ...(opts.faults ? { faults: opts.faults } : {}),
     },
   );
   await engine.start();
