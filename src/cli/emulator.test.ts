@@ -43,7 +43,7 @@ describe("vendd emulator command", () => {
     const line = t.out[0] ?? "";
     expect(line.endsWith("\n")).toBe(true);
     const info = JSON.parse(line) as Record<string, unknown> & { port: number; users: { phone: string }[] };
-    expect(Object.keys(info)).toEqual(["port", "admin", "v10", "legacy", "users"]);
+    expect(Object.keys(info)).toEqual(["port", "admin", "v10", "legacy", "users", "reporting"]);
     expect(info.admin).toBe(`http://127.0.0.1:${info.port}/_admin`);
     expect(info.users.map((u) => u.phone)).toContain("+4520030000");
     const clock = await fetch(`http://127.0.0.1:${info.port}/_admin/clock`);

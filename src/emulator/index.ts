@@ -7,6 +7,7 @@ import { type FaultRule, FaultSchedule } from "./http/faults.js";
 import { startHttpServer } from "./http/server.js";
 import { createLedger } from "./ledger.js";
 import { createLegacyInterface } from "./legacy/index.js";
+import { createReporting, type ReportingControl } from "./reporting/index.js";
 import { DEFAULT_MERCHANT, makeStore, randomSecret, type SeedFile } from "./seed.js";
 import { type EmulatorStats, StatsRecorder } from "./stats.js";
 import type { EmuClock, EmuResponse, LedgerEntry, UserFeature } from "./types.js";
@@ -15,6 +16,7 @@ import { UserSimulation } from "./usersim.js";
 import { createV10World } from "./wiring.js";
 
 export type { FaultRule } from "./http/faults.js";
+export type { ReportingControl, TransferInfo } from "./reporting/index.js";
 export type { SeedFile, SeedStore } from "./seed.js";
 export { parseSeedFile } from "./seed.js";
 export type { EmulatorStats } from "./stats.js";
@@ -69,6 +71,15 @@ export interface EmulatorInfo {
   };
   legacy: { baseUrl: string; merchantId: string; locationId: string; apiKey: string; merchantKey: string };
   users: { phone: string; features: UserFeature[] }[];
+  /** Transaction reporting (seed 002): OpenID Connect client = the integrator, merchant = the seeded one. */
+  reporting: {
+    baseUrl: string;
+    discoveryUrl: string;
+    clientId: string;
+    clientSecret: string;
+    merchantId: string;
+    paymentPointId: string;
+  };
 }
 
 export interface Emulator {
@@ -76,6 +87,10 @@ export interface Emulator {
   readonly clock: EmuClock;
   /** Every money movement so far (both interfaces). */
   ledger(): readonly LedgerEntry[];
+  /** Records a money movement in the one ledger as an interface does (tests, benchmarks). */
+  recordLedger(entry: Omit<LedgerEntry, "seq" | "at">): LedgerEntry;
+  /** Transaction reporting: transfers, cut-offs, invoiced fees. */
+  reporting: ReportingControl;
   /** Direct model access for in-process tests and the demo's simulated customers. */
   userSimulation: {
     checkin(beaconId: string, phone: string): EmuResponse;
@@ -156,11 +171,27 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     ],
     { findUser: (p) => users.find(p), tokens: v10.tokens, clock, slowAcceptMs: config.slowAcceptMs },
   );
+  const reporting = createReporting({
+    clock,
+    ledger,
+    clients: integrators,
+    defaultMerchantId: DEFAULT_MERCHANT.vat,
+    points: [...v10.deps.world.stores.values()].map((s) => ({
+      paymentPointId: s.storeId,
+      paymentPointName: s.storeName,
+      merchantId: s.vat,
+      merchantName: s === mainStore ? "Emulator Merchant A/S" : undefined,
+      aliases:
+        s === mainStore
+          ? [{ source: "legacy", merchant: legacySeed.merchantId, point: legacySeed.locationId }]
+          : [],
+    })),
+  });
   const faults = new FaultSchedule();
   const admin = createAdminHandler({ clock, ledger, faults, stats, users, callbacks });
   const server = await startHttpServer(
     {
-      handlers: [v10.handler, legacy, usersim, v10.tokens, admin],
+      handlers: [v10.handler, legacy, usersim, v10.tokens, reporting.handler, admin],
       faults,
       stats,
       bodyLimitBytes: bounded("bodyLimitBytes", options.bodyLimitBytes, 64 * 1024, 1),
@@ -190,11 +221,21 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       merchantKey: legacySeed.merchantKey,
     },
     users: users.list().map((u) => ({ phone: u.phone, features: [...u.features] })),
+    reporting: {
+      baseUrl: `${origin}/transaction-reporting/api/merchant`,
+      discoveryUrl: `${origin}/merchant-authentication-openidconnect/.well-known/openid-configuration`,
+      clientId,
+      clientSecret,
+      merchantId: DEFAULT_MERCHANT.vat,
+      paymentPointId: mainStore.storeId,
+    },
   };
   return {
     info,
     clock,
     ledger: () => ledger.entries(),
+    recordLedger: (entry) => ledger.record(entry),
+    reporting: reporting.control,
     userSimulation: {
       checkin: (beaconId, phone) => usersim.checkin(beaconId, phone),
       accept: (beaconId, phone) => usersim.accept(beaconId, phone),

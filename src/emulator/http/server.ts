@@ -29,7 +29,7 @@ function errorBody(code: string, message: string, req: IncomingMessage): EmuResp
 }
 
 function encode(r: EmuResponse): { head: Record<string, string | number>; body: string } {
-  const body = r.body === undefined ? "" : JSON.stringify(r.body);
+  const body = r.text ?? (r.body === undefined ? "" : JSON.stringify(r.body));
   const head: Record<string, string | number> = { ...r.headers, "content-length": Buffer.byteLength(body) };
   if (body !== "" && head["content-type"] === undefined)
     head["content-type"] = "application/json; charset=utf-8";
