@@ -175,7 +175,7 @@ export class MerchantAuth {
         error: "invalid_scope",
         error_description: "scope must hold openid and transactionreporting",
       });
-    const nonce = q.get("nonce");
+    const nonce = q.get("nonce") || null;
     if (hybrid && nonce === null)
       return back({ error: "invalid_request", error_description: "nonce is required in the hybrid flow" });
     const merchantId = q.get("login_hint") ?? this.defaultMerchant;

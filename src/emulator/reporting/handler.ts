@@ -1,7 +1,6 @@
 import { lowerBound } from "../ledger.js";
 import type { EmuRequest, EmuResponse } from "../types.js";
 import type { Grant, MerchantAuth } from "./auth.js";
-import { REPORTING_SCOPE } from "./auth.js";
 import type { ReportingBooks } from "./books.js";
 import { decimal, isoDate, PAGE_SIZE, type PaymentPoint, type Transfer, type Tx } from "./model.js";
 import type { PageTokens } from "./pagetoken.js";
@@ -29,8 +28,6 @@ export function errorAnswer(e: ReportingError): EmuResponse {
   const headers: Record<string, string> = {};
   if (e.status === 401 && e.code === "invalid_token")
     headers["www-authenticate"] = 'Bearer error="invalid_token"';
-  if (e.status === 403)
-    headers["www-authenticate"] = `Bearer error="insufficient_scope", scope="${REPORTING_SCOPE}"`;
   return { status: e.status, headers, body: { error: e.code, error_description: e.message } };
 }
 
@@ -83,8 +80,6 @@ function authorize(d: ReportingDeps, req: EmuRequest): Grant {
   if (grant === null)
     fail(401, "invalid_token", "the access token is unknown or expired; use the refresh token");
   if (grant.clientId !== id) fail(401, "invalid_token", "the access token was issued to another client");
-  if (!grant.scopes.includes(REPORTING_SCOPE))
-    fail(403, "insufficient_scope", `the access token lacks the ${REPORTING_SCOPE} scope`);
   return grant;
 }
 
@@ -250,7 +245,7 @@ function match(path: string): { route: Route; parts: string[] } | null {
 }
 
 /**
- * The reporting routes (GET only): headers and token first (401/403), then the route (404/405), then the
+ * The reporting routes (GET only): headers and token first (401), then the route (404/405), then the
  * parameters (400). The books are brought up to date (ledger read, due transfers made) before each answer.
  */
 export function handleReporting(d: ReportingDeps, req: EmuRequest): EmuResponse | null {
