@@ -7,6 +7,7 @@ import { pathToFileURL } from "node:url";
 import { benchDrivers } from "./bench-drivers.js";
 import { benchEmulator } from "./bench-emulator.js";
 import { benchEngine } from "./bench-engine.js";
+import { benchReporting } from "./bench-reporting.js";
 import { benchVmc } from "./bench-vmc.js";
 
 type Figures = Record<string, number | string>;
@@ -36,6 +37,18 @@ const BENCHES: { name: string; what: string; targets: string; run: () => Promise
     what: "vend engine and journal",
     targets: "fsyncs per vend <= 6; added latency per vend < 5 ms",
     run: benchEngine,
+  },
+  {
+    name: "reporting",
+    what: "emulator transaction reporting, one day of 100,000 lines",
+    targets: "day report in pages of 1000: < 2 s total",
+    run: async () =>
+      Object.fromEntries(
+        (await benchReporting()).map((f) => [
+          f.name,
+          `${f.figure} ${f.unit} (${f.target}: ${f.pass ? "pass" : "FAIL"})`,
+        ]),
+      ),
   },
 ];
 

@@ -4,7 +4,7 @@ import type { Grant, MerchantAuth } from "./auth.js";
 import type { ReportingBooks } from "./books.js";
 import { decimal, isoDate, PAGE_SIZE, type PaymentPoint, type Transfer, type Tx } from "./model.js";
 import type { PageTokens } from "./pagetoken.js";
-import { transferCsv, transferHeadV2, txView, txViewV1, txViewV2 } from "./views.js";
+import { pageJson, transferCsv, transferHeadV2, txJson, txJsonV2 } from "./views.js";
 
 /** Path prefix of the reporting interface (seed 002 "Endpoints / Reporting"). */
 export const REPORTING_BASE = "/transaction-reporting/api/merchant";
@@ -110,6 +110,10 @@ function page(
   return { from, to, next: to < end ? d.tokens.encode(query, to) : null };
 }
 
+function json(text: string): EmuResponse {
+  return { status: 200, headers: { "content-type": "application/json; charset=utf-8" }, text };
+}
+
 function transferOf(point: PaymentPoint, ref: string): Transfer {
   const t = point.transfers.find((x) => x.transferReference === ref);
   if (t === undefined) fail(404, "not_found", "no such transfer for this payment point");
@@ -164,9 +168,9 @@ function transactions(d: ReportingDeps, req: EmuRequest, grant: Grant, parts: st
   const start = lowerBound(p.txs, from, key);
   const end = lowerBound(p.txs, to, key);
   const pg = page(d, req, `tx|${p.paymentPointId}|${from}|${to}`, start, end);
-  const list: Record<string, unknown>[] = [];
-  for (let i = pg.from; i < pg.to; i++) list.push(txView(p, p.txs[i] as Tx));
-  return { status: 200, body: { ...head(p), transactions: list, nextPageToken: pg.next } };
+  const list: string[] = [];
+  for (let i = pg.from; i < pg.to; i++) list.push(txJson(p, p.txs[i] as Tx, true));
+  return json(pageJson(head(p), list, pg.next));
 }
 
 function transferReferences(d: ReportingDeps, req: EmuRequest, grant: Grant, parts: string[]): EmuResponse {
@@ -197,26 +201,26 @@ function transferContents(version: 1 | 2): Route {
       if (pg.next !== null) headers["x-next-page-token"] = pg.next;
       return { status: 200, headers, text: transferCsv(t, slice) };
     }
-    if (version === 2) {
-      return {
-        status: 200,
-        body: {
-          ...transferHeadV2(t),
-          transactions: slice.map((x) => txViewV2(p, x)),
-          nextPageToken: pg.next,
-        },
-      };
-    }
-    return {
-      status: 200,
-      body: {
-        ...head(p),
-        transferReference: t.transferReference,
-        transferReferenceDate: t.transferReferenceDate,
-        transactions: slice.map((x) => txViewV1(p, x)),
-        nextPageToken: pg.next,
-      },
+    if (version === 2)
+      return json(
+        pageJson(
+          transferHeadV2(t),
+          slice.map((x) => txJsonV2(p, x)),
+          pg.next,
+        ),
+      );
+    const top = {
+      ...head(p),
+      transferReference: t.transferReference,
+      transferReferenceDate: t.transferReferenceDate,
     };
+    return json(
+      pageJson(
+        top,
+        slice.map((x) => txJson(p, x, false)),
+        pg.next,
+      ),
+    );
   };
 }
 

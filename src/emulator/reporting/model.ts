@@ -118,8 +118,16 @@ export function isoDate(ms: number): string {
 
 /** `YYYY-MM-DDTHH:mm:ssZ` (the reporting interface's date-time form, seed 002 "Conventions"). */
 export function isoSeconds(ms: number): string {
-  return `${new Date(ms).toISOString().slice(0, 19)}Z`;
+  const second = Math.floor(ms / 1000);
+  if (second !== lastSecond) {
+    lastSecond = second;
+    lastStamp = `${new Date(second * 1000).toISOString().slice(0, 19)}Z`;
+  }
+  return lastStamp;
 }
+/** The last second formatted: a payment and its fee, and neighbouring lines, share it. */
+let lastSecond = Number.NaN;
+let lastStamp = "";
 
 /** Signed minor units as the interface's decimal (JSON number; 2 decimals for every supported currency). */
 export function decimal(minor: Minor): number {

@@ -1,0 +1,7 @@
+export interface BenchFigure {
+  name: string;
+  figure: number;
+  unit: string;
+  target: string;
+  pass: boolean;
+}
