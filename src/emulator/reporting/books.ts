@@ -38,14 +38,12 @@ function derivedGuid(text: string): string {
 }
 
 /** One report line (a plain literal of one shape: the sync builds 100,000 of them for a busy day). */
-function line(type: Tx["type"], amount: number, e: LedgerEntry, id: string, ext: string): Tx {
+function line(type: Tx["type"], amount: number, e: LedgerEntry, ext: string): Tx {
   return {
     type,
     amount,
     at: e.at,
-    paymentTransactionId: id,
     externalTransactionId: ext,
-    source: e.interface,
     seq: e.seq,
     transfer: null,
   };
@@ -149,16 +147,15 @@ export class ReportingBooks {
       if (e.kind !== "paid" && e.kind !== "captured" && e.kind !== "refunded") continue;
       if (e.amount <= 0) continue;
       const point = this.pointOf(e);
-      const id = String(7_000_000_000 + e.seq);
       const ext = e.orderId;
       if (e.kind === "refunded") {
-        point.txs.push(line("Refund", -e.amount, e, id, ext));
+        point.txs.push(line("Refund", -e.amount, e, ext));
         continue;
       }
-      point.txs.push(line("Payment", e.amount, e, id, ext));
+      point.txs.push(line("Payment", e.amount, e, ext));
       if (!point.merchant.feesInvoiced) {
         const fee = transactionFee(e.interface, e.amount);
-        if (fee > 0) point.txs.push(line("TransactionFee", -fee, e, id, ext));
+        if (fee > 0) point.txs.push(line("TransactionFee", -fee, e, ext));
       }
     }
   }

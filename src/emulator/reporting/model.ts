@@ -49,12 +49,10 @@ export interface Tx {
   amount: Minor;
   /** Completion time, emulator ms. */
   at: number;
-  paymentTransactionId: string;
+  /** The ledger entry this line comes from; `paymentTransactionId` derives from it (`txId`). */
+  seq: number;
   /** The id the merchant gave when initiating (the ledger's `orderId`). */
   externalTransactionId: string | null;
-  source: LedgerSource;
-  /** The ledger entry this line comes from. */
-  seq: number;
   transfer: Transfer | null;
 }
 
@@ -69,6 +67,11 @@ export interface Transfer {
   /** The transfer covers point.txs[start, end). */
   start: number;
   end: number;
+}
+
+/** A line's `paymentTransactionId`: unique per ledger entry (a payment's fee line shares it). */
+export function txId(t: Pick<Tx, "seq">): string {
+  return String(7_000_000_000 + t.seq);
 }
 
 export const DAY_MS = 24 * 3600_000;

@@ -1,4 +1,12 @@
-import { decimal, decimalText, isoSeconds, type PaymentPoint, type Transfer, type Tx } from "./model.js";
+import {
+  decimal,
+  decimalText,
+  isoSeconds,
+  type PaymentPoint,
+  type Transfer,
+  type Tx,
+  txId,
+} from "./model.js";
 
 /** The v2 element order (seed 002 "transfer contents v2"); also the CSV columns after the top-level ones. */
 const V2_FIELDS = [
@@ -35,7 +43,7 @@ export function txViewV2(
     message: null,
     merchantReference: t.externalTransactionId === "" ? null : t.externalTransactionId,
     merchantPaymentLabel: null,
-    paymentTransactionId: t.paymentTransactionId,
+    paymentTransactionId: txId(t),
     userIndicator: null,
     loyaltyId: null,
     myshopNumber: null,
@@ -93,7 +101,7 @@ const q = JSON.stringify;
  * a page of 1000 lines is serialised without 1000 intermediate objects (seed 002 "Transaction elements").
  */
 export function txJson(point: PaymentPoint, t: Tx, transfer: boolean): string {
-  let s = `{"type":"${t.type}","amount":${decimal(t.amount)},"currencyCode":${q(point.merchant.currency)},"timestamp":"${isoSeconds(t.at)}","paymentTransactionId":${q(t.paymentTransactionId)}`;
+  let s = `{"type":"${t.type}","amount":${decimal(t.amount)},"currencyCode":${q(point.merchant.currency)},"timestamp":"${isoSeconds(t.at)}","paymentTransactionId":"${txId(t)}"`;
   if (t.externalTransactionId !== null && t.externalTransactionId !== "")
     s += `,"externalTransactionId":${q(t.externalTransactionId)}`;
   if (transfer) {
@@ -110,7 +118,7 @@ export function txJson(point: PaymentPoint, t: Tx, transfer: boolean): string {
 export function txJsonV2(point: PaymentPoint, t: Tx): string {
   const ref =
     t.externalTransactionId === null || t.externalTransactionId === "" ? "null" : q(t.externalTransactionId);
-  return `{"type":"${t.type}","amount":${decimal(t.amount)},"currencyCode":${q(point.merchant.currency)},"timestamp":"${isoSeconds(t.at)}","message":null,"merchantReference":${ref},"merchantPaymentLabel":null,"paymentTransactionId":${q(t.paymentTransactionId)},"userIndicator":null,"loyaltyId":null,"myshopNumber":null,"brandName":null,"brandId":null,"locationId":null,"posName":null,"beaconId":null,"merchantPayerReference":null,"agreementId":null}`;
+  return `{"type":"${t.type}","amount":${decimal(t.amount)},"currencyCode":${q(point.merchant.currency)},"timestamp":"${isoSeconds(t.at)}","message":null,"merchantReference":${ref},"merchantPaymentLabel":null,"paymentTransactionId":"${txId(t)}","userIndicator":null,"loyaltyId":null,"myshopNumber":null,"brandName":null,"brandId":null,"locationId":null,"posName":null,"beaconId":null,"merchantPayerReference":null,"agreementId":null}`;
 }
 
 /** A page as JSON text: the top-level fields, the elements (already JSON) and nextPageToken. */
