@@ -60,8 +60,25 @@ describe("emulator info and admin API", () => {
     const p = await kit.reserved(posId, beaconId, 1.5);
     const { body } = await get("/ledger");
     expect(body.entries).toContainEqual(
-      expect.objectContaining({ interface: "v10", id: p, kind: "reserved", amount: 150, paymentId: null }),
+      expect.objectContaining({
+        interface: "v10",
+        id: p,
+        kind: "reserved",
+        amount: 150,
+        paymentId: null,
+        merchant: "DK12345678",
+        point: kit.emu.info.v10.storeId,
+      }),
     );
+    // A time range (from inclusive, to exclusive) is found by binary search.
+    const at = (body.entries as { at: number }[]).at(-1)?.at ?? 0;
+    const iso = (ms: number) => new Date(ms).toISOString();
+    expect((await get(`/ledger?from=${iso(at)}`)).body.entries).toHaveLength(1);
+    expect((await get(`/ledger?from=${iso(at + 1)}`)).body.entries).toEqual([]);
+    expect((await get(`/ledger?to=${iso(at)}`)).body.entries).toEqual(
+      (body.entries as unknown[]).slice(0, -1),
+    );
+    expect((await get("/ledger?from=yesterday")).status).toBe(400);
   });
 
   it("users: added users can pay", async () => {

@@ -47,7 +47,18 @@ export function createAdminHandler(d: AdminDeps): InterfaceHandler {
       d.clock.advance(ms);
       return { status: 200, body: { now: d.clock.now() } };
     },
-    "GET /ledger": () => ({ status: 200, body: { entries: d.ledger.entries() } }),
+    "GET /ledger": (req) => {
+      // Optional `from` (inclusive) / `to` (exclusive), ISO date-times: found by binary search.
+      const bound = (name: string, fallback: number): number => {
+        const v = req.query.get(name);
+        if (v === null) return fallback;
+        const ms = Date.parse(v);
+        if (Number.isNaN(ms)) throw new EmulatorInputError(`${name} must be an ISO 8601 date-time`);
+        return d.ledger.indexAt(ms);
+      };
+      const all = d.ledger.entries();
+      return { status: 200, body: { entries: all.slice(bound("from", 0), bound("to", all.length)) } };
+    },
     "GET /faults": () => ({ status: 200, body: { faults: d.faults.list() } }),
     "POST /faults": (req) => {
       d.faults.add(parseFaultRule(readJson(req)));

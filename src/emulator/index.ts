@@ -10,6 +10,7 @@ import { createInvoicesInterface, type InvoicesInfo } from "./invoices/index.js"
 import { createLedger } from "./ledger.js";
 import { createLegacyInterface } from "./legacy/index.js";
 import { createOnlineInterface, type OnlineInfo } from "./online/index.js";
+import { createReporting, type ReportingControl } from "./reporting/index.js";
 import { DEFAULT_MERCHANT, makeStore, randomSecret, type SeedFile } from "./seed.js";
 import { type EmulatorStats, StatsRecorder } from "./stats.js";
 import {
@@ -23,6 +24,7 @@ import { UserSimulation } from "./usersim.js";
 import { createV10World } from "./wiring.js";
 
 export type { FaultRule } from "./http/faults.js";
+export type { ReportingControl, TransferInfo } from "./reporting/index.js";
 export type { SeedFile, SeedStore } from "./seed.js";
 export { parseSeedFile } from "./seed.js";
 export type { EmulatorStats } from "./stats.js";
@@ -86,6 +88,15 @@ export interface EmulatorInfo {
   subscriptions: SubscriptionsInfo;
   invoices: InvoicesInfo & { baseUrl: string };
   online: OnlineInfo & { baseUrl: string };
+  /** Transaction reporting (seed 002): OpenID Connect client = the integrator, merchant = the seeded one. */
+  reporting: {
+    baseUrl: string;
+    discoveryUrl: string;
+    clientId: string;
+    clientSecret: string;
+    merchantId: string;
+    paymentPointId: string;
+  };
 }
 
 export interface Emulator {
@@ -93,6 +104,10 @@ export interface Emulator {
   readonly clock: EmuClock;
   /** Every money movement so far (both interfaces). */
   ledger(): readonly LedgerEntry[];
+  /** Records a money movement in the one ledger as an interface does (tests, benchmarks). */
+  recordLedger(entry: Omit<LedgerEntry, "seq" | "at">): LedgerEntry;
+  /** Transaction reporting: transfers, cut-offs, invoiced fees. */
+  reporting: ReportingControl;
   /** Direct model access for in-process tests and the demo's simulated customers. */
   userSimulation: {
     checkin(beaconId: string, phone: string): EmuResponse;
@@ -197,6 +212,22 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     findUser: (p) => users.find(p),
     https: httpsCallbacks,
   });
+  const reporting = createReporting({
+    clock,
+    ledger,
+    clients: integrators,
+    defaultMerchantId: DEFAULT_MERCHANT.vat,
+    points: [...v10.deps.world.stores.values()].map((s) => ({
+      paymentPointId: s.storeId,
+      paymentPointName: s.storeName,
+      merchantId: s.vat,
+      merchantName: s === mainStore ? "Emulator Merchant A/S" : undefined,
+      aliases:
+        s === mainStore
+          ? [{ source: "legacy", merchant: legacySeed.merchantId, point: legacySeed.locationId }]
+          : [],
+    })),
+  });
   const faults = new FaultSchedule();
   const admin = createAdminHandler({ clock, ledger, faults, stats, users, callbacks });
   const server = await startHttpServer(
@@ -209,6 +240,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         online.handler,
         usersim,
         v10.tokens,
+        reporting.handler,
         admin,
       ],
       faults,
@@ -247,11 +279,21 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     subscriptions: subs.info(origin),
     invoices: { baseUrl: origin, ...invoices.info },
     online: { baseUrl: origin, ...online.info },
+    reporting: {
+      baseUrl: `${origin}/transaction-reporting/api/merchant`,
+      discoveryUrl: `${origin}/merchant-authentication-openidconnect/.well-known/openid-configuration`,
+      clientId,
+      clientSecret,
+      merchantId: DEFAULT_MERCHANT.vat,
+      paymentPointId: mainStore.storeId,
+    },
   };
   return {
     info,
     clock,
     ledger: () => ledger.entries(),
+    recordLedger: (entry) => ledger.record(entry),
+    reporting: reporting.control,
     userSimulation: {
       checkin: (beaconId, phone) => usersim.checkin(beaconId, phone),
       accept: (beaconId, phone) => usersim.accept(beaconId, phone),

@@ -32,6 +32,8 @@ export interface EmuResponse {
   /** Serialised as JSON when present; absent means an empty body. */
   body?: unknown;
   headers?: Record<string, string>;
+  /** A non-JSON body sent as is (e.g. CSV); its content-type goes in `headers`. Wins over `body`. */
+  text?: string;
 }
 
 export interface InterfaceHandler {
@@ -82,6 +84,8 @@ export interface LedgerEntry {
 export interface Ledger {
   record(entry: Omit<LedgerEntry, "seq" | "at">): LedgerEntry;
   entries(): readonly LedgerEntry[];
+  /** Index in `entries()` of the first entry with `at >= time` (binary search: entries are in time order). */
+  indexAt(time: number): number;
 }
 
 export type UserFeature =

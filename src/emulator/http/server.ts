@@ -29,8 +29,9 @@ function errorBody(code: string, message: string, req: IncomingMessage): EmuResp
 }
 
 function encode(r: EmuResponse): { head: Record<string, string | number>; body: string | Buffer } {
-  // A Buffer body is sent as it is (a PDF attachment, a CSV file); anything else as JSON.
-  const body = r.body === undefined ? "" : Buffer.isBuffer(r.body) ? r.body : JSON.stringify(r.body);
+  // A Buffer body is sent as it is (a PDF attachment); `text` as it is (a CSV page); anything else as JSON.
+  const body =
+    r.text ?? (r.body === undefined ? "" : Buffer.isBuffer(r.body) ? r.body : JSON.stringify(r.body));
   const head: Record<string, string | number> = { ...r.headers, "content-length": Buffer.byteLength(body) };
   if (body !== "" && head["content-type"] === undefined)
     head["content-type"] = "application/json; charset=utf-8";

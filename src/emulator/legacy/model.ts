@@ -163,7 +163,17 @@ export class LegacyModel {
   }
 
   record(kind: LedgerKind, orderId: string, amount: number, paymentId: string | null = null): void {
-    this.deps.ledger.record({ interface: "legacy", id: orderId, paymentId, orderId, kind, amount });
+    const { merchantId: merchant, locationId: point } = this.seed;
+    this.deps.ledger.record({
+      interface: "legacy",
+      merchant,
+      point,
+      id: orderId,
+      paymentId,
+      orderId,
+      kind,
+      amount,
+    });
   }
 
   nextTransactionId(): string {

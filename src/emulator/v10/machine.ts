@@ -55,12 +55,19 @@ function reserveDue(d: V10Deps, p: Payment, at: number): void {
   if (p.pos.active === p) p.pos.active = null;
   d.ledger.record({
     interface: "v10",
+    ...ledgerScope(d, p),
     id: p.paymentId,
     paymentId: null,
     orderId: p.orderId,
     kind: "reserved",
     amount: p.amount,
   });
+}
+
+/** The merchant (VAT) and payment point (storeId) a V10 ledger entry belongs to, for transaction reporting. */
+export function ledgerScope(d: V10Deps, p: Payment): { merchant?: string; point: string } {
+  const vat = d.world.stores.get(p.pos.storeId)?.vat;
+  return vat === undefined ? { point: p.pos.storeId } : { merchant: vat, point: p.pos.storeId };
 }
 
 /**
@@ -81,6 +88,7 @@ export function refreshPayment(d: V10Deps, p: Payment, now: number): void {
       finish(d, p, "ExpiredAndCancelled", p.expiresAt);
       d.ledger.record({
         interface: "v10",
+        ...ledgerScope(d, p),
         id: p.paymentId,
         paymentId: null,
         orderId: p.orderId,

@@ -4,7 +4,7 @@ import { jsonBody } from "./body.js";
 import { fail } from "./errors.js";
 import type { Caller } from "./headers.js";
 import type { V10Deps } from "./machine.js";
-import { finish, isActive } from "./machine.js";
+import { finish, isActive, ledgerScope } from "./machine.js";
 import type { Payment } from "./model.js";
 import { amount } from "./validate.js";
 import { paymentView } from "./views.js";
@@ -71,6 +71,7 @@ export function capturePayment(d: V10Deps, req: EmuRequest, caller: Caller, p: P
   d.world.retireCaptured(p, now);
   d.ledger.record({
     interface: "v10",
+    ...ledgerScope(d, p),
     id: p.paymentId,
     paymentId: null,
     orderId: p.orderId,
@@ -96,6 +97,7 @@ export function cancelPayment(d: V10Deps, req: EmuRequest, caller: Caller, p: Pa
   if (wasReserved) {
     d.ledger.record({
       interface: "v10",
+      ...ledgerScope(d, p),
       id: p.paymentId,
       paymentId: null,
       orderId: p.orderId,

@@ -6,7 +6,7 @@ import { fail } from "./errors.js";
 import type { Caller } from "./headers.js";
 import { idempotencyKey } from "./headers.js";
 import type { V10Deps } from "./machine.js";
-import { refreshPayment } from "./machine.js";
+import { ledgerScope, refreshPayment } from "./machine.js";
 import type { Refund, RefundStatus } from "./model.js";
 import { CURRENCIES, REFUND_AUTO_CAPTURE_MS, REFUND_MAX_AGE_MS } from "./model.js";
 import { amount, oneOf, str, text } from "./validate.js";
@@ -19,6 +19,7 @@ function moveRefund(d: V10Deps, r: Refund, status: RefundStatus): void {
     const p = r.payment;
     d.ledger.record({
       interface: "v10",
+      ...ledgerScope(d, p),
       id: r.refundId,
       paymentId: p.paymentId,
       orderId: p.orderId,
