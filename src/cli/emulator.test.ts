@@ -52,6 +52,7 @@ describe("vendd emulator command", () => {
       "subscriptions",
       "invoices",
       "online",
+      "reporting",
     ]);
     const subs = info.subscriptions as Record<string, unknown>;
     expect(subs.tokenUrl).toBe(`http://127.0.0.1:${info.port}/subscriptions-auth/connect/token`);
