@@ -194,6 +194,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     findUser: (p) => users.find(p),
     options: options.subscriptions,
     seed: seed.subscriptions,
+    merchantVat: DEFAULT_MERCHANT.vat,
   });
   const httpsCallbacks = new HttpsCallbackClient({
     ...(options.callbackCa === undefined ? {} : { ca: options.callbackCa }),

@@ -206,10 +206,10 @@ export class ReportingKit {
 }
 
 /**
- * STAND-IN FOR HELPERS F AND G, to be switched to HTTP at merge: records a money movement of the
- * subscriptions, invoices or online-payments interface directly in the one ledger, exactly as those
- * interfaces record it (the ledger entry is the contract between them and reporting). Once F's and G's
- * interfaces are merged, the one-day test drives them through their HTTP APIs instead.
+ * Records a money movement of the subscriptions, invoices or online-payments interface directly in the one
+ * ledger, exactly as those interfaces record it (the ledger entry is the contract between them and
+ * reporting): for reporting's own unit-level tests (api.test.ts: ordering, fees, carried days) that need a
+ * precise entry without driving an interface. The one-day acceptance test drives those interfaces' HTTP APIs.
  */
 export function recordViaLedger(
   emu: Emulator,

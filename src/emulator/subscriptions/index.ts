@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { EmulatorInputError } from "../errors.js";
 import type { EmuClock, InterfaceHandler, Ledger, SimUser } from "../types.js";
+import { VAT } from "../v10/validate.js";
 import { SubsDelivery } from "./delivery.js";
 import { SUBS_TOKEN_PATH, SubsRoutes } from "./handler.js";
 import type { SubsMerchant } from "./model.js";
@@ -26,6 +27,8 @@ export interface SubscriptionsOptions {
 /** A merchant to seed (`seed.subscriptions.merchants`). */
 export interface SubsSeedMerchant {
   merchantId?: string;
+  /** VAT number (transaction reporting's merchant); default: the emulator's merchant VAT. */
+  vat?: string;
   clientId: string;
   clientSecret: string;
   gatewayClientId?: string;
@@ -69,6 +72,11 @@ export function parseSubscriptionsSeed(value: unknown): SubsSeedMerchant[] {
       clientSecret: text(o.clientSecret, `${at}.clientSecret`),
     };
     if (o.merchantId !== undefined) m.merchantId = text(o.merchantId, `${at}.merchantId`);
+    if (o.vat !== undefined) {
+      if (typeof o.vat !== "string" || !VAT.test(o.vat))
+        throw new EmulatorInputError(`${at}.vat must be a VAT number (DK or FI and 8 digits)`);
+      m.vat = o.vat;
+    }
     if (o.gatewayClientId !== undefined) m.gatewayClientId = text(o.gatewayClientId, `${at}.gatewayClientId`);
     if (o.gatewayClientSecret !== undefined)
       m.gatewayClientSecret = text(o.gatewayClientSecret, `${at}.gatewayClientSecret`);
@@ -113,6 +121,8 @@ export function createSubscriptions(input: {
   findUser(phone: string): SimUser | undefined;
   options?: SubscriptionsOptions;
   seed?: SubsSeedMerchant[];
+  /** The emulator's merchant VAT number: the default merchant's, and seeded merchants' without `vat`. */
+  merchantVat: string;
 }): SubscriptionsParts {
   const options = input.options ?? {};
   let state: SubsState | undefined;
@@ -138,6 +148,7 @@ export function createSubscriptions(input: {
   for (const m of seeds) {
     const merchant: SubsMerchant = {
       merchantId: m.merchantId ?? randomUUID(),
+      vat: m.vat ?? input.merchantVat,
       clientId: m.clientId,
       clientSecret: m.clientSecret,
       gatewayClientId: m.gatewayClientId ?? randomUUID(),

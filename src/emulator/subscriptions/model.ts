@@ -23,6 +23,8 @@ export interface Provider {
 /** A merchant of the subscriptions interface: its OAuth client, deprecated-interface gateway credentials, providers. */
 export interface SubsMerchant {
   merchantId: string;
+  /** The merchant's VAT number: the ledger's `merchant`, as transaction reporting groups it. */
+  vat: string;
   clientId: string;
   clientSecret: string;
   gatewayClientId: string;

@@ -132,7 +132,9 @@ describe.skipIf(skip)("subscriptions: payment requests (seed 000)", () => {
       payment_date: kit.day(3),
     });
     const paid = kit.emu.ledger().filter((x) => x.id === pid);
-    expect(paid).toMatchObject([{ interface: "subscriptions", kind: "paid", amount: 12000, point: kit.pid }]);
+    expect(paid).toMatchObject([
+      { interface: "subscriptions", kind: "paid", amount: 12000, merchant: "DK12345678", point: kit.pid },
+    ]);
     expect(paid[0]?.at).toBe(Date.parse(`${kit.day(3)}T03:15:00Z`));
     const refund = await kit.api("POST", `/agreements/${id}/payments/${pid}/refunds`, {
       status_callback_url: `${kit.rx.url}/refunds`,

@@ -10,6 +10,7 @@ describe("seed.subscriptions", () => {
             clientId: "c",
             clientSecret: "s",
             merchantId: "m-1",
+            vat: "FI12345678",
             gatewayClientId: "g",
             gatewayClientSecret: "gs",
             providers: [{ providerId: "p-1", name: "Brand A", status: "Pending" }, {}],
@@ -22,6 +23,7 @@ describe("seed.subscriptions", () => {
         clientId: "c",
         clientSecret: "s",
         merchantId: "m-1",
+        vat: "FI12345678",
         gatewayClientId: "g",
         gatewayClientSecret: "gs",
         providers: [{ providerId: "p-1", name: "Brand A", status: "Pending" }, {}],
@@ -40,5 +42,10 @@ describe("seed.subscriptions", () => {
         subscriptions: { merchants: [{ clientId: "c", clientSecret: "s", providers: [{ status: "On" }] }] },
       }),
     ).toThrow(/providers\[0\]\.status/);
+    expect(() =>
+      parseSeedFile({
+        subscriptions: { merchants: [{ clientId: "c", clientSecret: "s", vat: "12345678" }] },
+      }),
+    ).toThrow(/merchants\[0\]\.vat must be a VAT number/);
   });
 });

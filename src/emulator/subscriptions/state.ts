@@ -330,7 +330,7 @@ export class SubsState {
         orderId: p.externalId,
         kind: "paid",
         amount: p.amount,
-        merchant: m?.merchantId,
+        merchant: m?.vat,
         point: p.providerId,
       });
       this.paymentEvent(p, 0, dateOf(t));
@@ -396,7 +396,7 @@ export class SubsState {
       orderId: o.externalId,
       kind,
       amount,
-      merchant: this.merchantOf(o.providerId)?.merchantId,
+      merchant: this.merchantOf(o.providerId)?.vat,
       point: o.providerId,
     });
   }
@@ -515,7 +515,7 @@ export class SubsState {
       orderId: r.externalId ?? r.id,
       kind: "refunded",
       amount,
-      merchant: this.merchantOf(providerId)?.merchantId,
+      merchant: this.merchantOf(providerId)?.vat,
       point: providerId,
     });
     return 0;

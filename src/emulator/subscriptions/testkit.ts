@@ -45,6 +45,16 @@ export class SubsKit {
     return kit;
   }
 
+  /** A kit on an emulator started elsewhere (its subscriptions trust `rx`); `close()` leaves both open. */
+  static async on(emu: Emulator, rx: HttpsReceiver): Promise<SubsKit> {
+    const kit = new SubsKit(emu, rx);
+    kit.ownsEmulator = false;
+    kit.token = await kit.fetchToken();
+    return kit;
+  }
+
+  private ownsEmulator = true;
+
   get info() {
     return this.emu.info.subscriptions;
   }
@@ -199,8 +209,10 @@ export class SubsKit {
   }
 
   async close(): Promise<void> {
-    await this.emu.close();
-    await this.rx.close();
+    if (this.ownsEmulator) {
+      await this.emu.close();
+      await this.rx.close();
+    }
     await this.agent.destroy();
   }
 }
