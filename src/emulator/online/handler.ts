@@ -61,6 +61,23 @@ export function createOnlineHandler(service: OnlineService, admin: { testKey(): 
     if (req.path === "/_admin/online/callbacks" && M === "GET")
       return { status: 200, body: { callbacks: service.callbacks } };
     if (req.path === "/_admin/online/testkey" && M === "GET") return { status: 200, body: admin.testKey() };
+    const toggle = /^\/_admin\/online\/clients\/([^/]+)\/active$/.exec(req.path);
+    if (toggle !== null && M === "PUT") {
+      // Test affordance: a PSP client switched off (or on again), to see the 403 of an inactive client.
+      const c = service.clients.get(decodeURIComponent(toggle[1] ?? ""));
+      let on: unknown;
+      try {
+        const body: unknown = JSON.parse(req.body.toString("utf8"));
+        on = typeof body === "object" && body !== null ? (body as Record<string, unknown>).active : undefined;
+      } catch {
+        on = undefined;
+      }
+      if (c === undefined) return { status: 404, body: { error: "no such client" } };
+      if (typeof on !== "boolean")
+        return { status: 400, body: { error: 'body must be {"active": true|false}' } };
+      c.active = on;
+      return { status: 200, body: { clientId: c.clientId, active: c.active } };
+    }
     if (!req.path.startsWith(API)) return null;
     const seg = req.path.slice(API.length).split("/");
     const [a, b, c, d, e] = seg;

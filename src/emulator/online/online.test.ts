@@ -135,6 +135,16 @@ describe.skipIf(!hasOpenssl())(
       expect(wrong.status).toBe(401);
       expect(wrong.body).toMatchObject({ code: "Unauthorized" });
       expect((await call("GET", "/api/v1/merchants", undefined, {})).status).toBe(401);
+      // An inactive client is known (not 401) but refused: 403.
+      const toggle = (active: unknown) =>
+        call("PUT", `/_admin/online/clients/${emu.info.online.clientId}/active`, { active });
+      expect((await toggle("no")).status).toBe(400);
+      expect((await toggle(false)).status).toBe(200);
+      const off = await call("GET", "/api/v1/merchants");
+      expect(off.status).toBe(403);
+      expect(off.body).toMatchObject({ code: "Forbidden" });
+      expect((await toggle(true)).status).toBe(200);
+      expect((await call("GET", "/api/v1/merchants")).status).toBe(200);
     });
 
     it("merchants: create with every field rule, duplicate externalId, get, list, delete", async () => {
