@@ -7,8 +7,8 @@ import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { blake2b as nobleBlake2b } from "@noble/hashes/blake2b";
 import { describe, expect, it } from "vitest";
-import { blake2b } from "./blake2b.js";
 import {
   decryptSecretKey,
   formatSignature,
@@ -41,6 +41,18 @@ function code(fn: () => unknown): string {
   }
   return "none";
 }
+
+/** BLAKE2b with a chosen output length, as the checksum uses it (@noble/hashes). */
+const blake2b = (data: Uint8Array, outLen: number): Buffer =>
+  Buffer.from(nobleBlake2b(data, { dkLen: outLen }));
+
+describe("key ids", () => {
+  it("prints as minisign does: upper-case hex of the little-endian id, without leading zeros", () => {
+    expect(keyIdHex(Buffer.from([0xdd, 0x78, 0x37, 0x50, 0x7a, 0x10, 0x28, 0x02]))).toBe("228107A503778DD");
+    expect(keyIdHex(Buffer.from([0xdd, 0x78, 0x37, 0x50, 0x7a, 0x10, 0x28, 0x92]))).toBe("9228107A503778DD");
+    expect(keyIdHex(Buffer.alloc(8))).toBe("0");
+  });
+});
 
 describe("BLAKE2b", () => {
   it("matches RFC 7693's BLAKE2b-512 of 'abc' and Node's digest at block boundaries", () => {

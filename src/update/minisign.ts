@@ -23,7 +23,7 @@ import {
   randomBytes,
   scrypt,
 } from "node:crypto";
-import { blake2b } from "./blake2b.js";
+import { blake2b } from "@noble/hashes/blake2b";
 
 export type MinisignErrorCode =
   | "malformed_public_key"
@@ -88,7 +88,12 @@ export const TRUSTED_COMMENT_MAX = 8191;
 
 /** The key id as minisign prints it: 16 hex digits, bytes in reverse order. */
 export function keyIdHex(keyId: Buffer): string {
-  return Buffer.from(keyId).reverse().toString("hex").toUpperCase();
+  // As minisign prints it ("%" PRIX64 of the little-endian id): upper case, no leading zeros.
+  return Buffer.from(keyId)
+    .reverse()
+    .toString("hex")
+    .toUpperCase()
+    .replace(/^0+(?=.)/, "");
 }
 
 function base64Strict(text: string, what: string, code: MinisignErrorCode): Buffer {
@@ -295,8 +300,12 @@ function kdfStream(passphrase: string, salt: Buffer, limits: KdfLimits): Promise
   });
 }
 
+/**
+ * minisign's secret-key checksum: BLAKE2b-256 (libsodium `crypto_generichash`, 32 bytes), whose output
+ * length is part of the parameter block, so Node's fixed-length `blake2b512` cannot make it.
+ */
 function checksum(keyId: Buffer, sk64: Buffer): Buffer {
-  return blake2b(Buffer.concat([Buffer.from("Ed", "latin1"), keyId, sk64]), 32);
+  return Buffer.from(blake2b(Buffer.concat([Buffer.from("Ed", "latin1"), keyId, sk64]), { dkLen: 32 }));
 }
 
 /**
