@@ -1,0 +1,180 @@
+/**
+ * A unit's identity towards the fleet: its own Ed25519 key pair (made at install by `vendd fleet enroll`),
+ * and requests signed with it. The fleet knows a unit by its public key and keeps no secret that could
+ * sign as the unit. Node's crypto does the Ed25519; nothing here is hand-rolled cryptography.
+ *
+ * A signed request carries four headers:
+ * - `x-vendd-key`: the unit's public key, 32 raw bytes in base64url;
+ * - `x-vendd-timestamp`: epoch milliseconds, decimal;
+ * - `x-vendd-nonce`: 16 random bytes in base64url (22 characters);
+ * - `x-vendd-signature`: Ed25519 over {@link canonicalRequest}, base64url.
+ * The fleet refuses a timestamp further than {@link MAX_SKEW_MS} from its clock, and a (key, nonce) it has
+ * seen within that window: a captured request cannot be replayed, and a body cannot be swapped.
+ */
+import {
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  type KeyObject,
+  randomBytes,
+  sign,
+  verify,
+} from "node:crypto";
+
+export const KEY_HEADER = "x-vendd-key";
+export const TIMESTAMP_HEADER = "x-vendd-timestamp";
+export const NONCE_HEADER = "x-vendd-nonce";
+export const SIGNATURE_HEADER = "x-vendd-signature";
+
+/** Largest difference between a request's timestamp and the fleet's clock, ms. */
+export const MAX_SKEW_MS = 5 * 60_000;
+
+const B64URL = /^[A-Za-z0-9_-]+$/;
+/** DER prefix of an Ed25519 SubjectPublicKeyInfo; the raw 32-byte key follows it. */
+const SPKI_PREFIX = Buffer.from("302a300506032b6570032100", "hex");
+
+export interface UnitKeyPair {
+  privateKey: KeyObject;
+  /** The raw public key, base64url (43 characters). */
+  publicKey: string;
+}
+
+/** A new key pair; `privatePem` is what the unit keeps (PKCS#8 PEM, file mode 0600). */
+export function generateUnitKey(): UnitKeyPair & { privatePem: string } {
+  const { privateKey } = generateKeyPairSync("ed25519");
+  const privatePem = privateKey.export({ type: "pkcs8", format: "pem" }).toString();
+  return { privateKey, publicKey: publicKeyOf(privateKey), privatePem };
+}
+
+/** Loads a PKCS#8 PEM Ed25519 private key; throws a specific error for any other kind of key. */
+export function loadUnitKey(pem: string): UnitKeyPair {
+  let privateKey: KeyObject;
+  try {
+    privateKey = createPrivateKey({ key: pem, format: "pem" });
+  } catch {
+    throw new Error("the unit key file is not a PEM private key");
+  }
+  if (privateKey.asymmetricKeyType !== "ed25519")
+    throw new Error(`the unit key must be Ed25519, not ${privateKey.asymmetricKeyType ?? "unknown"}`);
+  return { privateKey, publicKey: publicKeyOf(privateKey) };
+}
+
+function publicKeyOf(privateKey: KeyObject): string {
+  const der = createPublicKey(privateKey).export({ type: "spki", format: "der" });
+  return der.subarray(SPKI_PREFIX.length).toString("base64url");
+}
+
+/** Parses a raw base64url public key; null when it is not 32 bytes of base64url. */
+export function publicKeyFromRaw(raw: string): KeyObject | null {
+  if (raw.length !== 43 || !B64URL.test(raw)) return null;
+  const bytes = Buffer.from(raw, "base64url");
+  if (bytes.length !== 32) return null;
+  try {
+    return createPublicKey({ key: Buffer.concat([SPKI_PREFIX, bytes]), format: "der", type: "spki" });
+  } catch {
+    return null;
+  }
+}
+
+const BASE32 = "ABCDEFGHJKMNPQRSTVWXYZ0123456789"; // no I, L, O, U: nothing to misread aloud
+/**
+ * A short fingerprint of a public key to read out over the phone: 16 characters of SHA-256 in four groups
+ * (`K7QM-3XPA-…`), 80 bits.
+ */
+export function fingerprint(publicKey: string): string {
+  const digest = createHash("sha256").update(Buffer.from(publicKey, "base64url")).digest();
+  let bits = 0;
+  let value = 0;
+  let out = "";
+  for (const byte of digest) {
+    value = (value << 8) | byte;
+    bits += 8;
+    while (bits >= 5 && out.length < 16) {
+      out += BASE32[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+    value &= (1 << bits) - 1;
+    if (out.length >= 16) break;
+  }
+  return out.match(/.{4}/g)?.join("-") ?? out;
+}
+
+/** The bytes a signature covers: method, path with query, timestamp, nonce and the body's SHA-256. */
+export function canonicalRequest(
+  method: string,
+  path: string,
+  timestamp: string,
+  nonce: string,
+  body: Uint8Array | string,
+): Buffer {
+  const bodyHash = createHash("sha256").update(body).digest("hex");
+  return Buffer.from(["vendd-fleet-v1", method.toUpperCase(), path, timestamp, nonce, bodyHash].join("\n"));
+}
+
+/** The four headers that sign one request. */
+export function signRequest(
+  key: UnitKeyPair,
+  method: string,
+  path: string,
+  body: Uint8Array | string,
+  now: number,
+): Record<string, string> {
+  const timestamp = String(Math.trunc(now));
+  const nonce = randomBytes(16).toString("base64url");
+  const signature = sign(null, canonicalRequest(method, path, timestamp, nonce, body), key.privateKey);
+  return {
+    [KEY_HEADER]: key.publicKey,
+    [TIMESTAMP_HEADER]: timestamp,
+    [NONCE_HEADER]: nonce,
+    [SIGNATURE_HEADER]: signature.toString("base64url"),
+  };
+}
+
+export type VerifyResult =
+  | { ok: true; publicKey: string; nonce: string; timestamp: number }
+  | { ok: false; code: "unsigned" | "malformed" | "skew" | "signature"; message: string };
+
+function header(headers: Record<string, string | string[] | undefined>, name: string): string | null {
+  const v = headers[name];
+  return typeof v === "string" ? v : null;
+}
+
+/**
+ * Checks a request's signature and timestamp. Replays are the caller's to refuse: it must record
+ * (publicKey, nonce) until `timestamp + MAX_SKEW_MS` and refuse one it has seen.
+ */
+export function verifyRequest(
+  method: string,
+  path: string,
+  headers: Record<string, string | string[] | undefined>,
+  body: Uint8Array | string,
+  now: number,
+  maxSkewMs = MAX_SKEW_MS,
+): VerifyResult {
+  const raw = header(headers, KEY_HEADER);
+  const ts = header(headers, TIMESTAMP_HEADER);
+  const nonce = header(headers, NONCE_HEADER);
+  const sig = header(headers, SIGNATURE_HEADER);
+  if (raw === null || ts === null || nonce === null || sig === null)
+    return { ok: false, code: "unsigned", message: "the request is not signed by a unit key" };
+  const key = publicKeyFromRaw(raw);
+  if (key === null) return { ok: false, code: "malformed", message: "x-vendd-key is not an Ed25519 key" };
+  if (!/^\d{1,16}$/.test(ts))
+    return { ok: false, code: "malformed", message: "x-vendd-timestamp is not epoch milliseconds" };
+  if (nonce.length !== 22 || !B64URL.test(nonce))
+    return { ok: false, code: "malformed", message: "x-vendd-nonce is not 16 bytes of base64url" };
+  if (sig.length !== 86 || !B64URL.test(sig))
+    return { ok: false, code: "malformed", message: "x-vendd-signature is not an Ed25519 signature" };
+  const timestamp = Number(ts);
+  if (Math.abs(timestamp - now) > maxSkewMs)
+    return { ok: false, code: "skew", message: "the request's timestamp is too far from the fleet's clock" };
+  const good = verify(
+    null,
+    canonicalRequest(method, path, ts, nonce, body),
+    key,
+    Buffer.from(sig, "base64url"),
+  );
+  if (!good) return { ok: false, code: "signature", message: "the signature does not match the request" };
+  return { ok: true, publicKey: raw, nonce, timestamp };
+}

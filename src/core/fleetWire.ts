@@ -1,0 +1,188 @@
+/**
+ * The wire contract between a unit and the fleet server (`vendd fleet serve`): what a unit reports, in
+ * which shape, and what the fleet answers. One set of zod schemas serves both ends: the unit's outbox
+ * builds these objects, the fleet validates every body with the same schemas (Fastify's validator), so the
+ * two cannot drift apart. Money is integer minor units; times are epoch milliseconds.
+ *
+ * Endpoints (all under `/api/unit/v1`, every request signed by the unit's key, fleetAuth.ts):
+ * - `POST /enroll`     body {@link EnrollRequest}  → {@link EnrollResponse}   (202 pending, 200 approved)
+ * - `POST /events`     body {@link EventBatch}     → {@link EventAck}
+ * - `POST /heartbeat`  body {@link Heartbeat}      → {@link HeartbeatResponse}
+ * - `GET  /bundle`     conditional GET (`If-None-Match`) of the newest bundle for this unit: 200 with the
+ *   bundle's bytes and an `ETag`, 304, or 404 when there is none.
+ * Refusals are `{ error: { code, message } }` ({@link WireError}) with 400 (malformed), 401 (signature,
+ * clock skew, replay), 403 (unit not approved or revoked), 409 (a unit id claimed by another key).
+ */
+import * as z from "zod";
+
+/** Path prefix of the unit-facing API. */
+export const UNIT_API = "/api/unit/v1";
+
+/** Most events in one batch a unit sends, and that the fleet accepts. */
+export const MAX_BATCH_EVENTS = 500;
+
+const minor = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+const epochMs = z.number().int().nonnegative().max(8.64e15);
+/** Printable text of bounded length: ids, reasons, codes (never a secret). */
+const text = (max: number) => z.string().max(max);
+const id = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9._:-]+$/, "letters, digits and . _ : - only");
+
+/** One vend within a session, in approval order. */
+export const WireVend = z.strictObject({
+  item: z.number().int().nonnegative().max(65535),
+  price: minor,
+  outcome: z.enum(["success", "failure", "unknown", "cancelled"]).nullable(),
+});
+export type WireVend = z.infer<typeof WireVend>;
+
+/**
+ * A finished session (closed with a result): written to the outbox in the transaction that closes it.
+ * `captured` is what the service was asked to capture and confirmed; `refunded` what was refunded after.
+ */
+export const SessionData = z.strictObject({
+  sessionId: id,
+  orderId: id,
+  /** The service's payment (or transaction) id, once known. */
+  paymentId: text(128).nullable(),
+  /** Which point-of-sale interface took the payment. */
+  driver: z.enum(["v10", "legacy", "sim"]),
+  flow: z.enum(["selection", "checkin"]),
+  /** The selected item (selection flow; 0 for a check-in session). */
+  item: z.number().int().nonnegative().max(65535),
+  /** The session's price or reserved amount. */
+  price: minor,
+  result: z.enum(["captured", "cancelled", "denied", "unsettled"]),
+  reason: text(500),
+  approved: minor,
+  captured: minor,
+  refunded: minor,
+  /** ISO 4217 code of every amount here. */
+  currency: z.string().regex(/^[A-Z]{3}$/),
+  openedAt: epochMs,
+  closedAt: epochMs,
+  vends: z.array(WireVend).max(100),
+  /** Flagged for review by the unit. */
+  review: z.boolean(),
+});
+export type SessionData = z.infer<typeof SessionData>;
+
+/** A fault the unit raised or cleared (VMC link lost, journal write failure, payment service down). */
+export const FaultData = z.strictObject({
+  code: id,
+  state: z.enum(["raised", "cleared"]),
+  message: text(500),
+});
+export type FaultData = z.infer<typeof FaultData>;
+
+/** The unit went in or out of service, or into or out of a technician's service mode. */
+export const ServiceData = z.strictObject({
+  state: z.enum(["inService", "outOfService", "serviceMode"]),
+  reason: text(500),
+});
+export type ServiceData = z.infer<typeof ServiceData>;
+
+/** A config or release bundle was applied or rolled back (src/update), or the running version changed. */
+export const VersionData = z.strictObject({
+  kind: z.enum(["config", "release"]),
+  /** The bundle's payload id (its signed trusted comment), when a bundle caused the change. */
+  bundleId: text(128).nullable(),
+  version: text(128),
+  outcome: z.enum(["applied", "rolledBack", "started"]),
+  reason: text(500),
+});
+export type VersionData = z.infer<typeof VersionData>;
+
+const base = { seq: z.number().int().positive().max(Number.MAX_SAFE_INTEGER), at: epochMs };
+/** One outbox event: `seq` is per unit, 1, 2, 3, … with no gaps, assigned by the unit's journal. */
+export const UnitEvent = z.discriminatedUnion("kind", [
+  z.strictObject({ ...base, kind: z.literal("session"), data: SessionData }),
+  z.strictObject({ ...base, kind: z.literal("fault"), data: FaultData }),
+  z.strictObject({ ...base, kind: z.literal("service"), data: ServiceData }),
+  z.strictObject({ ...base, kind: z.literal("version"), data: VersionData }),
+]);
+export type UnitEvent = z.infer<typeof UnitEvent>;
+export type UnitEventKind = UnitEvent["kind"];
+
+/** A batch of events in increasing `seq` order (not necessarily starting at the fleet's next one). */
+export const EventBatch = z.strictObject({
+  unitId: id,
+  events: z.array(UnitEvent).min(1).max(MAX_BATCH_EVENTS),
+});
+export type EventBatch = z.infer<typeof EventBatch>;
+
+/**
+ * The fleet's answer to a batch: the highest `seq` such that every event 1..committed of this unit is
+ * committed in the fleet's database. The unit marks events up to it delivered; events past a gap are kept
+ * by the fleet only once the gap is filled (the unit re-sends from committed + 1).
+ */
+export const EventAck = z.strictObject({ committed: z.number().int().nonnegative() });
+export type EventAck = z.infer<typeof EventAck>;
+
+/** Every minute: what the unit is doing, so the fleet can show it (and notice when it stops). */
+export const Heartbeat = z.strictObject({
+  unitId: id,
+  at: epochMs,
+  /** ServiceState's state: starting, inService, degraded, outOfService, serviceMode, stopping. */
+  state: text(32),
+  reason: text(500),
+  versions: z.strictObject({
+    vendd: text(64),
+    config: text(128).nullable(),
+    release: text(128).nullable(),
+  }),
+  backlog: z.strictObject({
+    events: z.number().int().nonnegative(),
+    oldestAt: epochMs.nullable(),
+    /** Highest seq the journal has assigned. */
+    lastSeq: z.number().int().nonnegative(),
+  }),
+  journal: z.strictObject({ ok: z.boolean(), detail: text(500) }),
+  vmc: z.enum(["up", "down", "unknown"]),
+  payment: z.enum(["up", "down", "unknown"]),
+  unresolved: z.number().int().nonnegative(),
+});
+export type Heartbeat = z.infer<typeof Heartbeat>;
+
+export const HeartbeatResponse = z.strictObject({
+  /** The fleet's clock, so the unit can warn about skew before its signatures are refused. */
+  now: epochMs,
+  /** The fleet's committed seq for this unit (as in {@link EventAck}). */
+  committed: z.number().int().nonnegative(),
+  /** ETag of the newest bundle for this unit, if any: the unit pulls when it differs from its own. */
+  bundleEtag: z.string().max(128).nullable(),
+});
+export type HeartbeatResponse = z.infer<typeof HeartbeatResponse>;
+
+export const EnrollRequest = z.strictObject({
+  unitId: id,
+  /** Free text the manager sees beside the fingerprint (site, machine). */
+  label: text(200),
+});
+export type EnrollRequest = z.infer<typeof EnrollRequest>;
+
+export const EnrollResponse = z.strictObject({
+  status: z.enum(["pending", "approved"]),
+  fingerprint: z.string(),
+});
+export type EnrollResponse = z.infer<typeof EnrollResponse>;
+
+export const WireError = z.strictObject({
+  error: z.strictObject({ code: z.string(), message: z.string() }),
+});
+export type WireError = z.infer<typeof WireError>;
+
+/** Parses `value` with `schema`; on failure, one line naming the first offending path. */
+export function parseWire<T>(
+  schema: z.ZodType<T>,
+  value: unknown,
+): { ok: true; value: T } | { ok: false; error: string } {
+  const r = schema.safeParse(value);
+  if (r.success) return { ok: true, value: r.data };
+  const first = r.error.issues[0];
+  const path = first && first.path.length > 0 ? first.path.join(".") : "(body)";
+  return { ok: false, error: `${path}: ${first?.message ?? "invalid"}` };
+}

@@ -1,0 +1,30 @@
+/**
+ * What every part of the fleet server shares: the database, the clock, the logger and the reporting time
+ * zone. The unit API (unitApi.ts), the dashboard (web/) and reconciliation (reconcile/) each take it.
+ */
+import type { Kysely } from "kysely";
+import type pino from "pino";
+import type { Clock } from "../core/clock.js";
+import type { FleetDialect } from "./db/migrations.js";
+import type { FleetDatabase } from "./db/schema.js";
+
+export interface FleetContext {
+  db: Kysely<FleetDatabase>;
+  dialect: FleetDialect;
+  clock: Clock;
+  logger: pino.Logger;
+  /** IANA time zone in which sales days are counted (`sales.day`), e.g. `Europe/Oslo`. */
+  timeZone: string;
+}
+
+/** `YYYY-MM-DD` of an instant in a time zone. */
+export function dayOf(ms: number, timeZone: string): string {
+  const parts = new Intl.DateTimeFormat("en-CA", {
+    timeZone,
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+  }).formatToParts(new Date(ms));
+  const get = (t: string): string => parts.find((p) => p.type === t)?.value ?? "00";
+  return `${get("year")}-${get("month")}-${get("day")}`;
+}

@@ -1,0 +1,66 @@
+/**
+ * Opens the fleet's database: the embedded default (one SQLite file, WAL, `synchronous=FULL`, zero setup)
+ * or PostgreSQL (`postgres://…`, shared by several fleet processes), migrated to the current schema.
+ */
+import Database from "better-sqlite3";
+import { Kysely, PostgresDialect, SqliteDialect } from "kysely";
+import pg from "pg";
+import { type FleetDialect, migrate } from "./migrations.js";
+import type { FleetDatabase } from "./schema.js";
+
+export interface FleetDb {
+  db: Kysely<FleetDatabase>;
+  dialect: FleetDialect;
+  /** Where it is, for logs: the file path, or the PostgreSQL URL without its password. */
+  where: string;
+  close(): Promise<void>;
+}
+
+/** int8 (bigint) as a JS number: times in ms and money in minor units stay far below 2^53. */
+const INT8_OID = 20;
+pg.types.setTypeParser(INT8_OID, (v: string) => Number(v));
+
+/** `postgres://` or `postgresql://` URLs go to PostgreSQL; anything else is a SQLite file path. */
+export function isPostgresUrl(target: string): boolean {
+  return /^postgres(ql)?:\/\//.test(target);
+}
+
+/** The URL with any password replaced, safe for a log line or an error message. */
+export function redactUrl(target: string): string {
+  try {
+    const u = new URL(target);
+    if (u.password !== "") u.password = "***";
+    return u.toString();
+  } catch {
+    return "postgres://(unparsable URL)";
+  }
+}
+
+export async function openFleetDb(target: string, opts: { poolSize?: number } = {}): Promise<FleetDb> {
+  if (isPostgresUrl(target)) {
+    const pool = new pg.Pool({ connectionString: target, max: opts.poolSize ?? 10 });
+    const db = new Kysely<FleetDatabase>({ dialect: new PostgresDialect({ pool }) });
+    try {
+      await migrate(db as Kysely<unknown>, "postgres");
+    } catch (err) {
+      await db.destroy();
+      throw err;
+    }
+    return { db, dialect: "postgres", where: redactUrl(target), close: () => db.destroy() };
+  }
+  const file = new Database(target);
+  file.pragma("journal_mode = WAL");
+  file.pragma("synchronous = FULL");
+  file.pragma("foreign_keys = ON");
+  file.pragma("busy_timeout = 5000");
+  if (target !== ":memory:" && String(file.pragma("journal_mode", { simple: true })) !== "wal")
+    throw new Error(`fleet database ${target}: WAL mode could not be set`);
+  const db = new Kysely<FleetDatabase>({ dialect: new SqliteDialect({ database: file }) });
+  try {
+    await migrate(db as Kysely<unknown>, "sqlite");
+  } catch (err) {
+    await db.destroy();
+    throw err;
+  }
+  return { db, dialect: "sqlite", where: target, close: () => db.destroy() };
+}
