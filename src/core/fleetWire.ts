@@ -8,6 +8,8 @@
  * - `POST /enroll`     body {@link EnrollRequest}  → {@link EnrollResponse}   (202 pending, 200 approved)
  * - `POST /events`     body {@link EventBatch}     → {@link EventAck}
  * - `POST /heartbeat`  body {@link Heartbeat}      → {@link HeartbeatResponse}
+ * - `GET  /entitlements` conditional GET of the signed entitlement list for this unit (issue 18): 200 with
+ *   `{ document, signature }` (src/update/entitlements.ts) and an `ETag`, 304, or 404.
  * - `GET  /bundle`     conditional GET (`If-None-Match`) of the newest bundle for this unit: 200 with the
  *   bundle's bytes and an `ETag`, 304, or 404 when there is none.
  * Refusals are `{ error: { code, message } }` ({@link WireError}) with 400 (malformed), 401 (signature,
@@ -49,7 +51,7 @@ export const SessionData = z.strictObject({
   /** The service's payment (or transaction) id, once known. */
   paymentId: text(128).nullable(),
   /** Which point-of-sale interface took the payment. */
-  driver: z.enum(["v10", "legacy", "sim"]),
+  driver: z.enum(["v10", "legacy", "sim", "plan"]),
   flow: z.enum(["selection", "checkin"]),
   /** The selected item (selection flow; 0 for a check-in session). */
   item: z.number().int().nonnegative().max(65535),
@@ -67,6 +69,8 @@ export const SessionData = z.strictObject({
   vends: z.array(WireVend).max(100),
   /** Flagged for review by the unit. */
   review: z.boolean(),
+  /** A plan vend (driver `plan`, issue 18): the member whose entitlement paid for it; absent otherwise. */
+  member: z.strictObject({ memberId: id, planId: id }).nullable().optional(),
 });
 export type SessionData = z.infer<typeof SessionData>;
 
@@ -154,6 +158,11 @@ export const HeartbeatResponse = z.strictObject({
   committed: z.number().int().nonnegative(),
   /** ETag of the newest bundle for this unit, if any: the unit pulls when it differs from its own. */
   bundleEtag: z.string().max(128).nullable(),
+  /**
+   * ETag of the newest signed entitlement list for this unit (issue 18), if any: the unit fetches
+   * `GET /entitlements` when it differs from the list it holds. Absent from fleets without plans.
+   */
+  entitlementsEtag: z.string().max(128).nullable().optional(),
 });
 export type HeartbeatResponse = z.infer<typeof HeartbeatResponse>;
 

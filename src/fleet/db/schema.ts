@@ -46,14 +46,18 @@ export interface EventsTable {
   received_at: number;
 }
 
-/** One row per `session` event: what the sales pages and reconciliation read. */
+/**
+ * One row per session: what the sales pages and reconciliation read. A session reported again (an
+ * `unsettled` session settled by recovery, a refund after close) replaces its row when its seq is higher:
+ * the key is (unit_id, session_id), so nothing is counted twice.
+ */
 export interface SalesTable {
   unit_id: string;
   seq: number;
   session_id: string;
   order_id: string;
   payment_id: string | null;
-  driver: "v10" | "legacy" | "sim";
+  driver: "v10" | "legacy" | "sim" | "plan";
   flow: "selection" | "checkin";
   item: number;
   price: number;
@@ -69,6 +73,9 @@ export interface SalesTable {
   closed_at: number;
   /** `closed_at`'s day in the reporting time zone. */
   day: string;
+  /** Plan vends (issue 18): the member and plan; null for paid sessions. */
+  member_id: string | null;
+  plan_id: string | null;
 }
 
 /** Units' request nonces, kept until the timestamp window has passed: replays are refused. */
