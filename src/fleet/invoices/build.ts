@@ -84,7 +84,7 @@ export function priceLine(line: BillableLine): ArticleLine {
 
 /**
  * Groups equal lines (same article number, unit price and VAT rate) by adding their quantities, prices each
- * group once, and sums the totals. Lines keep the order of their first appearance.
+ * group once, and sums the totals. Articles are ordered by article number (numeric-aware), then price.
  */
 export function buildInvoice(lines: readonly BillableLine[]): BuiltInvoice {
   const groups = new Map<string, BillableLine>();
@@ -94,7 +94,14 @@ export function buildInvoice(lines: readonly BillableLine[]): BuiltInvoice {
     if (g === undefined) groups.set(key, { ...l });
     else g.quantity += l.quantity;
   }
-  const articles = [...groups.values()].map(priceLine);
+  const articles = [...groups.values()]
+    .sort(
+      (a, b) =>
+        a.articleNumber.localeCompare(b.articleNumber, "en", { numeric: true }) ||
+        a.unitPrice - b.unitPrice ||
+        a.vatBp - b.vatBp,
+    )
+    .map(priceLine);
   let total = 0;
   let vatTotal = 0;
   const byRate = new Map<number, number>();
