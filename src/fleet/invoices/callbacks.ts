@@ -10,7 +10,9 @@ import type { FastifyInstance } from "fastify";
 import {
   type CallbackAuth,
   expectedAuthorization,
+  InvoiceApiError,
   InvoiceCallbackBody,
+  type InvoicesClient,
 } from "../../payment/invoices/client.js";
 import type { FleetContext } from "../context.js";
 import { applyRemoteStatus, invoicesDb, isUniqueViolation } from "./store.js";
@@ -18,6 +20,11 @@ import { applyRemoteStatus, invoicesDb, isUniqueViolation } from "./store.js";
 export interface InvoicesPluginOptions {
   /** The authentication set with PUT auth/basic or auth/apikey (secrets: never logged). */
   auth: CallbackAuth;
+  /**
+   * Reads an unknown invoice's details (number, issuer), so that an invoice whose create answer was lost
+   * (sent, id unknown) is matched by its first callback. Without it such callbacks are ignored.
+   */
+  client?: Pick<InvoicesClient, "details">;
   /** Path of the callback URL (default `/invoices/callbacks`). */
   path?: string;
 }
@@ -42,18 +49,58 @@ export interface CallbackOutcome {
 }
 
 /** Applies a parsed callback body; each element in its own transaction with its seen-row. */
-export async function applyCallbacks(ctx: FleetContext, body: unknown): Promise<CallbackOutcome | null> {
+/**
+ * Matches an invoice the service knows but we have no id for (its create answer was lost): the details
+ * answer names the number and issuer; the local invoice with that number and no service id adopts it.
+ */
+async function adopt(
+  ctx: FleetContext,
+  client: Pick<InvoicesClient, "details">,
+  remoteId: string,
+): Promise<{ id: string } | undefined> {
+  let details: Awaited<ReturnType<InvoicesClient["details"]>>;
+  try {
+    details = await client.details(remoteId);
+  } catch (e: unknown) {
+    if (e instanceof InvoiceApiError) return undefined;
+    throw e;
+  }
+  const number = Number(details.invoiceNumber);
+  if (details.issuerId === null || !Number.isSafeInteger(number)) return undefined;
+  const r = await invoicesDb(ctx)
+    .updateTable("invoices")
+    .set({ remote_id: remoteId, note: null, updated_at: ctx.clock.now() })
+    .where("issuer_id", "=", details.issuerId.toLowerCase())
+    .where("number", "=", number)
+    .where("remote_id", "is", null)
+    .where("status", "=", "sent")
+    .executeTakeFirst();
+  if (Number(r.numUpdatedRows) !== 1) return undefined;
+  ctx.logger.info({ number }, "invoice id learnt from its callback");
+  return invoicesDb(ctx)
+    .selectFrom("invoices")
+    .select("id")
+    .where("remote_id", "=", remoteId)
+    .executeTakeFirst();
+}
+
+export async function applyCallbacks(
+  ctx: FleetContext,
+  body: unknown,
+  client?: Pick<InvoicesClient, "details">,
+): Promise<CallbackOutcome | null> {
   const parsed = InvoiceCallbackBody.safeParse(body);
   if (!parsed.success) return null;
   const db = invoicesDb(ctx);
   const out: CallbackOutcome = { applied: 0, replayed: 0, stale: 0, unknown: 0 };
   const now = ctx.clock.now();
   for (const el of parsed.data) {
-    const known = await db
-      .selectFrom("invoices")
-      .select(["id", "last_sequence"])
-      .where("remote_id", "=", el.InvoiceId)
-      .executeTakeFirst();
+    const known =
+      (await db
+        .selectFrom("invoices")
+        .select("id")
+        .where("remote_id", "=", el.InvoiceId)
+        .executeTakeFirst()) ?? (client === undefined ? undefined : await adopt(ctx, client, el.InvoiceId));
     if (known === undefined) {
       // Not (yet) ours: not recorded as seen, so a later delivery can still apply; the monthly run's
       // status check covers an invoice whose create answer had not been stored when its callback came.
@@ -103,7 +150,7 @@ export async function registerInvoices(
       ctx.logger.warn({ remote: req.ip }, "invoice callback refused: authentication");
       return reply.code(401).send({ error: "unauthorized" });
     }
-    const outcome = await applyCallbacks(ctx, req.body);
+    const outcome = await applyCallbacks(ctx, req.body, opts.client);
     if (outcome === null) return reply.code(400).send({ error: "not an array of invoice callback elements" });
     ctx.logger.info(outcome, "invoice callbacks");
     return reply.code(200).send(outcome);

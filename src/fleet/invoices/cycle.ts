@@ -214,17 +214,21 @@ export async function runInvoiceCycle(
       ctx.logger.info({ invoice: inv.id, number: inv.number, month: inv.month }, "invoice sent");
     } catch (e: unknown) {
       if (!(e instanceof InvoiceApiError)) throw e;
-      // A refusal (4xx) will not pass on a repeat: the invoice becomes unpaid with the reason, for a
-      // person to look at. A duplicate number means an earlier attempt reached the service but its answer
-      // was lost: the service has the invoice, its id is unknown here.
+      // A duplicate number means an earlier attempt reached the service but its answer was lost: the
+      // service has the invoice (sent), its id is learnt from its first callback (callbacks.ts). Any other
+      // refusal (4xx) will not pass on a repeat: unpaid with the reason, for a person to look at. No answer
+      // or 5xx: the claim is released and the next run tries again with the same number.
       const refused = e.status >= 400 && e.status < 500;
       await db
         .updateTable("invoices")
         .set({
-          ...(refused ? { status: "unpaid" as const } : {}),
-          send_claimed_at: null,
+          ...(e.duplicate
+            ? { status: "sent" as const, sent_at: now }
+            : refused
+              ? { status: "unpaid" as const }
+              : { send_claimed_at: null }),
           note: e.duplicate
-            ? "the service already has this invoice number (an earlier answer was lost); its invoice id is unknown"
+            ? "sent; the service's answer was lost and its invoice id is learnt from the next callback"
             : e.message,
           updated_at: now,
         })

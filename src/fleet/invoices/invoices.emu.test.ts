@@ -11,14 +11,14 @@ import { sql } from "kysely";
 import pino from "pino";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ManualClock } from "../../core/clock.js";
+import { type Clock, ManualClock } from "../../core/clock.js";
 import { seededRandom } from "../../core/random.js";
 import { type Emulator, startEmulator } from "../../emulator/index.js";
 import { hasOpenssl, selfSignedCertificate } from "../../emulator/testing/httpsReceiver.js";
 import { InvoicesClient } from "../../payment/invoices/client.js";
 import type { FleetContext } from "../context.js";
 import { type FleetDb, openFleetDb } from "../db/open.js";
-import { registerInvoices } from "./callbacks.js";
+import { callbackAuthorized, registerInvoices } from "./callbacks.js";
 import { runInvoiceCycle } from "./cycle.js";
 import { loadInvoice, loadInvoices, renderInvoice, renderInvoices } from "./pages.js";
 import { assignUnit, createCompany, invoicesDb, setProduct } from "./store.js";
@@ -149,7 +149,10 @@ describe.skipIf(!hasOpenssl())("company invoices against the emulator", () => {
     issuer = emu.info.invoices.issuers[0]?.id ?? "";
     f = await fleet(clock);
     app = Fastify({ https: { key: cert.key, cert: cert.cert } });
-    await registerInvoices(app, f.ctx, { auth: AUTH });
+    await registerInvoices(app, f.ctx, {
+      auth: AUTH,
+      client: { details: (id: string) => client.details(id) },
+    });
     await app.listen({ host: "127.0.0.1", port: 0 });
     const addr = app.server.address();
     callbackUrl = `https://127.0.0.1:${typeof addr === "object" && addr !== null ? addr.port : 0}/invoices/callbacks`;
@@ -326,6 +329,91 @@ describe.skipIf(!hasOpenssl())("company invoices against the emulator", () => {
     const body = renderInvoice(page.invoice, page.articles).value;
     expect(body).toContain("Tea &lt;green&gt;");
     expect(body).toContain("<th>194.12</th><th>37.86</th><th>231.98</th>");
+  });
+
+  it("a lost create answer: the repeat is refused as a duplicate, nothing is billed twice, the id is learnt from the callback; a refused invoice is unpaid", async () => {
+    const { ctx } = f;
+    const later = START + 12 * DAY;
+    const gamma = await createCompany(ctx, {
+      name: "Gamma",
+      orgNumber: "DK11110000",
+      delivery: "direct",
+      phone: USER,
+      issuerId: issuer,
+    });
+    await assignUnit(ctx, gamma, "u4"); // 7 coffee in March
+    await addUnit(ctx, "u5");
+    const delta = await createCompany(ctx, {
+      name: "Zeta",
+      orgNumber: "DK22220000",
+      delivery: "direct",
+      phone: "+4599999999", // not an app user: the service refuses the invoice
+      issuerId: issuer,
+    });
+    await assignUnit(ctx, delta, "u5");
+    await addSale(ctx, "u5", "2026-03-12", 2, 2);
+    // The first create POST is applied by the service, then the connection is reset (no answer).
+    emu.faults.add({ method: "POST", path: "/api/v1/merchants/*/invoices", fault: "reset", applied: true });
+    const instant: Clock = {
+      now: () => later,
+      setTimer: (_ms, fn) => {
+        setImmediate(fn);
+        return { cancel() {} };
+      },
+      sleep: async () => {},
+    };
+    const retrying = new InvoicesClient({
+      baseUrl: emu.info.invoices.baseUrl,
+      accessToken: () => emu.info.invoices.accessToken,
+      clock: instant,
+      random: seededRandom(9),
+    });
+    try {
+      const r = await runInvoiceCycle(ctx, retrying, "2026-03", later);
+      expect(r.created.map((c) => [c.companyId, c.number, c.total])).toEqual([
+        [gamma, 3, 7 * 1500],
+        [delta, 4, 2500],
+      ]);
+      expect(r.sendErrors.map((e) => e.reason)).toEqual([
+        expect.stringMatching(/10504/),
+        expect.stringMatching(/10106/),
+      ]);
+    } finally {
+      await retrying.close();
+    }
+    const db = invoicesDb(ctx);
+    const row = (id: string) =>
+      db.selectFrom("invoices").selectAll().where("company_id", "=", id).executeTakeFirstOrThrow();
+    expect(await row(delta)).toMatchObject({ status: "unpaid", remote_id: null });
+    expect((await row(delta)).note).toMatch(/not an app user/);
+    expect(await row(gamma)).toMatchObject({ status: "sent", remote_id: null });
+
+    emu.clock.advance(5000); // the callback job: Gamma's Created callback
+    await until(async () => (await row(gamma)).remote_id !== null, "Gamma's callback");
+    const g = await row(gamma);
+    expect(g).toMatchObject({ status: "sent", remote_status: "Created", note: null, last_sequence: 0 });
+    expect(await client.details(g.remote_id ?? "")).toMatchObject({ invoiceNumber: "3", total: 10_500 });
+    // The repeat was refused (10504 above): the service created the invoice once.
+    const admin = await request(`${emu.info.invoices.baseUrl}/_admin/invoices/callbacks`);
+    const delivered = (
+      (await admin.body.json()) as { delivered: { elements: { InvoiceId: string; Status: string }[] }[] }
+    ).delivered;
+    const created = delivered.flatMap((d) => d.elements).filter((e) => e.Status === "Created");
+    expect(created.filter((e) => e.InvoiceId === g.remote_id)).toHaveLength(1);
+
+    const again = await runInvoiceCycle(ctx, client, "2026-03", later + 60_000);
+    expect([again.created, again.sent, again.sendErrors]).toEqual([[], [], []]);
+  });
+
+  it("callback authentication: Basic and ApiKey compared exactly", () => {
+    const basic = `Basic ${Buffer.from("fleet:cb-secret-5f1e9a").toString("base64")}`;
+    expect(callbackAuthorized(basic, AUTH)).toBe(true);
+    expect(callbackAuthorized(`${basic} `, AUTH)).toBe(false);
+    expect(callbackAuthorized(undefined, AUTH)).toBe(false);
+    const key = { kind: "apikey" as const, key: "k3y-abc.DEF~1" };
+    expect(callbackAuthorized("k3y-abc.DEF~1", key)).toBe(true);
+    expect(callbackAuthorized("Bearer k3y-abc.DEF~1", key)).toBe(false);
+    expect(callbackAuthorized("k3y-abc.DEF~2", key)).toBe(false);
   });
 
   it("two runs at once: one invoice per company, numbers sequential per issuer without gaps", async () => {

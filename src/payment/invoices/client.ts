@@ -135,6 +135,7 @@ const IssuersAnswer = z.object({
 const DetailsAnswer = z.object({
   InvoiceId: z.string(),
   InvoiceNumber: z.string(),
+  InvoiceIssuerId: z.string().nullable().optional(),
   Status: z.enum(INVOICE_STATUSES),
   TotalAmount: z.number(),
   TotalVatAmount: z.number(),
@@ -145,6 +146,7 @@ const DetailsAnswer = z.object({
 export interface InvoiceDetails {
   invoiceId: string;
   invoiceNumber: string;
+  issuerId: string | null;
   status: RemoteInvoiceStatus;
   total: Minor;
   vatTotal: Minor;
@@ -337,6 +339,7 @@ export class InvoicesClient {
     return {
       invoiceId: d.InvoiceId,
       invoiceNumber: d.InvoiceNumber,
+      issuerId: d.InvoiceIssuerId ?? null,
       status: d.Status,
       total: amountFromJson(d.TotalAmount),
       vatTotal: amountFromJson(d.TotalVatAmount),
