@@ -15,7 +15,7 @@ import { type Clock, ManualClock } from "../../core/clock.js";
 import { seededRandom } from "../../core/random.js";
 import { type Emulator, startEmulator } from "../../emulator/index.js";
 import { hasOpenssl, selfSignedCertificate } from "../../emulator/testing/httpsReceiver.js";
-import { InvoicesClient } from "../../payment/invoices/client.js";
+import { InvoiceApiError, InvoicesClient } from "../../payment/invoices/client.js";
 import type { FleetContext } from "../context.js";
 import { type FleetDb, openFleetDb } from "../db/open.js";
 import { callbackAuthorized, registerInvoices } from "./callbacks.js";
@@ -63,6 +63,9 @@ async function addUnit(ctx: FleetContext, id: string): Promise<void> {
     })
     .execute();
 }
+
+/** Every log line of the fleet side (the secrets-never-logged check reads them). */
+const logLines: string[] = [];
 
 let seq = 0;
 async function addSale(
@@ -112,7 +115,7 @@ async function fleet(clock: ManualClock): Promise<{ ctx: FleetContext; db: Fleet
       db: db.db,
       dialect: db.dialect,
       clock,
-      logger: pino({ level: "silent" }),
+      logger: pino({ level: "debug" }, { write: (line: string) => void logLines.push(line) }),
       timeZone: "Europe/Copenhagen",
     },
   };
@@ -403,6 +406,29 @@ describe.skipIf(!hasOpenssl())("company invoices against the emulator", () => {
 
     const again = await runInvoiceCycle(ctx, client, "2026-03", later + 60_000);
     expect([again.created, again.sent, again.sendErrors]).toEqual([[], [], []]);
+  });
+
+  it("secrets never in logs or errors: the callback password, the Basic header and the access token", async () => {
+    const bad = new InvoicesClient({
+      baseUrl: emu.info.invoices.baseUrl,
+      accessToken: () => "canary-token-0c5e",
+      clock,
+      random: seededRandom(1),
+    });
+    try {
+      const e = await bad.merchantId().catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(InvoiceApiError);
+      expect((e as InvoiceApiError).status).toBe(401);
+      expect(String(e)).not.toContain("canary-token-0c5e");
+      expect(JSON.stringify(e)).not.toContain("canary-token-0c5e");
+    } finally {
+      await bad.close();
+    }
+    const all = logLines.join("");
+    expect(logLines.length).toBeGreaterThan(5);
+    const basic = Buffer.from(`${AUTH.username}:${AUTH.password}`).toString("base64");
+    for (const secret of [AUTH.password, basic, emu.info.invoices.accessToken])
+      expect(all).not.toContain(secret);
   });
 
   it("callback authentication: Basic and ApiKey compared exactly", () => {
