@@ -5,6 +5,7 @@
  * against one PostgreSQL database migrate it once. Never edit a released migration: append a new one.
  */
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from "kysely";
+import { invoicesUp } from "../invoices/migration.js";
 
 /** Which SQL dialect the migrations run on: the few column types that differ are chosen by it. */
 export type FleetDialect = "sqlite" | "postgres";
@@ -159,6 +160,7 @@ function fleetMigrations(dialect: FleetDialect): Record<string, Migration> {
         await db.schema.createIndex("recon_lines_run").on("recon_lines").columns(["run_id", "day"]).execute();
       },
     },
+    "0003_invoices": { up: invoicesUp },
   };
 }
 

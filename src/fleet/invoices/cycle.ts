@@ -1,0 +1,278 @@
+/**
+ * The monthly invoice run: for a finished month, each company's invoice is built from the fleet's sales,
+ * numbered, stored as a draft, sent once (InvoiceDirect or InvoiceLink), followed (status check of open
+ * invoices, as a fallback for late callbacks) and marked overdue after its due date. Running it again, or
+ * twice at once, sends nothing new: one invoice per (company, month) by constraint, and a draft is sent
+ * only by the run that claimed it.
+ */
+import type { InvoiceInput, InvoicesClient } from "../../payment/invoices/client.js";
+import { InvoiceApiError } from "../../payment/invoices/client.js";
+import { dayOf, type FleetContext } from "../context.js";
+import { buildInvoice, InvoiceBuildError, type ProductForBilling, subsidisedLines } from "./build.js";
+import { applyRemoteStatus, insertDraft, invoicesDb } from "./store.js";
+
+const MONTH = /^(\d{4})-(0[1-9]|1[0-2])$/;
+/** A claimed draft whose run died is claimable again after this long. */
+const CLAIM_TTL_MS = 10 * 60_000;
+const DAY_MS = 86_400_000;
+
+/** First and last day (`YYYY-MM-DD`) of a month `YYYY-MM`. */
+export function monthDays(month: string): { first: string; last: string } {
+  const m = MONTH.exec(month);
+  if (m === null) throw new RangeError(`month must be YYYY-MM, not ${JSON.stringify(month.slice(0, 20))}`);
+  const y = Number(m[1]);
+  const mo = Number(m[2]);
+  const lastDay = new Date(Date.UTC(y, mo, 0)).getUTCDate();
+  return { first: `${month}-01`, last: `${month}-${String(lastDay).padStart(2, "0")}` };
+}
+
+function addDays(date: string, days: number): string {
+  return new Date(Date.parse(`${date}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
+}
+
+export interface CycleReport {
+  month: string;
+  /** Invoices created by this run: company id and number. */
+  created: { companyId: string; number: number; total: number }[];
+  /** Companies with nothing to bill for the month. */
+  empty: string[];
+  /** Companies whose invoice could not be built (e.g. an item missing from the catalogue). */
+  buildErrors: { companyId: string; reason: string }[];
+  /** Invoices sent by this run. */
+  sent: { invoiceId: string; number: number; remoteId: string }[];
+  /** Send attempts that failed (retried by the next run unless the service refused the invoice). */
+  sendErrors: { invoiceId: string; reason: string }[];
+  /** Invoices whose status changed by a status check. */
+  followed: number;
+  /** Invoices marked overdue by this run. */
+  overdue: number;
+  /** Every invoice of the month by status, after the run. */
+  byStatus: Record<string, number>;
+}
+
+/**
+ * Runs the month `YYYY-MM` (a finished month in the fleet's time zone) at time `now`.
+ * Throws RangeError for a month that has not ended yet.
+ */
+export async function runInvoiceCycle(
+  ctx: FleetContext,
+  client: InvoicesClient,
+  month: string,
+  now: number,
+): Promise<CycleReport> {
+  const { first, last } = monthDays(month);
+  const today = dayOf(now, ctx.timeZone);
+  if (today <= last) throw new RangeError(`month ${month} has not ended (today is ${today})`);
+  const db = invoicesDb(ctx);
+  const report: CycleReport = {
+    month,
+    created: [],
+    empty: [],
+    buildErrors: [],
+    sent: [],
+    sendErrors: [],
+    followed: 0,
+    overdue: 0,
+    byStatus: {},
+  };
+
+  // 1. Build and number each company's invoice (once per company and month).
+  const companies = await db
+    .selectFrom("companies")
+    .selectAll()
+    .orderBy("created_at")
+    .orderBy("name")
+    .orderBy("id")
+    .execute();
+  for (const c of companies) {
+    const done = await db
+      .selectFrom("invoices")
+      .select("id")
+      .where("company_id", "=", c.id)
+      .where("month", "=", month)
+      .executeTakeFirst();
+    if (done !== undefined) continue;
+    const units = await db
+      .selectFrom("company_units")
+      .select("unit_id")
+      .where("company_id", "=", c.id)
+      .execute();
+    if (units.length === 0) {
+      report.empty.push(c.id);
+      continue;
+    }
+    const unitIds = units.map((u) => u.unit_id);
+    const sales = await db
+      .selectFrom("sales")
+      .select(["unit_id", "item", "vends_ok", "member_id"])
+      .where("unit_id", "in", unitIds)
+      .where("day", ">=", first)
+      .where("day", "<=", last)
+      .orderBy("unit_id")
+      .orderBy("seq")
+      .execute();
+    const products = await db
+      .selectFrom("products")
+      .selectAll()
+      .where("catalogue", "=", c.catalogue)
+      .execute();
+    const catalogue = new Map<number, ProductForBilling>(products.map((p) => [p.item, p]));
+    let built: ReturnType<typeof buildInvoice>;
+    try {
+      built = buildInvoice(subsidisedLines(sales, new Set(unitIds), catalogue));
+    } catch (e: unknown) {
+      if (!(e instanceof InvoiceBuildError)) throw e;
+      report.buildErrors.push({ companyId: c.id, reason: e.message });
+      continue;
+    }
+    if (built.total <= 0) {
+      report.empty.push(c.id);
+      continue;
+    }
+    const made = await insertDraft(ctx, {
+      companyId: c.id,
+      month,
+      issuerId: c.issuer_id,
+      delivery: c.delivery,
+      currency: c.country === "DK" ? "DKK" : "EUR",
+      issueDate: today,
+      dueDate: addDays(today, c.due_days),
+      built,
+    });
+    if (made !== null) report.created.push({ companyId: c.id, number: made.number, total: built.total });
+  }
+
+  // 2. Send every draft (this month's and any earlier one whose sending failed), each by one run only.
+  const drafts = await db
+    .selectFrom("invoices")
+    .selectAll()
+    .where("status", "=", "draft")
+    .orderBy("number")
+    .execute();
+  for (const inv of drafts) {
+    const claimed = await db
+      .updateTable("invoices")
+      .set({ send_claimed_at: now, updated_at: now })
+      .where("id", "=", inv.id)
+      .where("status", "=", "draft")
+      .where((eb) =>
+        eb.or([eb("send_claimed_at", "is", null), eb("send_claimed_at", "<", now - CLAIM_TTL_MS)]),
+      )
+      .executeTakeFirst();
+    if (Number(claimed.numUpdatedRows) !== 1) continue;
+    const company = companies.find((c) => c.id === inv.company_id);
+    const articles = await db
+      .selectFrom("invoice_articles")
+      .selectAll()
+      .where("invoice_id", "=", inv.id)
+      .orderBy("line")
+      .execute();
+    const { first: orderDate, last: deliveryDate } = monthDays(inv.month);
+    const input: InvoiceInput = {
+      issuerId: inv.issuer_id,
+      phone: company?.phone ?? null,
+      ...(company === undefined ? {} : { consumerName: company.name }),
+      total: inv.total,
+      vatTotal: inv.vat_total,
+      country: company?.country ?? "DK",
+      invoiceNumber: String(inv.number),
+      issueDate: inv.issue_date,
+      orderDate,
+      deliveryDate,
+      dueDate: inv.due_date,
+      comment: `Vending ${inv.month}`,
+      articles: articles.map((a) => ({
+        articleNumber: a.article_number,
+        description: a.description,
+        vatBp: a.vat_bp,
+        vat: a.vat,
+        gross: a.gross,
+        unit: a.unit,
+        quantity: a.quantity,
+        unitPrice: a.unit_price,
+      })),
+    };
+    try {
+      const r =
+        inv.delivery === "direct"
+          ? { ...(await client.sendDirect(input)), link: null }
+          : await client.sendLink(input);
+      await db
+        .updateTable("invoices")
+        .set({
+          status: "sent",
+          remote_id: r.invoiceId,
+          remote_status: "Created",
+          link: r.link,
+          sent_at: now,
+          updated_at: now,
+          note: null,
+        })
+        .where("id", "=", inv.id)
+        .execute();
+      report.sent.push({ invoiceId: inv.id, number: inv.number, remoteId: r.invoiceId });
+      ctx.logger.info({ invoice: inv.id, number: inv.number, month: inv.month }, "invoice sent");
+    } catch (e: unknown) {
+      if (!(e instanceof InvoiceApiError)) throw e;
+      // A duplicate number means an earlier attempt reached the service but its answer was lost: the
+      // service has the invoice (sent), its id is learnt from its first callback (callbacks.ts). Any other
+      // refusal (4xx) will not pass on a repeat: unpaid with the reason, for a person to look at. No answer
+      // or 5xx: the claim is released and the next run tries again with the same number.
+      const refused = e.status >= 400 && e.status < 500;
+      await db
+        .updateTable("invoices")
+        .set({
+          ...(e.duplicate
+            ? { status: "sent" as const, sent_at: now }
+            : refused
+              ? { status: "unpaid" as const }
+              : { send_claimed_at: null }),
+          note: e.duplicate
+            ? "sent; the service's answer was lost and its invoice id is learnt from the next callback"
+            : e.message,
+          updated_at: now,
+        })
+        .where("id", "=", inv.id)
+        .execute();
+      report.sendErrors.push({ invoiceId: inv.id, reason: e.message });
+      ctx.logger.warn({ invoice: inv.id, status: e.status, code: e.code }, "invoice not sent");
+    }
+  }
+
+  // 3. Follow open invoices (callbacks may be late, seed §Events): a status check each.
+  const open = await db
+    .selectFrom("invoices")
+    .select(["id", "remote_id", "status"])
+    .where("status", "in", ["sent", "overdue"])
+    .where("remote_id", "is not", null)
+    .execute();
+  for (const inv of open) {
+    if (inv.remote_id === null) continue;
+    try {
+      const status = await client.status(inv.remote_id);
+      const after = await applyRemoteStatus(db, now, { remoteId: inv.remote_id, status, sequence: null });
+      if (after !== null && after !== inv.status) report.followed += 1;
+    } catch (e: unknown) {
+      if (!(e instanceof InvoiceApiError)) throw e;
+      ctx.logger.warn({ invoice: inv.id, status: e.status, code: e.code }, "invoice status check failed");
+    }
+  }
+
+  // 4. Overdue: open after the due date.
+  const overdue = await db
+    .updateTable("invoices")
+    .set({ status: "overdue", updated_at: now })
+    .where("status", "=", "sent")
+    .where("due_date", "<", today)
+    .executeTakeFirst();
+  report.overdue = Number(overdue.numUpdatedRows);
+
+  const counts = await db
+    .selectFrom("invoices")
+    .select(["status", (eb) => eb.fn.countAll<number>().as("n")])
+    .where("month", "=", month)
+    .groupBy("status")
+    .execute();
+  for (const r of counts) report.byStatus[r.status] = Number(r.n);
+  return report;
+}
