@@ -141,6 +141,7 @@ describe("fleet dashboard", () => {
     expect(line).toMatch(/SameSite=Strict/);
     expect(line).toMatch(/Path=\//);
     expect(line).not.toMatch(/Secure/);
+    expect(line).not.toMatch(/Max-Age|Expires/); // a browser-session cookie; the server expires it when idle
     const token = /vendd_session=([^;]+)/.exec(line)?.[1] ?? "";
     expect(Buffer.from(token, "base64url").length).toBe(32);
     const rows = await fleet.ctx.db.selectFrom("web_sessions").select("id").execute();
@@ -164,6 +165,7 @@ describe("fleet dashboard", () => {
     try {
       const r = await post(tls.app, "/login", null, MANAGER);
       expect(cookieOf(r.headers["set-cookie"])).toMatch(/; Secure/);
+      expect(r.headers["strict-transport-security"]).toBe("max-age=31536000");
     } finally {
       await tls.close();
     }

@@ -18,7 +18,7 @@ import { z } from "zod";
 import type { FleetContext } from "../context.js";
 import { dayOf } from "../context.js";
 import { approveUnit, revokeUnit } from "../units.js";
-import { csrfMatches, login, logout, SESSION_IDLE_MS, type Session, sessionOf } from "./accounts.js";
+import { csrfMatches, login, logout, type Session, sessionOf } from "./accounts.js";
 import { APP_CSS, APP_JS, FAVICON_SVG } from "./assets.js";
 import {
   bundlesPage,
@@ -168,6 +168,7 @@ export async function registerDashboard(
       reply.header("x-content-type-options", "nosniff");
       reply.header("referrer-policy", REFERRER_POLICY);
       reply.header("cross-origin-opener-policy", "same-origin");
+      if (opts.secureCookies === true) reply.header("strict-transport-security", "max-age=31536000");
       if (!req.url.startsWith("/static/")) reply.header("cache-control", "no-store");
     });
 
@@ -278,7 +279,7 @@ export async function registerDashboard(
         sameSite: "strict",
         secure: secure(req),
         path: "/",
-        maxAge: Math.floor(SESSION_IDLE_MS / 1000),
+        // No Max-Age: a browser-session cookie; the server ends it after SESSION_IDLE_MS unused.
       });
       return reply.redirect("/", 303);
     });
