@@ -122,6 +122,14 @@ export const BUNDLE_OPTIONS = {
   help,
 } as const satisfies OptionSpecs;
 
+export const FLEET_USER_OPTIONS = {
+  db: { type: "string", value: "FILE|URL" },
+  role: { type: "string", value: "viewer|manager" },
+  "password-file": { type: "string", value: "FILE" },
+  json: { type: "boolean" },
+  help,
+} as const satisfies OptionSpecs;
+
 /** One line of the top-level help: the command words, the options shown, what it does. */
 export interface CommandHelp {
   /** The subcommand as dispatched by main.ts (`config`), for tests. */
@@ -247,6 +255,28 @@ export const COMMANDS: readonly CommandHelp[] = [
     options: BUNDLE_OPTIONS,
     only: ["config", "json"],
     summary: "fetch the newest bundle from updates.pullUrl (ETag, backoff) and apply it (vendd-pull.timer)",
+  },
+  {
+    command: "fleet",
+    words: "fleet user add NAME",
+    options: FLEET_USER_OPTIONS,
+    only: ["role", "db", "password-file"],
+    summary:
+      "add a dashboard account (viewer or manager); the password from the file or a prompt, never argv",
+  },
+  {
+    command: "fleet",
+    words: "fleet user list",
+    options: FLEET_USER_OPTIONS,
+    only: ["db", "json"],
+    summary: "list the dashboard's accounts and their roles",
+  },
+  {
+    command: "fleet",
+    words: "fleet user remove NAME",
+    options: FLEET_USER_OPTIONS,
+    only: ["db"],
+    summary: "remove a dashboard account and end its sessions",
   },
   {
     command: "demo",
