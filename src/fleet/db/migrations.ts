@@ -5,6 +5,7 @@
  * against one PostgreSQL database migrate it once. Never edit a released migration: append a new one.
  */
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from "kysely";
+import { plansMigrationUp } from "../plans/migration.js";
 
 /** Which SQL dialect the migrations run on: the few column types that differ are chosen by it. */
 export type FleetDialect = "sqlite" | "postgres";
@@ -159,6 +160,8 @@ function fleetMigrations(dialect: FleetDialect): Record<string, Migration> {
         await db.schema.createIndex("recon_lines_run").on("recon_lines").columns(["run_id", "day"]).execute();
       },
     },
+    /** Issue 18: plans, members, charges, overages, callbacks seen, refunds, entitlement lists. */
+    "0002_plans": { up: plansMigrationUp },
   };
 }
 
