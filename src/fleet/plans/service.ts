@@ -35,7 +35,7 @@ export interface PlansSettings {
   serviceGraceDays?: 1 | 2 | 3;
   /** Next month's fee is requested this many days ahead of its due date (default 7; the service allows 126). */
   chargeAheadDays?: number;
-  /** Charge attempts per period (default 4). */
+  /** Charge attempts per period (default 8): a failed fee is requested again, due the next day. */
   maxChargeAttempts?: number;
   /** One-off overage payments reserve automatically (only where the merchant is approved for it). */
   autoReserve: boolean;
@@ -381,19 +381,20 @@ async function applyChargeEvent(
   return true;
 }
 
-/** Periods whose latest charge attempt did not go through (failed, declined or rejected). */
+/** Periods with a failed (declined, rejected) attempt and no executed one: the fee is still owed. */
 async function unpaidPeriods(ctx: FleetContext, memberId: string): Promise<string[]> {
   const rows = await ctx.db
     .selectFrom("plan_charges")
-    .select(["period", "attempt", "state"])
+    .select(["period", "state"])
     .where("member_id", "=", memberId)
-    .orderBy("attempt", "asc")
     .execute();
-  const latest = new Map<string, string>();
-  for (const r of rows) latest.set(r.period, r.state);
-  return [...latest]
-    .filter(([, st]) => st === "failed" || st === "declined" || st === "rejected")
-    .map(([p]) => p);
+  const failed = new Set<string>();
+  const paid = new Set<string>();
+  for (const r of rows) {
+    if (r.state === "executed") paid.add(r.period);
+    else if (r.state === "failed" || r.state === "declined" || r.state === "rejected") failed.add(r.period);
+  }
+  return [...failed].filter((p) => !paid.has(p));
 }
 
 const ONEOFF_STATES: Record<string, "reserved" | "rejected" | "expired" | "requested"> = {
@@ -674,7 +675,7 @@ export async function runPlanCycle(
   const next = nextPeriod(current);
   const tomorrow = utcDay(now + MS_DAY);
   const ahead = s.chargeAheadDays ?? 7;
-  const maxAttempts = s.maxChargeAttempts ?? 4;
+  const maxAttempts = s.maxChargeAttempts ?? 8;
   for (const m of members) {
     if (m.agreement_id === null) continue;
     const charges = await ctx.db
