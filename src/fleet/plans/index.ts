@@ -27,6 +27,7 @@ import {
   signUp,
 } from "./service.js";
 
+export { registerPlanAdmin } from "./admin.js";
 export {
   buildEntitlementList,
   loadEntitlementKey,

@@ -149,3 +149,89 @@ export function signUpDonePage(planName: string, landingUrl: string): Html {
 <div class="qr">${raw(qrSvg(landingUrl))}</div>
 <p><a href="${landingUrl}">Open the agreement in the app</a></p>`;
 }
+
+export interface MemberDetail {
+  member: MemberRow;
+  charges: {
+    id: string;
+    period: string;
+    due_date: string;
+    amount: number;
+    state: string;
+    payment_id: string | null;
+  }[];
+  overages: {
+    id: string;
+    period: string;
+    items: number;
+    amount: number;
+    state: string;
+    oneoff_id: string | null;
+  }[];
+  refunds: { id: string; payment_id: string; amount: number | null; state: string; status_text: string }[];
+}
+
+export async function loadMemberDetail(
+  ctx: FleetContext,
+  memberId: string,
+): Promise<MemberDetail | undefined> {
+  const member = (await listMembers(ctx)).find((m) => m.id === memberId);
+  if (member === undefined) return undefined;
+  const charges = await ctx.db
+    .selectFrom("plan_charges")
+    .select(["id", "period", "due_date", "amount", "state", "payment_id"])
+    .where("member_id", "=", memberId)
+    .orderBy("requested_at", "desc")
+    .execute();
+  const overages = await ctx.db
+    .selectFrom("plan_overages")
+    .select(["id", "period", "items", "amount", "state", "oneoff_id"])
+    .where("member_id", "=", memberId)
+    .orderBy("period", "desc")
+    .execute();
+  const refunds = await ctx.db
+    .selectFrom("plan_refunds")
+    .select(["id", "payment_id", "amount", "state", "status_text"])
+    .where("member_id", "=", memberId)
+    .orderBy("created_at", "desc")
+    .execute();
+  return { member, charges, overages, refunds };
+}
+
+function refundForm(memberId: string, paymentId: string, csrf: string): Html {
+  return html`<form method="post" action="${`/plans/admin/members/${encodeURIComponent(memberId)}/refunds`}" class="inline">
+<input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="payment" value="${paymentId}">
+<input name="amount" placeholder="full" inputmode="decimal" size="7"><button type="submit">Refund</button></form>`;
+}
+
+/** A member's charges, overages and refunds, with refund and end-membership forms (`csrf`: the dashboard's token). */
+export function memberPage(d: MemberDetail, csrf: string): Html {
+  const m = d.member;
+  return html`<h1>${m.name}</h1>
+<p>${m.plan_name} · ${m.status}${m.reason ? html` (${m.reason})` : ""} · agreement ${m.agreement_status ?? "none"}</p>
+${
+  m.status === "ended"
+    ? ""
+    : html`<form method="post" action="${`/plans/admin/members/${encodeURIComponent(m.id)}/end`}"><input type="hidden" name="csrf" value="${csrf}"><button type="submit">End membership</button></form>`
+}
+<h2>Monthly fees</h2>
+<table class="charges"><thead><tr><th>Period</th><th>Due</th><th>Amount</th><th>State</th><th></th></tr></thead><tbody>
+${d.charges.map(
+  (
+    c,
+  ) => html`<tr><td>${c.period}</td><td>${c.due_date}</td><td>${formatAmount(c.amount)}</td><td>${c.state}</td>
+<td>${c.state === "executed" && c.payment_id ? refundForm(m.id, c.payment_id, csrf) : ""}</td></tr>`,
+)}</tbody></table>
+<h2>Overage</h2>
+<table class="overages"><thead><tr><th>Period</th><th>Items</th><th>Amount</th><th>State</th><th></th></tr></thead><tbody>
+${d.overages.map(
+  (o) => html`<tr><td>${o.period}</td><td>${o.items}</td><td>${formatAmount(o.amount)}</td><td>${o.state}</td>
+<td>${o.state === "captured" && o.oneoff_id ? refundForm(m.id, o.oneoff_id, csrf) : ""}</td></tr>`,
+)}</tbody></table>
+<h2>Refunds</h2>
+<table class="refunds"><thead><tr><th>Payment</th><th>Amount</th><th>State</th><th>Note</th></tr></thead><tbody>
+${d.refunds.map(
+  (r) =>
+    html`<tr><td>${r.payment_id}</td><td>${r.amount === null ? "full" : formatAmount(r.amount)}</td><td>${r.state}</td><td>${r.status_text}</td></tr>`,
+)}</tbody></table>`;
+}

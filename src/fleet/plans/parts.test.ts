@@ -8,10 +8,18 @@ import {
   createPlan,
   csrfToken,
   csrfValid,
+  listMembers,
+  listPlans,
+  loadMemberDetail,
+  memberPage,
+  membersPage,
   nextPeriod,
   normaliseUid,
+  plansPage,
   previousPeriod,
   usageOf,
+  usagePage,
+  usageReport,
 } from "./index.js";
 import { qrMatrix, qrSvg } from "./qr.js";
 
@@ -142,6 +150,24 @@ describe("plans: parts", () => {
       overItems: 4,
       overAmount: 1200 + 1300 + 2800,
     });
+  });
+
+  it("pages render the plans, members, a member and usage, escaping what people typed", async () => {
+    await ctx.db.updateTable("members").set({ name: "<script>x</script>" }).where("id", "=", "m1").execute();
+    const plans = plansPage(await listPlans(ctx), "https://fleet.example").value;
+    expect(plans).toContain("Tea");
+    expect(plans).toContain("50.00 DKK");
+    expect(plans).toContain("2 items");
+    const members = membersPage(await listMembers(ctx)).value;
+    expect(members).toContain("&lt;script&gt;x&lt;/script&gt;");
+    expect(members).not.toContain("<script>");
+    const detail = await loadMemberDetail(ctx, "m1");
+    expect(detail).toBeDefined();
+    if (detail) expect(memberPage(detail, "tok").value).toContain('name="csrf" value="tok"');
+    clock.advance(86_400_000 * 2);
+    const usage = usagePage("2026-03", await usageReport(ctx, "2026-03")).value;
+    expect(usage).toContain("&lt;script&gt;");
+    expect(usage).toContain("<td>34.00</td><td>3</td><td>40.00</td>"); // as counted in the first test
   });
 
   it("CSRF tokens are bound to the plan, the secret and an hour", () => {

@@ -29,6 +29,7 @@ import {
   type PlansSettings,
   publishEntitlements,
   registerEntitlementRoute,
+  registerPlanAdmin,
   registerPlans,
   requestRefund,
   runPlanCycle,
@@ -134,6 +135,15 @@ describe.skipIf(skip)("fleet plans against the emulator (seed 000)", () => {
       autoReserve: true,
     };
     await registerPlans(fleet, ctx, { client, settings: s });
+    await registerPlanAdmin(
+      fleet,
+      ctx,
+      { client, settings: s },
+      async (req, reply) => {
+        if (req.headers["x-test-manager"] !== "yes") await reply.code(403).send("no");
+      },
+      () => "manager-1",
+    );
     await fleet.listen({ port: 0, host: "127.0.0.1" });
     s.publicUrl = `https://127.0.0.1:${(fleet.server.address() as AddressInfo).port}`;
     await configureProvider(client, s);
@@ -366,6 +376,36 @@ describe.skipIf(skip)("fleet plans against the emulator (seed 000)", () => {
     ).rejects.toThrow(/left to refund/);
   });
 
+  it("refunds a month's fee in full from the dashboard's form (behind the dashboard's guard)", async () => {
+    const march = await ctx.db
+      .selectFrom("plan_charges")
+      .selectAll()
+      .where("member_id", "=", memberId)
+      .where("period", "=", "2026-03")
+      .executeTakeFirstOrThrow();
+    const post = (headers: Record<string, string>) =>
+      fleet.inject({
+        method: "POST",
+        url: `/plans/admin/members/${memberId}/refunds`,
+        headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+        payload: new URLSearchParams({ payment: String(march.payment_id), amount: "" }).toString(),
+      });
+    expect((await post({})).statusCode).toBe(403);
+    const r = await post({ "x-test-manager": "yes" });
+    expect(r.statusCode).toBe(303);
+    expect(r.headers.location).toBe(`/plans/members/${memberId}`);
+    const refund = await until("full refund issued", async () => {
+      const x = await ctx.db
+        .selectFrom("plan_refunds")
+        .selectAll()
+        .where("payment_id", "=", String(march.payment_id))
+        .executeTakeFirst();
+      return x?.state === "issued" ? x : undefined;
+    });
+    expect(refund).toMatchObject({ amount: 9900, requested_by: "manager-1" });
+    expect((await post({ "x-test-manager": "yes" })).statusCode).toBe(409);
+  });
+
   it("refuses callbacks without the fleet's key and ignores replays", async () => {
     const before = await member(memberId);
     const url = `/plans/callbacks/agreements/${memberId}/cancel`;
@@ -452,6 +492,71 @@ describe.skipIf(skip)("fleet plans against the emulator (seed 000)", () => {
     expect((await latestList()).members.map((x) => x.memberId)).toContain(id);
   });
 
+  it("without auto-reserve, the member accepts the overage in the app; then it is captured", async () => {
+    s.autoReserve = false;
+    try {
+      const { memberId: id } = await signUp(ctx, client, s, {
+        planId,
+        name: "Cy",
+        phone: DK_USER,
+        badgeUid: "0A0B0C0D0E0F",
+      });
+      await sim(`agreements/${(await member(id)).agreement_id}/accept`, { phoneNumber: DK_USER });
+      await until("member active", async () => ((await member(id)).status === "active" ? true : undefined));
+      const period = new Date(clock.now()).toISOString().slice(0, 7);
+      const day = new Date(clock.now()).toISOString().slice(0, 10);
+      await ctx.db
+        .insertInto("sales")
+        .values(
+          [101, 102, 103].map((n) => ({
+            unit_id: "u1",
+            seq: n,
+            session_id: `s${n}`,
+            order_id: `o${n}`,
+            payment_id: null,
+            driver: "plan" as const,
+            flow: "selection" as const,
+            item: 2,
+            price: 1800,
+            result: "captured" as const,
+            approved: 1800,
+            captured: 1800,
+            refunded: 0,
+            currency: "DKK",
+            vends_ok: 1,
+            vends_failed: 0,
+            opened_at: clock.now() + n,
+            closed_at: clock.now() + n,
+            day,
+            member_id: id,
+            plan_id: planId,
+          })),
+        )
+        .execute();
+      const [y, mo] = period.split("-").map(Number) as [number, number];
+      advance(Date.UTC(y, mo, 1, 6) - clock.now()); // 06:00 on the 1st of the next month
+      await cycle();
+      const o = await ctx.db
+        .selectFrom("plan_overages")
+        .selectAll()
+        .where("member_id", "=", id)
+        .executeTakeFirstOrThrow();
+      expect(o).toMatchObject({ period, items: 1, amount: 1800, state: "requested" });
+      expect(o.landing_url).toContain("flow=oneoff");
+      expect((await sim(`oneoffpayments/${o.oneoff_id}/accept`, {})).status).toBe(200);
+      await until("overage captured", async () => {
+        const x = await ctx.db
+          .selectFrom("plan_overages")
+          .select("state")
+          .where("id", "=", o.id)
+          .executeTakeFirstOrThrow();
+        return x.state === "captured" ? true : undefined;
+      });
+    } finally {
+      s.autoReserve = true;
+    }
+  });
+
   it("never stores nor logs a badge UID", async () => {
     await fdb.close();
     const bytes = ["fleet.db", "fleet.db-wal"].map((f) => {
@@ -465,6 +570,7 @@ describe.skipIf(skip)("fleet plans against the emulator (seed 000)", () => {
       expect(b).not.toContain(UID_HEX);
       expect(b).not.toContain(UID);
       expect(b).not.toContain("A1B2C3D4");
+      expect(b).not.toContain("0A0B0C0D0E0F");
     }
     const text = logs.join("");
     expect(text.length).toBeGreaterThan(0);

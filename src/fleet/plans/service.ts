@@ -853,3 +853,22 @@ async function billOverage(
   ctx.logger.info({ memberId: m.id, period, items: u.overItems, amount: u.overAmount }, "overage billed");
   return true;
 }
+
+/** Ends a membership from the dashboard: the agreement is cancelled as the merchant; the member is ended. */
+export async function endMembership(
+  ctx: FleetContext,
+  client: SubscriptionsClient,
+  memberId: string,
+  by: string,
+): Promise<void> {
+  const m = await ctx.db.selectFrom("members").selectAll().where("id", "=", memberId).executeTakeFirst();
+  if (m === undefined) throw new PlansError(404, "no such member");
+  if (m.status === "ended") return;
+  if (m.agreement_id !== null && m.agreement_status === "Accepted")
+    await client.cancelAgreement(m.agreement_id);
+  await setStatus(ctx, m.id, "ended", {
+    agreement_status: m.agreement_status === "Accepted" ? "Canceled" : m.agreement_status,
+    grace_until: null,
+    reason: `ended by ${by}`,
+  });
+}
