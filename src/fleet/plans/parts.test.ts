@@ -5,6 +5,8 @@ import { ManualClock } from "../../core/clock.js";
 import type { FleetContext } from "../context.js";
 import { type FleetDb, openFleetDb } from "../db/open.js";
 import {
+  addCompanyMember,
+  buildEntitlementList,
   createPlan,
   csrfToken,
   csrfValid,
@@ -168,6 +170,33 @@ describe("plans: parts", () => {
     const usage = usagePage("2026-03", await usageReport(ctx, "2026-03")).value;
     expect(usage).toContain("&lt;script&gt;");
     expect(usage).toContain("<td>34.00</td><td>3</td><td>40.00</td>"); // as counted in the first test
+  });
+
+  it("company-paid members are active at once, without an agreement, and entitled", async () => {
+    const planId = (await listPlans(ctx))[0]?.id ?? "";
+    const id = await addCompanyMember(
+      ctx,
+      { badgeSalt: "c2FsdHNhbHRzYWx0c2FsdA" },
+      { planId, companyId: "c1", name: "Staff", badgeUid: "11 22 33 44" },
+    );
+    await expect(
+      addCompanyMember(
+        ctx,
+        { badgeSalt: "c2FsdHNhbHRzYWx0c2FsdA" },
+        { planId, companyId: "c1", name: "Again", badgeUid: "11223344" },
+      ),
+    ).rejects.toThrow(/already/);
+    const list = await buildEntitlementList(ctx, clock.now(), 7, { badgeSalt: "c2FsdHNhbHRzYWx0c2FsdA" });
+    expect(list.serial).toBe(7);
+    expect(list.timeZone).toBe("Europe/Copenhagen");
+    const m = list.members.find((x) => x.memberId === id);
+    expect(m).toMatchObject({
+      planId,
+      units: ["u1"],
+      perDay: { items: 2, amount: null },
+      perMonth: { items: 3, amount: null },
+    });
+    expect(m?.badge).not.toContain("11223344");
   });
 
   it("CSRF tokens are bound to the plan, the secret and an hour", () => {

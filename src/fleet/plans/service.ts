@@ -872,3 +872,53 @@ export async function endMembership(
     reason: `ended by ${by}`,
   });
 }
+
+/**
+ * A company-paid member (issue 18: the company pays for its staff): active at once, no agreement and no
+ * monthly charge here; the company's invoice (another module) bills what the member took. The card UID is
+ * hashed at once like at sign-up.
+ */
+export async function addCompanyMember(
+  ctx: FleetContext,
+  s: Pick<PlansSettings, "badgeSalt">,
+  input: { planId: string; companyId: string; name: string; badgeUid: string },
+): Promise<string> {
+  const badge = hashBadge(input.badgeUid, s.badgeSalt);
+  const plan = await ctx.db
+    .selectFrom("plans")
+    .select(["id", "active"])
+    .where("id", "=", input.planId)
+    .executeTakeFirst();
+  if (plan === undefined || plan.active !== 1) throw new PlansError(404, "no such plan");
+  const taken = await ctx.db
+    .selectFrom("members")
+    .select("id")
+    .where("badge_hash", "=", badge)
+    .where("status", "in", ["pending", "active", "suspended"])
+    .executeTakeFirst();
+  if (taken !== undefined) throw new PlansError(409, "this card already belongs to a member");
+  const now = ctx.clock.now();
+  const id = newId("m");
+  await ctx.db
+    .insertInto("members")
+    .values({
+      id,
+      plan_id: plan.id,
+      status: "active",
+      name: input.name.trim().slice(0, 60),
+      phone: null,
+      badge_hash: badge,
+      company_id: input.companyId,
+      agreement_id: null,
+      agreement_status: null,
+      landing_url: null,
+      grace_until: null,
+      reason: "",
+      created_at: now,
+      activated_at: now,
+      updated_at: now,
+    })
+    .execute();
+  ctx.logger.info({ memberId: id, planId: plan.id, companyId: input.companyId }, "company member added");
+  return id;
+}
