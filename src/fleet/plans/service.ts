@@ -186,18 +186,25 @@ export async function signUp(
     })
     .execute();
   const cb = `${s.publicUrl}/plans/callbacks/agreements/${memberId}`;
-  const created = await client.createAgreement({
-    amount: plan.price,
-    currency: plan.currency,
-    countryCode: s.countryCode,
-    plan: plan.name,
-    description: `${plan.name}: monthly plan`.slice(0, 60),
-    externalId: memberId,
-    expirationMinutes: s.agreementTimeoutMinutes ?? 60,
-    links: { userRedirect: s.userRedirectUrl, success: `${cb}/success`, cancel: `${cb}/cancel` },
-    mobilePhoneNumber: v.phone?.replace(/^\+/, ""),
-    frequency: 12,
-  });
+  let created: { id: string; landingUrl: string };
+  try {
+    created = await client.createAgreement({
+      amount: plan.price,
+      currency: plan.currency,
+      countryCode: s.countryCode,
+      plan: plan.name,
+      description: `${plan.name}: monthly plan`.slice(0, 60),
+      externalId: memberId,
+      expirationMinutes: s.agreementTimeoutMinutes ?? 60,
+      links: { userRedirect: s.userRedirectUrl, success: `${cb}/success`, cancel: `${cb}/cancel` },
+      mobilePhoneNumber: v.phone?.replace(/^\+/, ""),
+      frequency: 12,
+    });
+  } catch (err) {
+    // No agreement: the sign-up did not happen (the card may sign up again).
+    await ctx.db.deleteFrom("members").where("id", "=", memberId).execute();
+    throw err;
+  }
   await ctx.db
     .updateTable("members")
     .set({
