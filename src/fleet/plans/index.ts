@@ -63,6 +63,21 @@ export function csrfValid(secret: Buffer, planId: string, token: unknown, now: n
   return got.length === want.length && timingSafeEqual(got, want);
 }
 
+/**
+ * The function that publishes a new entitlement list when due (`runPlanCycle`'s last argument); does
+ * nothing without an entitlement key.
+ */
+export function plansPublisher(ctx: FleetContext, s: PlansSettings): (now: number) => Promise<boolean> {
+  return async (now) =>
+    s.entitlementKey === null
+      ? false
+      : publishEntitlements(ctx, now, {
+          key: s.entitlementKey,
+          badgeSalt: s.badgeSalt,
+          validityMs: s.entitlementValidityMs,
+        });
+}
+
 /** Tells the service where and how to call the fleet back (run once at start-up; both calls are PUT-like). */
 export async function configureProvider(client: SubscriptionsClient, s: PlansSettings): Promise<void> {
   await client.setPaymentCallbackUrl(`${s.publicUrl}/plans/callbacks/payments`);
@@ -81,14 +96,7 @@ export async function registerPlans(
   opts: PlansOptions,
 ): Promise<void> {
   const { client, settings: s } = opts;
-  const publish = async (now: number): Promise<boolean> =>
-    s.entitlementKey === null
-      ? false
-      : publishEntitlements(ctx, now, {
-          key: s.entitlementKey,
-          badgeSalt: s.badgeSalt,
-          validityMs: s.entitlementValidityMs,
-        });
+  const publish = plansPublisher(ctx, s);
 
   await app.register(async (sub) => {
     if (!sub.hasContentTypeParser("application/x-www-form-urlencoded")) await sub.register(formbody);

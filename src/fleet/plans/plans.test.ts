@@ -27,7 +27,7 @@ import {
   configureProvider,
   createPlan,
   type PlansSettings,
-  publishEntitlements,
+  plansPublisher,
   registerEntitlementRoute,
   registerPlanAdmin,
   registerPlans,
@@ -77,11 +77,7 @@ describe.skipIf(skip)("fleet plans against the emulator (seed 000)", () => {
 
   const member = (id: string) =>
     ctx.db.selectFrom("members").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
-  const cycle = () => runPlanCycle(ctx, client, clock.now(), s, (now) => publish(now));
-  const publish = (now: number) =>
-    s.entitlementKey === null
-      ? Promise.resolve(false)
-      : publishEntitlements(ctx, now, { key: s.entitlementKey, badgeSalt: SALT });
+  const cycle = () => runPlanCycle(ctx, client, clock.now(), s, plansPublisher(ctx, s));
   const sim = (path: string, body: unknown) =>
     request(`${emu.info.subscriptions.baseUrl}/app/subscriptions/${path}`, {
       method: "POST",
