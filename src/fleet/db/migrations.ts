@@ -6,6 +6,7 @@
  */
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from "kysely";
 import { invoicesUp } from "../invoices/migration.js";
+import { plansMigrationUp } from "../plans/migration.js";
 
 /** Which SQL dialect the migrations run on: the few column types that differ are chosen by it. */
 export type FleetDialect = "sqlite" | "postgres";
@@ -160,6 +161,9 @@ function fleetMigrations(dialect: FleetDialect): Record<string, Migration> {
         await db.schema.createIndex("recon_lines_run").on("recon_lines").columns(["run_id", "day"]).execute();
       },
     },
+    /** Issue 18: plans, members, charges, overages, callbacks seen, refunds, entitlement lists. */
+    "0002_plans": { up: plansMigrationUp },
+    /** Issue 18: companies, the product catalogue, invoices and their numbering. */
     "0003_invoices": { up: invoicesUp },
   };
 }

@@ -11,6 +11,7 @@
  * - days are `YYYY-MM-DD` strings in the fleet's reporting time zone.
  */
 import type { Generated } from "kysely";
+import type { PlansDatabase } from "../plans/schema.js";
 
 export interface UnitsTable {
   /** The unit id from the unit's config (`unit.id`). */
@@ -162,7 +163,7 @@ export interface ReconLinesTable {
   reason: string;
 }
 
-export interface FleetDatabase {
+export interface FleetDatabase extends PlansDatabase {
   units: UnitsTable;
   events: EventsTable;
   sales: SalesTable;

@@ -1,0 +1,156 @@
+/**
+ * The fleet's entitlement lists (issue 18): which badge hashes may take plan vends where, within which
+ * allowances. Built from active members only (pending, suspended and ended members are absent), signed with
+ * the entitlement key (update/entitlements.ts), stored in `plan_entitlements` with an ETag, and served to
+ * units at `GET /api/unit/v1/entitlements` behind the fleet core's unit authentication.
+ */
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import type { FastifyInstance, preHandlerHookHandler } from "fastify";
+import { type EntitlementList, type EntitlementMember, signEntitlements } from "../../update/entitlements.js";
+import { decryptSecretKey, type SecretKey } from "../../update/minisign.js";
+import type { FleetContext } from "../context.js";
+
+export const ENTITLEMENTS_PATH = "/api/unit/v1/entitlements";
+const DEFAULT_VALIDITY_MS = 7 * 86_400_000;
+
+/**
+ * Reads the entitlement secret key (minisign, encrypted) and its passphrase from files. Errors name the
+ * file, never its content or the passphrase.
+ */
+export async function loadEntitlementKey(keyFile: string, passphraseFile: string): Promise<SecretKey> {
+  const [text, pass] = await Promise.all([readFile(keyFile, "utf8"), readFile(passphraseFile, "utf8")]);
+  try {
+    return await decryptSecretKey(text, pass.replace(/\r?\n$/, ""));
+  } catch {
+    throw new Error(`cannot open the entitlement key ${keyFile} with the passphrase in ${passphraseFile}`);
+  }
+}
+
+/** The unsigned list of entitled (active) members at `now`. */
+export async function buildEntitlementList(
+  ctx: FleetContext,
+  now: number,
+  serial: number,
+  opts: { badgeSalt: string; validityMs?: number },
+): Promise<EntitlementList> {
+  const validUntil = now + (opts.validityMs ?? DEFAULT_VALIDITY_MS);
+  const rows = await ctx.db
+    .selectFrom("members")
+    .innerJoin("plans", "plans.id", "members.plan_id")
+    .select([
+      "members.id as id",
+      "members.badge_hash as badge",
+      "members.activated_at as activated_at",
+      "members.created_at as created_at",
+      "plans.id as plan_id",
+      "plans.day_items as day_items",
+      "plans.day_amount as day_amount",
+      "plans.month_items as month_items",
+      "plans.month_amount as month_amount",
+      "plans.units as units",
+    ])
+    .where("members.status", "=", "active")
+    .where("plans.active", "=", 1)
+    .orderBy("members.id")
+    .execute();
+  const members: EntitlementMember[] = rows.map((r) => ({
+    badge: r.badge,
+    memberId: r.id,
+    planId: r.plan_id,
+    validFrom: r.activated_at ?? r.created_at,
+    validTo: validUntil,
+    perDay: { items: r.day_items, amount: r.day_amount },
+    perMonth: { items: r.month_items, amount: r.month_amount },
+    units: JSON.parse(r.units) as string[],
+  }));
+  return {
+    version: 1,
+    serial,
+    issuedAt: now,
+    validUntil,
+    badgeSalt: opts.badgeSalt,
+    timeZone: ctx.timeZone,
+    members,
+  };
+}
+
+function contentOf(list: EntitlementList): string {
+  const members = list.members.map((m) => ({ ...m, validTo: 0 }));
+  return createHash("sha256")
+    .update(JSON.stringify({ members, salt: list.badgeSalt, tz: list.timeZone }))
+    .digest("hex");
+}
+
+/**
+ * Publishes a new signed list when the entitled members changed since the latest one, or when the latest
+ * is past half its validity (units keep a fresh one while offline). Returns true when it published.
+ */
+export async function publishEntitlements(
+  ctx: FleetContext,
+  now: number,
+  opts: { key: SecretKey; badgeSalt: string; validityMs?: number; force?: boolean },
+): Promise<boolean> {
+  const latest = await ctx.db
+    .selectFrom("plan_entitlements")
+    .selectAll()
+    .orderBy("serial", "desc")
+    .limit(1)
+    .executeTakeFirst();
+  const serial = (latest?.serial ?? 0) + 1;
+  const list = await buildEntitlementList(ctx, now, serial, opts);
+  const content = contentOf(list);
+  if (
+    !opts.force &&
+    latest !== undefined &&
+    latest.content === content &&
+    now < latest.issued_at + (latest.valid_until - latest.issued_at) / 2
+  )
+    return false;
+  const signed = signEntitlements(list, opts.key);
+  const etag = `"${createHash("sha256").update(signed.document).digest("base64url").slice(0, 27)}"`;
+  await ctx.db
+    .insertInto("plan_entitlements")
+    .values({
+      serial,
+      document: signed.document,
+      signature: signed.signature,
+      etag,
+      content,
+      issued_at: now,
+      valid_until: list.validUntil,
+    })
+    .execute();
+  await ctx.db
+    .deleteFrom("plan_entitlements")
+    .where("serial", "<", serial - 10)
+    .execute();
+  ctx.logger.info({ serial, members: list.members.length }, "entitlement list published");
+  return true;
+}
+
+/**
+ * `GET /api/unit/v1/entitlements`: the latest signed list as `{document, signature}` with its ETag; 304 on
+ * a matching If-None-Match; 404 while none was published. `auth` is the fleet core's unit preHandler.
+ */
+export function registerEntitlementRoute(
+  app: FastifyInstance,
+  ctx: FleetContext,
+  auth: preHandlerHookHandler,
+): void {
+  app.get(ENTITLEMENTS_PATH, { preHandler: auth }, async (req, reply) => {
+    const latest = await ctx.db
+      .selectFrom("plan_entitlements")
+      .select(["document", "signature", "etag"])
+      .orderBy("serial", "desc")
+      .limit(1)
+      .executeTakeFirst();
+    if (latest === undefined)
+      return reply.code(404).send({ error: "noList", message: "no entitlement list yet" });
+    reply.header("etag", latest.etag).header("cache-control", "no-cache");
+    const inm = req.headers["if-none-match"];
+    if (typeof inm === "string" && inm.split(",").some((t) => t.trim() === latest.etag))
+      return reply.code(304).send();
+    return reply.send({ document: latest.document, signature: latest.signature });
+  });
+}
