@@ -51,6 +51,7 @@ export type FleetTransport = (
   body: string,
   headers: Record<string, string>,
   timeoutMs: number,
+  signal?: AbortSignal,
 ) => Promise<FleetAnswer>;
 
 /** What the heartbeat reports besides the backlog (read from the daemon at each beat). */
@@ -96,14 +97,17 @@ class FleetRefused extends Error {
 }
 
 /** undici POST with a time limit on the whole exchange. */
-export const undiciTransport: FleetTransport = async (url, body, headers, timeoutMs) => {
+export const undiciTransport: FleetTransport = async (url, body, headers, timeoutMs, signal) => {
   const res = await request(url, {
     method: "POST",
     body,
     headers: { ...headers, "content-type": "application/json" },
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
-    signal: AbortSignal.timeout(timeoutMs),
+    signal:
+      signal === undefined
+        ? AbortSignal.timeout(timeoutMs)
+        : AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]),
   });
   const text = await res.body.text();
   let parsed: unknown = null;
@@ -123,6 +127,7 @@ export class FleetLink {
   private warned = false;
   private readonly transport: FleetTransport;
   private readonly base: string;
+  private signal: AbortSignal | undefined;
 
   constructor(private readonly o: FleetLinkOptions) {
     this.transport = o.transport ?? undiciTransport;
@@ -154,6 +159,7 @@ export class FleetLink {
    * asks for. Never throws.
    */
   async run(signal: AbortSignal): Promise<void> {
+    this.signal = signal;
     while (!signal.aborted) {
       const wait = await this.round();
       try {
@@ -211,7 +217,13 @@ export class FleetLink {
     const body = JSON.stringify(payload);
     const full = `${UNIT_API}${path}`;
     const headers = signRequest(this.o.key, "POST", full, body, this.o.clock.now());
-    const answer = await this.transport(`${this.base}${full}`, body, headers, this.o.timeoutMs ?? 15_000);
+    const answer = await this.transport(
+      `${this.base}${full}`,
+      body,
+      headers,
+      this.o.timeoutMs ?? 15_000,
+      this.signal,
+    );
     if (answer.status < 200 || answer.status > 299) {
       const b = answer.body;
       const msg =

@@ -1,0 +1,33 @@
+/**
+ * `vendd fleet <sub>`: the fleet commands (issue 16). Each subcommand lives in its own module, loaded only
+ * when used; add a line to SUBCOMMANDS (and its rows to commands.ts) for a new one.
+ */
+import { printable } from "../core/printable.js";
+import type { Command } from "./main.js";
+
+const SUBCOMMANDS: Readonly<Record<string, { usage: string; load: () => Promise<Command> }>> = {
+  enroll: {
+    usage: "vendd fleet enroll [--config FILE] [--key FILE] [--url URL] [--label TEXT] [--json]",
+    load: async () => (await import("./fleetEnroll.js")).fleetEnrollCommand,
+  },
+};
+
+function usage(): string {
+  return `usage:\n${Object.values(SUBCOMMANDS)
+    .map((s) => `  ${s.usage}\n`)
+    .join("")}`;
+}
+
+export async function fleetCommand(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub === undefined || sub === "--help" || sub === "-h" || sub === "help") {
+    process.stdout.write(usage());
+    return sub === undefined ? 2 : 0;
+  }
+  const entry = SUBCOMMANDS[sub];
+  if (entry === undefined) {
+    process.stderr.write(`vendd fleet: unknown subcommand '${printable(sub, 64)}'\n${usage()}`);
+    return 2;
+  }
+  return (await entry.load())(rest);
+}
