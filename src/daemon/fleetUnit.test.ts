@@ -1,0 +1,82 @@
+import { describe, expect, it } from "vitest";
+import { render } from "../console/render.js";
+import { parseControlStatus } from "../core/control.js";
+import { FaultData, ServiceData } from "../core/fleetWire.js";
+import { statusEvents } from "./fleetUnit.js";
+import type { UnitStatus } from "./status.js";
+
+const inService: UnitStatus = { inService: true, reasons: [] };
+const unreachable: UnitStatus = {
+  inService: false,
+  reasons: [{ code: "paymentUnreachable", detail: "payment service unreachable: ECONNREFUSED", retryAt: 1 }],
+};
+const vmcAndService: UnitStatus = {
+  inService: false,
+  reasons: [
+    { code: "vmcUnavailable", detail: "vending machine link unavailable (timeout)", retryAt: 5 },
+    { code: "serviceMode", detail: "service mode", retryAt: null },
+  ],
+};
+
+describe("status changes as outbox events", () => {
+  it("reports service state and raised/cleared faults, each once per change", () => {
+    const first = statusEvents(null, unreachable);
+    expect(first.service).toEqual({
+      state: "outOfService",
+      reason: "payment service unreachable: ECONNREFUSED",
+    });
+    expect(first.faults).toEqual([
+      { code: "paymentUnreachable", state: "raised", message: "payment service unreachable: ECONNREFUSED" },
+    ]);
+    // A new retry time or detail of the same reason is no new event.
+    const again = statusEvents(unreachable, {
+      inService: false,
+      reasons: [{ code: "paymentUnreachable", detail: "other detail", retryAt: 9 }],
+    });
+    expect(again).toEqual({ service: null, faults: [] });
+    const next = statusEvents(unreachable, vmcAndService);
+    expect(next.service?.state).toBe("serviceMode");
+    expect(next.faults.map((f) => [f.code, f.state])).toEqual([
+      ["paymentUnreachable", "cleared"],
+      ["vmcLink", "raised"],
+    ]);
+    const back = statusEvents(vmcAndService, inService);
+    expect(back.service).toEqual({ state: "inService", reason: "" });
+    for (const f of [...first.faults, ...next.faults, ...back.faults]) FaultData.parse(f);
+    for (const s of [first.service, next.service, back.service]) ServiceData.parse(s);
+  });
+});
+
+describe("the fleet in status", () => {
+  const base = {
+    unitId: "vm-1",
+    inService: true,
+    reasons: [],
+    links: { vmc: "up", payment: "up", journal: "up" },
+    unresolved: 0,
+    configVersion: 1,
+  };
+
+  it("parses the optional fleet object, and leaves it out when absent or malformed", () => {
+    const fleet = { state: "unreachable", backlog: 12, oldestAt: 5, lastAckAt: null, warning: "too old" };
+    expect(parseControlStatus({ ...base, fleet }).fleet).toEqual(fleet);
+    expect(parseControlStatus(base).fleet).toBeUndefined();
+    expect("fleet" in parseControlStatus({ ...base, fleet: { state: "bogus", backlog: 1 } })).toBe(false);
+  });
+
+  it("shows the fleet line and its warning in the console's status", () => {
+    const text = render("status", {
+      ...base,
+      fleet: {
+        state: "unreachable",
+        backlog: 1200,
+        oldestAt: null,
+        lastAckAt: null,
+        warning: "1200 events wait",
+      },
+    });
+    expect(text).toContain("fleet unreachable  backlog 1200 events");
+    expect(text).toContain("fleet warning: 1200 events wait");
+    expect(render("status", base)).not.toContain("fleet");
+  });
+});
