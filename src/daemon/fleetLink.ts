@@ -10,7 +10,6 @@
  * and the fleet ignores what it already has (idempotent on (unit, seq)).
  */
 import type { Logger } from "pino";
-import { request } from "undici";
 import type { Clock } from "../core/clock.js";
 import type { FleetFaultPoints } from "../core/faults.js";
 import { signRequest, type UnitKeyPair } from "../core/fleetAuth.js";
@@ -98,6 +97,8 @@ class FleetRefused extends Error {
 
 /** undici POST with a time limit on the whole exchange. */
 export const undiciTransport: FleetTransport = async (url, body, headers, timeoutMs, signal) => {
+  // Loaded on first use: a unit without a fleet link never loads it.
+  const { request } = await import("undici");
   const res = await request(url, {
     method: "POST",
     body,

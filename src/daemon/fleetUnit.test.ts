@@ -1,7 +1,17 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pino from "pino";
 import { describe, expect, it } from "vitest";
+import { rawV10 } from "../config/fixtures.js";
+import { buildConfig } from "../config/load.js";
 import { render } from "../console/render.js";
+import { ManualClock } from "../core/clock.js";
 import { parseControlStatus } from "../core/control.js";
-import { FaultData, ServiceData } from "../core/fleetWire.js";
+import { FaultData, ServiceData, UnitEvent } from "../core/fleetWire.js";
+import { openSqliteJournal } from "../journal/sqlite.js";
+import { EMPTY_STATE, writeState } from "../update/state.js";
+import { auditUpdateOutcome } from "./controlUnit.js";
 import { statusEvents } from "./fleetUnit.js";
 import type { UnitStatus } from "./status.js";
 
@@ -78,5 +88,52 @@ describe("the fleet in status", () => {
     expect(text).toContain("fleet unreachable  backlog 1200 events");
     expect(text).toContain("fleet warning: 1200 events wait");
     expect(render("status", base)).not.toContain("fleet");
+  });
+});
+
+describe("bundle outcomes as version events", () => {
+  it("reports an applied bundle once, in the transaction that audits it", () => {
+    const stateDir = mkdtempSync(join(tmpdir(), "vendd-fleet-upd-"));
+    try {
+      const config = buildConfig({
+        unit: { id: "u1", name: "U" },
+        ...rawV10(),
+        updates: { stateDir },
+      } as never);
+      writeState(stateDir, {
+        ...EMPTY_STATE,
+        highWater: 4,
+        outcome: {
+          id: "o-1",
+          result: "committed",
+          version: 4,
+          bundleId: "cfg-4",
+          kind: "config",
+          at: "2026-11-25T10:00:00Z",
+          reason: null,
+          code: null,
+          source: "pull",
+        },
+      });
+      const j = openSqliteJournal({
+        path: ":memory:",
+        unitId: "u1",
+        clock: new ManualClock(),
+        outbox: { currency: "DKK" },
+      });
+      auditUpdateOutcome(config, j, pino({ level: "silent" }));
+      auditUpdateOutcome(config, j, pino({ level: "silent" }));
+      const events = j.outboxPending(10).map((e) => UnitEvent.parse(e));
+      expect(events).toMatchObject([
+        {
+          seq: 1,
+          kind: "version",
+          data: { kind: "config", bundleId: "cfg-4", version: "4", outcome: "applied" },
+        },
+      ]);
+      j.close();
+    } finally {
+      rmSync(stateDir, { recursive: true, force: true });
+    }
   });
 });
