@@ -63,7 +63,7 @@ interface OutboxDbRow {
 export class OutboxStore {
   private readonly stmts;
 
-  constructor(db: Database.Database) {
+  constructor(private readonly db: Database.Database) {
     this.stmts = {
       next: db.prepare(
         "INSERT INTO meta (key, value) VALUES ('outbox_seq', '1') ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1 RETURNING value",
@@ -90,11 +90,16 @@ export class OutboxStore {
     };
   }
 
-  /** Appends one event; must run inside the journal's write transaction. Returns its seq. */
+  /**
+   * Appends one event, the counter and the row in one transaction (a savepoint inside the caller's): the
+   * counter never moves without its row, so the sequence has no gaps. Returns its seq.
+   */
   append(kind: UnitEventKind | "dropped", at: number, data: unknown): number {
-    const seq = Number((this.stmts.next.get() as { value: string }).value);
-    this.stmts.insert.run(seq, at, kind, JSON.stringify(data));
-    return seq;
+    return this.db.transaction(() => {
+      const seq = Number((this.stmts.next.get() as { value: string }).value);
+      this.stmts.insert.run(seq, at, kind, JSON.stringify(data));
+      return seq;
+    })();
   }
 
   /**
@@ -147,13 +152,15 @@ export class OutboxStore {
     return { events: r.events, oldestAt: r.oldestAt, lastSeq: this.lastSeq() };
   }
 
-  /** Must run inside a transaction. */
+  /** The undelivered events and the counter move together, in one transaction. */
   renumber(committed: number): number {
-    const seqs = this.stmts.undelivered.all() as number[];
-    // Every new seq is above `committed` ≥ lastSeq + 1 > any seq in the table: no collision in any order.
-    for (const [i, seq] of seqs.entries()) this.stmts.renumber.run(committed + 1 + i, seq);
-    this.stmts.setSeq.run({ value: String(committed + seqs.length) });
-    return seqs.length;
+    return this.db.transaction(() => {
+      const seqs = this.stmts.undelivered.all() as number[];
+      // Every new seq is above `committed` ≥ lastSeq + 1 > any seq in the table: no collision in any order.
+      for (const [i, seq] of seqs.entries()) this.stmts.renumber.run(committed + 1 + i, seq);
+      this.stmts.setSeq.run({ value: String(committed + seqs.length) });
+      return seqs.length;
+    })();
   }
 
   /** Deletes delivered events older than `deliveredBefore`; returns how many. */
