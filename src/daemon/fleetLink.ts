@@ -188,6 +188,8 @@ export class FleetLink {
       this.checkWarning();
       return Math.min(this.o.pollMs ?? 5_000, Math.max(0, this.nextHeartbeat - this.o.clock.now()));
     } catch (err) {
+      // Stopping: the request was cut by the daemon, not by the fleet.
+      if (this.signal?.aborted === true) return 0;
       this.failures++;
       this.checkWarning();
       if (err instanceof FleetRefused && err.status === 403) {

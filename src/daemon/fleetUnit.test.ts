@@ -12,7 +12,7 @@ import { FaultData, ServiceData, UnitEvent } from "../core/fleetWire.js";
 import { openSqliteJournal } from "../journal/sqlite.js";
 import { EMPTY_STATE, writeState } from "../update/state.js";
 import { auditUpdateOutcome } from "./controlUnit.js";
-import { statusEvents } from "./fleetUnit.js";
+import { startFleetUnit, statusEvents } from "./fleetUnit.js";
 import type { UnitStatus } from "./status.js";
 
 const inService: UnitStatus = { inService: true, reasons: [] };
@@ -134,6 +134,45 @@ describe("bundle outcomes as version events", () => {
       j.close();
     } finally {
       rmSync(stateDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("the fleet unit without a usable key", () => {
+  it("is disabled, says how to fix it, still writes the outbox and applies its retention", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "vendd-fleet-nokey-"));
+    try {
+      const config = buildConfig({
+        unit: { id: "u1", name: "U" },
+        ...rawV10(),
+        updates: { stateDir: dir },
+        fleet: { url: "http://127.0.0.1:9", keyFile: join(dir, "missing.key"), maxBacklogDays: 2 },
+      } as never);
+      const clock = new ManualClock();
+      const j = openSqliteJournal({ path: ":memory:", unitId: "u1", clock, outbox: { currency: "DKK" } });
+      const fu = startFleetUnit({
+        config,
+        journal: j,
+        clock,
+        random: () => 0.5,
+        logger: pino({ level: "silent" }),
+        version: "1.0.0",
+        status: () => inService,
+        onStatus: () => () => {},
+      });
+      expect(fu?.status()).toMatchObject({ state: "disabled", backlog: 2 });
+      expect(fu?.status().warning).toContain("run `vendd fleet enroll`");
+      clock.advance(3 * 86_400_000);
+      fu?.retain();
+      const kinds = j.outboxPending(10).map((e) => {
+        const ev = UnitEvent.parse(e);
+        return ev.kind === "fault" ? ev.data.code : ev.kind;
+      });
+      expect(kinds).toEqual(["outboxOverflow", "outboxOverflow", "outboxOverflow"]);
+      await fu?.stop();
+      j.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
