@@ -37,7 +37,7 @@ import {
   signData,
   verifySignature,
 } from "../update/minisign.js";
-import { pullBundle } from "../update/pull.js";
+import { fleetPullKey, pullBundle } from "../update/pull.js";
 import { readUpdateOutcome, type UpdateOutcome } from "../update/state.js";
 import { BUNDLE_OPTIONS } from "./commands.js";
 import { readPassphrase } from "./keys.js";
@@ -235,7 +235,9 @@ export async function bundleCommand(argv: string[]): Promise<number> {
       }
       case "pull": {
         const env = productionEnv(configFile);
-        const u = loadUnitConfig(configFile).updates;
+        const unitConfig = loadUnitConfig(configFile);
+        const u = unitConfig.updates;
+        const fleetKey = fleetPullKey(unitConfig);
         if (u.pullUrl === null) throw new UsageError("updates.pullUrl is not set in the config");
         // The timer also runs after a reboot: an apply cut off by power loss is finished or rolled back
         // first, whether or not a new bundle is waiting.
@@ -250,6 +252,7 @@ export async function bundleCommand(argv: string[]): Promise<number> {
           maxBackoffMs: u.pull.maxBackoffMs,
           timeoutMs: u.pull.timeoutMs,
           random: Math.random,
+          ...(fleetKey === null ? {} : { key: fleetKey }),
         });
         if (r.result === "applied") return printReport(r.report, values.json === true);
         process.stdout.write(values.json === true ? `${JSON.stringify(r)}\n` : `${pullLine(r)}\n`);

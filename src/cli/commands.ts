@@ -130,6 +130,15 @@ export const FLEET_USER_OPTIONS = {
   help,
 } as const satisfies OptionSpecs;
 
+export const FLEET_ENROLL_OPTIONS = {
+  config: { type: "string", value: "FILE" },
+  key: { type: "string", value: "FILE" },
+  url: { type: "string", value: "URL" },
+  label: { type: "string", value: "TEXT" },
+  json: { type: "boolean" },
+  help,
+} as const satisfies OptionSpecs;
+
 /** One line of the top-level help: the command words, the options shown, what it does. */
 export interface CommandHelp {
   /** The subcommand as dispatched by main.ts (`config`), for tests. */
@@ -255,6 +264,13 @@ export const COMMANDS: readonly CommandHelp[] = [
     options: BUNDLE_OPTIONS,
     only: ["config", "json"],
     summary: "fetch the newest bundle from updates.pullUrl (ETag, backoff) and apply it (vendd-pull.timer)",
+  },
+  {
+    command: "fleet",
+    words: "fleet enroll",
+    options: FLEET_ENROLL_OPTIONS,
+    summary:
+      "make this unit's fleet key (unless it exists), print its public key and fingerprint; with a URL, enrol",
   },
   {
     command: "fleet",

@@ -1,21 +1,40 @@
 /**
- * `vendd fleet …`: the fleet server's commands. This dispatcher holds the dashboard's account commands
- * (`fleet user`); the server's own subcommands (serve, approve, revoke, bundle) join it here.
+ * `vendd fleet <sub>`: the fleet commands (issue 16). Each subcommand lives in its own module, loaded only
+ * when used; add a line to SUBCOMMANDS (and its rows to commands.ts) for a new one.
  */
-import { FLEET_USER_USAGE, fleetUserCommand } from "./fleetUser.js";
+import { printable } from "../core/printable.js";
+import type { Command } from "./main.js";
 
-const USAGE = `usage: vendd fleet <subcommand> [options]
+const SUBCOMMANDS: Readonly<Record<string, { usage: string; load: () => Promise<Command> }>> = {
+  enroll: {
+    usage: "vendd fleet enroll [--config FILE] [--key FILE] [--url URL] [--label TEXT] [--json]",
+    load: async () => (await import("./fleetEnroll.js")).fleetEnrollCommand,
+  },
+  user: {
+    usage:
+      "vendd fleet user add NAME --role viewer|manager [--db FILE|URL] [--password-file FILE]\n" +
+      "  vendd fleet user list [--db FILE|URL] [--json]\n" +
+      "  vendd fleet user remove NAME [--db FILE|URL]",
+    load: async () => (await import("./fleetUser.js")).fleetUserCommand,
+  },
+};
 
-subcommands:
-${FLEET_USER_USAGE.replace(/^usage: /, "       ")}`;
+function usage(): string {
+  return `usage:\n${Object.values(SUBCOMMANDS)
+    .map((s) => `  ${s.usage}\n`)
+    .join("")}`;
+}
 
 export async function fleetCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
-  if (sub === "--help" || sub === "-h" || sub === "help") {
-    process.stdout.write(USAGE);
-    return 0;
+  if (sub === undefined || sub === "--help" || sub === "-h" || sub === "help") {
+    process.stdout.write(usage());
+    return sub === undefined ? 2 : 0;
   }
-  if (sub === "user") return fleetUserCommand(rest);
-  process.stderr.write(USAGE);
-  return 2;
+  const entry = SUBCOMMANDS[sub];
+  if (entry === undefined) {
+    process.stderr.write(`vendd fleet: unknown subcommand '${printable(sub, 64)}'\n${usage()}`);
+    return 2;
+  }
+  return (await entry.load())(rest);
 }

@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import pino from "pino";
 import { ConfigError, type LoadOptions, loadConfig, secretValues } from "../config/load.js";
-import { faultPointsFromEnv } from "../core/faults.js";
+import { faultPointsFromEnv, fleetFaultPointsFromEnv, NO_FAULTS } from "../core/faults.js";
 import { createLogger } from "../core/log.js";
 import { LogRing } from "../core/logRing.js";
 import { createNotifier } from "../core/sdnotify.js";
@@ -12,6 +12,7 @@ import { startDaemon } from "../daemon/daemon.js";
 import { describeRefusal } from "../journal/problems.js";
 import { RUN_OPTIONS } from "./commands.js";
 import { createReloader } from "./reload.js";
+import { packageVersion } from "./version.js";
 
 const HELP = `usage: vendd run --config FILE [--secrets FILE]
 
@@ -62,8 +63,11 @@ export async function runCommand(argv: string[]): Promise<number> {
     destination: logRing.tee(pino.destination({ dest: 2, sync: true })),
   });
   for (const w of loaded.warnings) logger.warn(w);
-  const faults = faultPointsFromEnv(process.env);
   const armed = process.env.VENDD_FAULT_POINT;
+  // One variable arms one point: a fleet sender's point (`fleet.*`) or one of the money path.
+  const fleetPoint = armed?.startsWith("fleet.") === true;
+  const faults = fleetPoint ? NO_FAULTS : faultPointsFromEnv(process.env);
+  const fleetFaults = fleetPoint ? fleetFaultPointsFromEnv(process.env) : undefined;
   if (armed !== undefined && armed !== "") {
     // Crash tests only (README, "What the tests prove"): loud, because on a unit it means a planned crash.
     logger.error(
@@ -98,6 +102,8 @@ export async function runCommand(argv: string[]): Promise<number> {
       logger,
       notifier,
       faults,
+      ...(fleetFaults === undefined ? {} : { fleetFaults }),
+      version: packageVersion(),
       configFile: file,
       logRing,
     });

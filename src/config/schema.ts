@@ -8,6 +8,7 @@ import { parseAmount } from "../core/money.js";
 import { ALWAYS, crossCheck, intIn, isRecord, nonEmpty, serviceText } from "./rules.js";
 import { consoleSchema } from "./schema-console.js";
 import { bleSchema, gpioSchema, nfcSchema, pulseIssues, pulseSchema } from "./schema-devices.js";
+import { fleetSchema } from "./schema-fleet.js";
 import { paymentSchema } from "./schema-payment.js";
 import { amountSchema, CURRENCY_DECIMALS, DEFAULT_MAX_PRICE, maxPriceIssues } from "./schema-price.js";
 import { updatesSchema } from "./schema-updates.js";
@@ -124,6 +125,8 @@ export const configSchema = z
     secrets: z.strictObject({ file: nonEmpty(4096).nullable().default(null) }).prefault({}),
     /** Signed bundles: trusted keys, inbox, pull URL, health gate (src/config/schema-updates.ts). */
     updates: updatesSchema,
+    /** The fleet link (src/config/schema-fleet.ts); absent = none. */
+    fleet: fleetSchema,
   })
   .superRefine(
     crossCheck((root) => [

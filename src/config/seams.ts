@@ -205,7 +205,13 @@ export function engineOptions(config: VenddConfig): EngineOptions {
 
 /** The journal of the `journal` section; its order ids start with the unit's id. */
 export function journalOptions(config: VenddConfig): JournalOptions {
-  return { path: config.journal.path, unitId: config.unit.id, sizeLimitBytes: config.journal.sizeLimitBytes };
+  return {
+    path: config.journal.path,
+    unitId: config.unit.id,
+    sizeLimitBytes: config.journal.sizeLimitBytes,
+    // The fleet outbox: only with a fleet link; the journal does not hold the currency of its amounts.
+    ...(config.fleet === undefined ? {} : { outbox: { currency: config.currency } }),
+  };
 }
 
 /** The beaconId the unit shows: the configured V10 beaconId or the older interface's PoSUnitId. */

@@ -38,6 +38,16 @@ function sessionLine(x: unknown): string {
   return `${time(x.at)}  ${s(x.orderId).padEnd(26)} ${s(x.item).padStart(4)} ${s(x.price).padStart(8)}  ${s(x.result)}`;
 }
 
+/** The fleet link's line in `status` (none without a fleet link), and its backlog warning. */
+function fleetLines(f: unknown): string[] {
+  if (!isRecord(f)) return [];
+  const lines = [
+    `fleet ${s(f.state)}  backlog ${s(f.backlog)} events (oldest ${time(f.oldestAt)})  last ack ${time(f.lastAckAt)}`,
+  ];
+  if (typeof f.warning === "string") lines.push(`  fleet warning: ${f.warning}`);
+  return lines;
+}
+
 export function render(cmd: string, result: unknown): string {
   const r = isRecord(result) ? result : {};
   switch (cmd) {
@@ -51,6 +61,7 @@ export function render(cmd: string, result: unknown): string {
         `engine ${s(r.engine)}  service mode ${r.serviceMode === null ? "off" : s(r.serviceMode)}`,
         `unresolved sessions ${s(r.unresolved)}  config version ${s(r.configVersion)}`,
         `last update: ${s(r.update)}`,
+        ...fleetLines(r.fleet),
         `audit log: ${audit.ok === true ? "intact" : "BROKEN"} (${s(audit.detail)})`,
         "last vends:",
         ...(list(r.lastVends).length === 0

@@ -415,7 +415,35 @@ export interface ControlStatus {
   links: { vmc: LinkState; payment: LinkState; journal: LinkState };
   unresolved: number;
   configVersion: number;
+  /** The fleet link (issue 16); absent when the unit has none. */
+  fleet?: ControlFleetStatus;
   [key: string]: unknown;
+}
+
+/** The fleet link as `status` reports it. */
+export interface ControlFleetStatus {
+  state: "ok" | "unreachable" | "notApproved" | "disabled";
+  backlog: number;
+  oldestAt: number | null;
+  lastAckAt: number | null;
+  warning: string | null;
+}
+
+const FLEET_STATES = ["ok", "unreachable", "notApproved", "disabled"] as const;
+
+/** The optional `fleet` object of a status answer; undefined when absent or malformed. */
+function parseFleetStatus(x: unknown): ControlFleetStatus | undefined {
+  if (!isRecord(x)) return undefined;
+  const state = FLEET_STATES.find((s) => s === x.state);
+  if (state === undefined || typeof x.backlog !== "number") return undefined;
+  const num = (v: unknown) => (typeof v === "number" ? v : null);
+  return {
+    state,
+    backlog: x.backlog,
+    oldestAt: num(x.oldestAt),
+    lastAckAt: num(x.lastAckAt),
+    warning: typeof x.warning === "string" ? x.warning : null,
+  };
 }
 
 /** Guard for a `status` result (client side): the fields the health gate needs, typed. */
@@ -441,13 +469,16 @@ export function parseControlStatus(x: unknown): ControlStatus {
     detail: typeof r.detail === "string" ? r.detail : "",
     retryAt: typeof r.retryAt === "number" ? r.retryAt : null,
   }));
+  const { fleet: rawFleet, ...rest } = x;
+  const fleet = parseFleetStatus(rawFleet);
   return {
-    ...x,
+    ...rest,
     unitId: x.unitId,
     inService: x.inService,
     reasons: parsedReasons,
     links: { vmc: link(links.vmc), payment: link(links.payment), journal: link(links.journal) },
     unresolved: x.unresolved,
     configVersion: x.configVersion,
+    ...(fleet === undefined ? {} : { fleet }),
   };
 }

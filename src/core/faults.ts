@@ -36,6 +36,27 @@ export const UPDATE_FAULT_POINTS = [
 
 export type UpdateFaultPointName = (typeof UPDATE_FAULT_POINTS)[number];
 
+/**
+ * The steps of the fleet sender (src/daemon/fleetLink.ts) where a crash test kills the unit: before a batch
+ * is posted, after the fleet answered but before the events are marked delivered, and after the mark.
+ */
+export const FLEET_FAULT_POINTS = ["fleet.beforePost", "fleet.beforeMark", "fleet.afterMark"] as const;
+
+export type FleetFaultPointName = (typeof FLEET_FAULT_POINTS)[number];
+
+/** Fault points of the fleet sender: called when it passes the named step. */
+export interface FleetFaultPoints {
+  hit(name: FleetFaultPointName): void;
+}
+
+/** `faultPointsFromEnv` for the fleet sender's points (`FLEET_FAULT_POINTS`). */
+export function fleetFaultPointsFromEnv(
+  env: NodeJS.ProcessEnv,
+  kill: () => void = sigkillSelf,
+): FleetFaultPoints {
+  return armedPoints(FLEET_FAULT_POINTS, env, kill);
+}
+
 /** Fault points of the applier: called when it passes the named step. */
 export interface UpdateFaultPoints {
   hit(name: UpdateFaultPointName): void;

@@ -23,6 +23,7 @@ import {
   validateText,
 } from "./configApply.js";
 import { CommandError, type CommandSpec, type ControlSession } from "./control.js";
+import type { FleetStatus } from "./fleetLink.js";
 import type { UnitStatus } from "./status.js";
 
 /** What the commands need of the running unit. */
@@ -42,6 +43,8 @@ export interface ConsoleUnit {
   serviceReason(): string | null;
   logs: LogRing | null;
   restart(why: string): void;
+  /** The fleet link's state; null (or absent) without a fleet link. */
+  fleet?: () => FleetStatus | null;
 }
 
 const STAGED = "config.staged";
@@ -108,7 +111,13 @@ export function controlStatus(u: ConsoleUnit): ControlStatus {
     lastVends: recent,
     audit: { ok: audit.ok, detail: audit.detail },
     currency: u.config.currency,
+    ...fleetStatus(u),
   };
+}
+
+function fleetStatus(u: ConsoleUnit): { fleet?: FleetStatus } {
+  const f = u.fleet?.() ?? null;
+  return f === null ? {} : { fleet: f };
 }
 
 export function consoleCommands(u: ConsoleUnit): Map<string, CommandSpec> {

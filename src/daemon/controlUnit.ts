@@ -43,7 +43,8 @@ export async function startControl(
 
 /**
  * Journals the update applier's last outcome (a bundle, or a console change) in the audit log, once per
- * outcome: the daemon reads the applier's state at start (src/update/state.ts).
+ * outcome: the daemon reads the applier's state at start (src/update/state.ts). With a fleet link, an
+ * applied or rolled-back bundle is also a `version` event in the outbox (a refused one changed nothing).
  */
 export function auditUpdateOutcome(config: VenddConfig, journal: SqliteJournal, logger: Logger): void {
   const update = readUpdateOutcome(config.updates.stateDir);
@@ -52,12 +53,23 @@ export function auditUpdateOutcome(config: VenddConfig, journal: SqliteJournal, 
   try {
     const store = journal.console();
     if (store.meta("update_outcome_id") === o.id) return;
-    store.audit(
-      `applier (${printable(o.source, 60)})`,
-      `update ${o.kind ?? "bundle"} ${o.bundleId ?? ""} version ${o.version ?? "-"}`,
-      `${o.result}${o.reason === null ? "" : `: ${printable(o.reason, 120)}`}`,
-    );
-    store.setMeta("update_outcome_id", o.id);
+    // One transaction: the audit row, the mark, and the fleet's `version` event (with a fleet link).
+    journal.atomically(() => {
+      store.audit(
+        `applier (${printable(o.source, 60)})`,
+        `update ${o.kind ?? "bundle"} ${o.bundleId ?? ""} version ${o.version ?? "-"}`,
+        `${o.result}${o.reason === null ? "" : `: ${printable(o.reason, 120)}`}`,
+      );
+      store.setMeta("update_outcome_id", o.id);
+      if (o.kind !== null && o.result !== "refused")
+        journal.report("version", {
+          kind: o.kind,
+          bundleId: o.bundleId === null ? null : printable(o.bundleId, 128),
+          version: o.version === null ? "-" : String(o.version),
+          outcome: o.result === "committed" ? "applied" : "rolledBack",
+          reason: printable(o.reason ?? "", 500),
+        });
+    });
   } catch (err) {
     logger.error({ err }, "the update outcome could not be audited");
   }

@@ -7,7 +7,7 @@ import { createVendController } from "../../drivers/vmc/factory.js";
 import type { LoadedConfig, VenddConfig } from "../config/load.js";
 import { displayOptions, gpioOptions, journalOptions, paymentOptions, vmcOptions } from "../config/seams.js";
 import { type Clock, systemClock } from "../core/clock.js";
-import type { FaultPoints } from "../core/faults.js";
+import type { FaultPoints, FleetFaultPoints } from "../core/faults.js";
 import type { LogRing } from "../core/logRing.js";
 import type { Notifier } from "../core/sdnotify.js";
 import type { VendEngine } from "../engine/runner.js";
@@ -27,6 +27,10 @@ export interface DaemonDeps {
   clock?: Clock;
   /** Crash points for the crash tests (default none; `vendd run` arms them from VENDD_FAULT_POINT). */
   faults?: FaultPoints;
+  /** Crash points of the fleet sender (default none; `vendd run` arms them from VENDD_FAULT_POINT). */
+  fleetFaults?: FleetFaultPoints;
+  /** The running vendd version (the fleet heartbeat and `version` event); default `unknown`. */
+  version?: string;
   /** Runs the payment requests' deadlines (default `clock`): real time where a test steps `clock` by hand. */
   requestClock?: Clock;
   /** Jitter of the reconnect and re-check backoff, in [0, 1) (default Math.random). */

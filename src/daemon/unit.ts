@@ -15,6 +15,7 @@ import { connectService, DEFAULT_CONNECT_POLICY } from "./connect.js";
 import type { ControlServer } from "./control.js";
 import { auditUpdateOutcome, startControl } from "./controlUnit.js";
 import type { Daemon, DaemonDeps } from "./daemon.js";
+import { type FleetUnit, startFleetUnit } from "./fleetUnit.js";
 import { healable, healJournal } from "./heal.js";
 import { startHousekeeping } from "./housekeeping.js";
 import { type Peripherals, startPeripherals } from "./peripherals.js";
@@ -186,7 +187,10 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
         await recover();
       },
       checkpoint: () => journal.checkpoint(),
-      retain: () => journal.retain(clock.now() - config.journal.retentionDays * 86_400_000),
+      retain: () => {
+        fleetUnit?.retain();
+        return journal.retain(clock.now() - config.journal.retentionDays * 86_400_000);
+      },
     });
   };
 
@@ -225,11 +229,25 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
         },
         logs: deps.logRing ?? null,
         restart: (why) => requestRestart(why),
+        fleet: () => fleetUnit?.status() ?? null,
       },
       { clock, logger },
     );
   }
   state.setConnect({ code: "starting", detail: "connecting to the payment service", retryAt: null });
+  // The fleet link (config `fleet`): outbox events of status changes, the sender and the heartbeat. Never in
+  // the money path: nothing above waits for it.
+  const fleetUnit: FleetUnit | null = startFleetUnit({
+    config,
+    journal,
+    clock,
+    random,
+    logger,
+    version: deps.version ?? "unknown",
+    status: () => state.status(),
+    onStatus: (l) => state.onStatus(l),
+    ...(deps.fleetFaults === undefined ? {} : { faults: deps.fleetFaults }),
+  });
   auditUpdateOutcome(config, journal, logger);
   const readyTimer = clock.setTimer(deps.readyGraceMs ?? 10_000, () => state.ready());
   let fail: (err: Error) => void = () => {};
@@ -259,6 +277,7 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
       await serving;
       await healing;
       await housekeeping;
+      await fleetUnit?.stop();
       await peripherals?.close();
       const e = engine;
       if (e !== null) {

@@ -120,6 +120,9 @@ export const WRITE_DURABILITY = {
   flag: "deferred",
   event: "deferred",
   retain: "deferred",
+  report: "deferred",
+  markDelivered: "deferred",
+  renumberOutbox: "deferred",
 } as const satisfies Record<string, "durable" | "deferred">;
 
 export type JournalWrite = keyof typeof WRITE_DURABILITY;

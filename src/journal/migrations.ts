@@ -93,4 +93,14 @@ export const MIGRATIONS: readonly string[] = [
     SELECT RAISE(ABORT, 'the console audit log is append-only');
   END;
   `,
+  `
+  CREATE TABLE outbox (
+    seq INTEGER PRIMARY KEY,
+    at INTEGER NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('session', 'fault', 'service', 'version', 'dropped')),
+    data TEXT NOT NULL,
+    delivered INTEGER NOT NULL DEFAULT 0 CHECK (delivered IN (0, 1))
+  ) STRICT;
+  CREATE INDEX outbox_pending ON outbox (seq) WHERE delivered = 0;
+  `,
 ];

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import Database from "better-sqlite3";
 import type { Clock } from "../core/clock.js";
+import type { UnitEvent } from "../core/fleetWire.js";
 import type { Minor } from "../core/money.js";
 import { stampCleanClose } from "./cleanClose.js";
 import { ConsoleStore } from "./consoleStore.js";
@@ -19,6 +20,7 @@ import type {
 import { JournalError, type JournalWrite, WRITE_DURABILITY } from "./journal.js";
 import { MIGRATIONS } from "./migrations.js";
 import { type ClaimedJournal, claimJournal, raiseMark } from "./open.js";
+import { type Outbox, type OutboxStats, OutboxStore, type ReportData } from "./outbox.js";
 import { classifyJournalError } from "./problems.js";
 import { type IntentDbRow, type SessionDbRow, toIntent, toSession } from "./rows.js";
 import { prepareStatements, type Statements } from "./statements.js";
@@ -33,6 +35,11 @@ export interface SqliteJournalOptions {
   sizeLimitBytes?: number;
   /** Free bytes at a directory (default statfs); tests inject a full disk. */
   freeBytes?: (dir: string) => number | null;
+  /**
+   * The fleet outbox (outbox.ts): what a `session` event needs that the journal does not hold. Absent (tools,
+   * tests of other things): no event is written (no fleet link configured).
+   */
+  outbox?: { currency: string };
 }
 
 /**
@@ -60,8 +67,9 @@ export function openSqliteJournal(opts: SqliteJournalOptions): SqliteJournal {
   }
 }
 
-export class SqliteJournal implements Journal {
+export class SqliteJournal implements Journal, Outbox {
   private readonly stmts: Statements;
+  private readonly outbox: OutboxStore;
 
   /** The order-id epoch (seconds): from the claim (owner sidecar), else the clock. */
   private readonly epoch: number;
@@ -96,6 +104,7 @@ export class SqliteJournal implements Journal {
       throw new JournalError("durability", `synchronous is ${String(sync)} after a write, not FULL (2)`);
 
     this.stmts = prepareStatements(db);
+    this.outbox = new OutboxStore(db);
     // The high-water mark outside the journal (owner.ts): what this start saw is now the floor.
     this.raiseMark();
   }
@@ -236,9 +245,17 @@ export class SqliteJournal implements Journal {
   }
 
   completeIntent(intentId: number, outcome: "done" | "failed", detail: string): void {
-    this.write("completeIntent", () => {
-      this.stmts.completeIntent.run({ id: intentId, state: outcome, detail, at: this.opts.clock.now() });
-    });
+    this.write("completeIntent", () =>
+      this.db.transaction(() => {
+        const at = this.opts.clock.now();
+        this.stmts.completeIntent.run({ id: intentId, state: outcome, detail, at });
+        // A refund confirmed after the session closed changes what the fleet was told: report it again.
+        if (outcome !== "done") return;
+        const row = this.stmts.intentSession.get(intentId) as { session_id: string; op: string } | undefined;
+        if (row === undefined || row.op !== "refund") return;
+        if (this.session(row.session_id)?.closedAt != null) this.sessionEvent(row.session_id, at);
+      })(),
+    );
   }
 
   setPaymentId(sessionId: string, paymentId: string): void {
@@ -286,10 +303,70 @@ export class SqliteJournal implements Journal {
 
   closeSession(sessionId: string, result: SessionResult, reason: string): void {
     this.write("closeSession", () =>
-      this.changed(
-        this.stmts.close.run({ id: sessionId, result, reason, at: this.opts.clock.now() }),
-        sessionId,
-      ),
+      this.db.transaction(() => {
+        const at = this.opts.clock.now();
+        this.changed(this.stmts.close.run({ id: sessionId, result, reason, at }), sessionId);
+        this.sessionEvent(sessionId, at);
+      })(),
+    );
+  }
+
+  /** The closed session's `session` event, in the transaction that changed it (fleet outbox configured). */
+  private sessionEvent(sessionId: string, at: number): void {
+    const currency = this.opts.outbox?.currency;
+    if (currency === undefined) return;
+    const data = this.outbox.sessionData(sessionId, currency);
+    if (data !== null) this.outbox.append("session", at, data);
+  }
+
+  /** Appends a fault, service or version event (deferred); 0 and nothing written without a fleet outbox. */
+  report<K extends keyof ReportData>(kind: K, data: ReportData[K]): number {
+    if (this.opts.outbox === undefined) return 0;
+    return this.write("report", () => this.outbox.append(kind, this.opts.clock.now(), data));
+  }
+
+  outboxPending(limit: number): UnitEvent[] {
+    return this.outbox.pending(limit);
+  }
+
+  markDelivered(upTo: number): number {
+    return this.write("markDelivered", () => this.outbox.markDelivered(upTo));
+  }
+
+  outboxStats(): OutboxStats {
+    return this.outbox.stats();
+  }
+
+  renumberOutbox(committed: number): number {
+    return this.write("renumberOutbox", () => {
+      if (committed <= this.outbox.lastSeq()) return 0;
+      return this.outbox.renumber(committed);
+    });
+  }
+
+  /**
+   * Outbox retention: deletes delivered events older than `deliveredBefore`, and turns undelivered events
+   * older than `undeliveredBefore` into tombstones (sent as `outboxOverflow` faults; their seqs are kept),
+   * reporting a `fault` `outboxOverflow` when it dropped any. Returns the counts.
+   */
+  retainOutbox(deliveredBefore: number, undeliveredBefore: number): { deleted: number; dropped: number[] } {
+    return this.atomically(
+      () =>
+        this.write("retain", () => {
+          const deleted = this.outbox.dropDelivered(deliveredBefore);
+          const dropped = this.outbox.overflow(undeliveredBefore);
+          if (dropped.length > 0) {
+            const first = Math.min(...dropped);
+            const last = Math.max(...dropped);
+            this.outbox.append("fault", this.opts.clock.now(), {
+              code: "outboxOverflow",
+              state: "raised",
+              message: `${dropped.length} undelivered events (seq ${first}..${last}) dropped: the fleet was unreachable beyond the backlog limit`,
+            });
+          }
+          return { deleted, dropped };
+        }),
+      { durable: false },
     );
   }
 

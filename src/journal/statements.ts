@@ -18,6 +18,7 @@ export function prepareStatements(db: Database.Database) {
     completeIntent: db.prepare(
       "UPDATE intents SET state = @state, detail = @detail, updated_at = @at WHERE id = @id",
     ),
+    intentSession: db.prepare("SELECT session_id, op FROM intents WHERE id = ?"),
     setPaymentId: db.prepare("UPDATE sessions SET payment_id = @paymentId WHERE id = @id"),
     approved: db.prepare(
       "UPDATE sessions SET approved_amount = COALESCE(approved_amount, 0) + @price WHERE id = @id",

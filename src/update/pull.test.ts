@@ -9,6 +9,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../config/load.js";
+import { generateUnitKey, verifyRequest } from "../core/fleetAuth.js";
 import type { ApplyEnv } from "./apply.js";
 import { backoffMs, type PullOptions, pullBundle } from "./pull.js";
 import { readState } from "./state.js";
@@ -164,5 +165,23 @@ describe("vendd bundle pull", () => {
     const r = await pullBundle(env(tree, new JumpClock()), options(tree, url));
     expect(r).toMatchObject({ result: "failed", failures: 1 });
     expect((r as { reason: string }).reason).toContain("ECONNREFUSED");
+  });
+
+  it("signs the conditional GET with the unit's fleet key when it has one", async () => {
+    const tree = unitTree("vendd-pull-");
+    writeFileSync(tree.configFile, unitConfig(tree, [key]));
+    const unit = generateUnitKey();
+    const seen: { ok: boolean; key: string | null; etag: string | undefined }[] = [];
+    const url = await serve((req, res) => {
+      const v = verifyRequest(req.method ?? "", req.url ?? "", req.headers, "", Date.now());
+      seen.push({ ok: v.ok, key: v.ok ? v.publicKey : null, etag: req.headers["if-none-match"] as string });
+      res.writeHead(304).end();
+    });
+    const r = await pullBundle(env(tree, new JumpClock()), {
+      ...options(tree, `${url}/api/unit/v1/bundle?x=1`),
+      key: unit,
+    });
+    expect(r).toEqual({ result: "not_modified" });
+    expect(seen).toEqual([{ ok: true, key: unit.publicKey, etag: undefined }]);
   });
 });

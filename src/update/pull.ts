@@ -5,11 +5,13 @@
  * anything else; a failure (network, HTTP status, truncated or unverifiable download) schedules the next
  * try with exponential backoff and jitter, persisted so the timer's next call respects it.
  */
-import { createWriteStream, readFileSync, rmSync } from "node:fs";
+import { createWriteStream, existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import type { VenddConfig } from "../config/load.js";
 import { writeFileAtomic } from "../core/atomicFile.js";
+import { loadUnitKey, signRequest, type UnitKeyPair } from "../core/fleetAuth.js";
 import { type ApplyEnv, type ApplyReport, applyBundleFile } from "./apply.js";
 import { MAX_BUNDLE_BYTES } from "./bundle.js";
 
@@ -38,6 +40,34 @@ export interface PullOptions {
   /** [0, 1); jitter source. */
   random(): number;
   fetch?: typeof fetch;
+  /**
+   * The unit's fleet key (config `fleet.keyFile`, {@link fleetPullKey}): the GET is signed with it, so a
+   * fleet server (`/api/unit/v1/bundle`) knows which unit asks. Absent: an unsigned GET.
+   */
+  key?: UnitKeyPair;
+  /** Epoch ms for the signature's timestamp (default Date.now). */
+  now?: () => number;
+}
+
+/**
+ * The fleet key a pull signs with: null without a `fleet` section or when its key file does not exist yet
+ * (`vendd fleet enroll` makes it); throws when the file is there but not a usable key.
+ */
+export function fleetPullKey(config: VenddConfig): UnitKeyPair | null {
+  const file = config.fleet?.keyFile;
+  if (file === undefined || !existsSync(file)) return null;
+  try {
+    return loadUnitKey(readFileSync(file, "utf8"));
+  } catch (err) {
+    throw new Error(`fleet.keyFile ${file}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+/** The signature headers of the GET (path with its query, empty body), or none without a key. */
+function signedHeaders(opts: PullOptions): Record<string, string> {
+  if (opts.key === undefined) return {};
+  const u = new URL(opts.url);
+  return signRequest(opts.key, "GET", `${u.pathname}${u.search}`, "", (opts.now ?? Date.now)());
 }
 
 /** Codes of refusals that mean the download itself was bad: retried with backoff, ETag not kept. */
@@ -77,7 +107,7 @@ async function download(
 ): Promise<"not_modified" | "ok"> {
   const doFetch = opts.fetch ?? fetch;
   const res = await doFetch(opts.url, {
-    headers: etag === null ? {} : { "if-none-match": etag },
+    headers: { ...signedHeaders(opts), ...(etag === null ? {} : { "if-none-match": etag }) },
     signal: AbortSignal.timeout(opts.timeoutMs),
     redirect: "error",
   });

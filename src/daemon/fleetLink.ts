@@ -1,0 +1,293 @@
+/**
+ * The unit's link to the fleet server (issue 16): the sender posts the journal's outbox in batches, in seq
+ * order, and marks events delivered up to the fleet's acknowledged `committed`; a heartbeat says what the unit
+ * is doing every `heartbeatSeconds`. Every request is signed with the unit's key (src/core/fleetAuth.ts).
+ *
+ * The fleet is never in the money path: this loop only reads the outbox and writes `delivered` marks; no
+ * part of the engine waits for it. While the fleet is unreachable it backs off with jitter (capped) and the
+ * backlog waits in the journal; a 403 (not approved, revoked) is retried slowly. Exactly once: an event is
+ * marked delivered only after the fleet said it committed it; a lost answer means the batch is sent again,
+ * and the fleet ignores what it already has (idempotent on (unit, seq)).
+ */
+import type { Logger } from "pino";
+import type { Clock } from "../core/clock.js";
+import type { FleetFaultPoints } from "../core/faults.js";
+import { signRequest, type UnitKeyPair } from "../core/fleetAuth.js";
+import {
+  EventAck,
+  type EventBatch,
+  type Heartbeat,
+  HeartbeatResponse,
+  parseWire,
+  UNIT_API,
+} from "../core/fleetWire.js";
+import type { Outbox } from "../journal/outbox.js";
+import { type Backoff, backoffDelay } from "../payment/retry.js";
+
+export type FleetState = "ok" | "unreachable" | "notApproved" | "disabled";
+
+/** What `vendd status` shows of the fleet link. */
+export interface FleetStatus {
+  state: FleetState;
+  /** Undelivered events. */
+  backlog: number;
+  oldestAt: number | null;
+  /** When the fleet last acknowledged a batch or a heartbeat. */
+  lastAckAt: number | null;
+  /** The backlog warning (too many events, or the oldest too old), or null. */
+  warning: string | null;
+}
+
+/** The answer of one request, as the link needs it. */
+export interface FleetAnswer {
+  status: number;
+  body: unknown;
+}
+
+/** Sends one signed POST; throws on a network error or timeout. */
+export type FleetTransport = (
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  timeoutMs: number,
+  signal?: AbortSignal,
+) => Promise<FleetAnswer>;
+
+/** What the heartbeat reports besides the backlog (read from the daemon at each beat). */
+export type HeartbeatSource = () => Omit<Heartbeat, "unitId" | "at" | "backlog">;
+
+export interface FleetLinkOptions {
+  /** The fleet's base URL (config fleet.url). */
+  url: string;
+  unitId: string;
+  key: UnitKeyPair;
+  outbox: Outbox;
+  clock: Clock;
+  /** Jitter source in [0, 1). */
+  random: () => number;
+  logger: Logger;
+  heartbeat: HeartbeatSource;
+  heartbeatMs: number;
+  batchEvents: number;
+  backlogWarnEvents: number;
+  backlogWarnMs: number;
+  /** Time limit of one request (default 15 s). */
+  timeoutMs?: number;
+  /** Backoff while unreachable (default 5 s doubling to 10 min, equal jitter). */
+  backoff?: Backoff;
+  /** Wait after a 403 (default 15 min). */
+  notApprovedMs?: number;
+  /** How often an idle link looks for new events (default 5 s). */
+  pollMs?: number;
+  transport?: FleetTransport;
+  /** Crash points of the crash tests (default none). */
+  faults?: FleetFaultPoints;
+}
+
+export const DEFAULT_FLEET_BACKOFF: Backoff = { baseDelayMs: 5_000, maxDelayMs: 600_000 };
+
+class FleetRefused extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** undici POST with a time limit on the whole exchange. */
+export const undiciTransport: FleetTransport = async (url, body, headers, timeoutMs, signal) => {
+  // Loaded on first use: a unit without a fleet link never loads it.
+  const { request } = await import("undici");
+  const res = await request(url, {
+    method: "POST",
+    body,
+    headers: { ...headers, "content-type": "application/json" },
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    signal:
+      signal === undefined
+        ? AbortSignal.timeout(timeoutMs)
+        : AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]),
+  });
+  const text = await res.body.text();
+  let parsed: unknown = null;
+  try {
+    parsed = text === "" ? null : JSON.parse(text);
+  } catch {
+    parsed = text.slice(0, 200);
+  }
+  return { status: res.statusCode, body: parsed };
+};
+
+export class FleetLink {
+  private state: FleetState = "unreachable";
+  private lastAckAt: number | null = null;
+  private failures = 0;
+  private nextHeartbeat = 0;
+  private warned = false;
+  private readonly transport: FleetTransport;
+  private readonly base: string;
+  private signal: AbortSignal | undefined;
+
+  constructor(private readonly o: FleetLinkOptions) {
+    this.transport = o.transport ?? undiciTransport;
+    this.base = o.url.replace(/\/+$/, "");
+  }
+
+  status(): FleetStatus {
+    const s = this.o.outbox.outboxStats();
+    return {
+      state: this.state,
+      backlog: s.events,
+      oldestAt: s.oldestAt,
+      lastAckAt: this.lastAckAt,
+      warning: this.warning(s.events, s.oldestAt),
+    };
+  }
+
+  private warning(events: number, oldestAt: number | null): string | null {
+    const age = oldestAt === null ? 0 : this.o.clock.now() - oldestAt;
+    if (events > this.o.backlogWarnEvents)
+      return `${events} events wait for the fleet (more than ${this.o.backlogWarnEvents})`;
+    if (age > this.o.backlogWarnMs)
+      return `the oldest undelivered event is ${Math.floor(age / 3_600_000)} h old (limit ${Math.floor(this.o.backlogWarnMs / 3_600_000)} h)`;
+    return null;
+  }
+
+  /**
+   * Runs until `signal` aborts: a round (heartbeat when due, then every pending batch), then the wait it
+   * asks for. Never throws.
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    this.signal = signal;
+    while (!signal.aborted) {
+      const wait = await this.round();
+      try {
+        await this.o.clock.sleep(wait, signal);
+      } catch {
+        return;
+      }
+    }
+  }
+
+  /**
+   * One round: the heartbeat if due, then batches while events are pending. Returns how long to wait before
+   * the next round, ms: the backoff after a failure, else until the next heartbeat or the next look.
+   */
+  async round(): Promise<number> {
+    try {
+      const now = this.o.clock.now();
+      if (now >= this.nextHeartbeat) {
+        await this.beat();
+        this.nextHeartbeat = this.o.clock.now() + this.o.heartbeatMs;
+      }
+      await this.sendAll();
+      this.failures = 0;
+      this.state = "ok";
+      this.checkWarning();
+      return Math.min(this.o.pollMs ?? 5_000, Math.max(0, this.nextHeartbeat - this.o.clock.now()));
+    } catch (err) {
+      // Stopping: the request was cut by the daemon, not by the fleet.
+      if (this.signal?.aborted === true) return 0;
+      this.failures++;
+      this.checkWarning();
+      if (err instanceof FleetRefused && err.status === 403) {
+        if (this.state !== "notApproved")
+          this.o.logger.warn({ status: err.status, detail: err.message }, "the fleet refuses this unit");
+        this.state = "notApproved";
+        return this.o.notApprovedMs ?? 900_000;
+      }
+      const delay = backoffDelay(this.failures, this.o.backoff ?? DEFAULT_FLEET_BACKOFF, this.o.random);
+      if (this.state !== "unreachable" || this.failures === 1)
+        this.o.logger.warn(
+          { err: err instanceof Error ? err.message : String(err), retryInMs: delay },
+          "fleet unreachable",
+        );
+      this.state = "unreachable";
+      return delay;
+    }
+  }
+
+  private checkWarning(): void {
+    const s = this.o.outbox.outboxStats();
+    const w = this.warning(s.events, s.oldestAt);
+    if (w !== null && !this.warned) this.o.logger.warn({ backlog: s.events }, `fleet backlog: ${w}`);
+    this.warned = w !== null;
+  }
+
+  private async post(path: string, payload: unknown): Promise<unknown> {
+    const body = JSON.stringify(payload);
+    const full = `${UNIT_API}${path}`;
+    const headers = signRequest(this.o.key, "POST", full, body, this.o.clock.now());
+    const answer = await this.transport(
+      `${this.base}${full}`,
+      body,
+      headers,
+      this.o.timeoutMs ?? 15_000,
+      this.signal,
+    );
+    if (answer.status < 200 || answer.status > 299) {
+      const b = answer.body;
+      const msg =
+        typeof b === "object" && b !== null && "error" in b
+          ? JSON.stringify(b.error)
+          : `HTTP ${answer.status}`;
+      throw new FleetRefused(answer.status, `${path}: ${answer.status} ${msg.slice(0, 300)}`);
+    }
+    return answer.body;
+  }
+
+  private async beat(): Promise<void> {
+    const s = this.o.outbox.outboxStats();
+    const hb: Heartbeat = {
+      ...this.o.heartbeat(),
+      unitId: this.o.unitId,
+      at: this.o.clock.now(),
+      backlog: { events: s.events, oldestAt: s.oldestAt, lastSeq: s.lastSeq },
+    };
+    const parsed = parseWire(HeartbeatResponse, await this.post("/heartbeat", hb));
+    if (!parsed.ok) throw new Error(`heartbeat answer: ${parsed.error}`);
+    this.lastAckAt = this.o.clock.now();
+    this.committed(parsed.value.committed);
+  }
+
+  /** Applies the fleet's committed seq: renumbers a replaced journal, else marks delivered. */
+  private committed(committed: number): void {
+    const { lastSeq } = this.o.outbox.outboxStats();
+    if (committed > lastSeq) {
+      const n = this.o.outbox.renumberOutbox(committed);
+      this.o.logger.warn(
+        { committed, lastSeq, renumbered: n },
+        "the fleet has more events from this unit than this journal assigned (journal replaced?): undelivered events renumbered",
+      );
+      return;
+    }
+    this.o.faults?.hit("fleet.beforeMark");
+    this.o.outbox.markDelivered(committed);
+    this.o.faults?.hit("fleet.afterMark");
+  }
+
+  private async sendAll(): Promise<void> {
+    for (;;) {
+      const events = this.o.outbox.outboxPending(this.o.batchEvents);
+      const first = events[0];
+      if (first === undefined) return;
+      const batch: EventBatch = { unitId: this.o.unitId, events };
+      this.o.faults?.hit("fleet.beforePost");
+      const parsed = parseWire(EventAck, await this.post("/events", batch));
+      if (!parsed.ok) throw new Error(`events answer: ${parsed.error}`);
+      this.lastAckAt = this.o.clock.now();
+      this.committed(parsed.value.committed);
+      // No progress: the fleet is missing events before this batch (a gap it cannot fill). Stop here and
+      // try again next round rather than spin; the heartbeat shows the fleet the same numbers.
+      if (parsed.value.committed < first.seq) {
+        this.o.logger.warn(
+          { committed: parsed.value.committed, first: first.seq },
+          "the fleet did not commit the batch",
+        );
+        return;
+      }
+    }
+  }
+}

@@ -1,0 +1,223 @@
+/**
+ * Wires the fleet link into a running unit (issue 16): the outbox events the daemon reports itself (service
+ * changes and faults, from the unit's status; the version at start), the sender and heartbeat
+ * (fleetLink.ts), and outbox retention. Started only when the config has a `fleet` section.
+ */
+import { readFileSync } from "node:fs";
+import type { Logger } from "pino";
+import type { VenddConfig } from "../config/load.js";
+import type { Clock } from "../core/clock.js";
+import type { FleetFaultPoints } from "../core/faults.js";
+import { loadUnitKey, type UnitKeyPair } from "../core/fleetAuth.js";
+import type { FaultData, Heartbeat, ServiceData } from "../core/fleetWire.js";
+import type { SqliteJournal } from "../journal/sqlite.js";
+import { readUpdateOutcome } from "../update/state.js";
+import { FleetLink, type FleetStatus } from "./fleetLink.js";
+import type { ReasonCode, UnitStatus } from "./status.js";
+
+/** Status reasons that are faults on the fleet, by fault code. */
+const FAULTS: Partial<Record<ReasonCode, { code: string; message: string }>> = {
+  paymentUnreachable: { code: "paymentUnreachable", message: "payment service unreachable" },
+  paymentRefused: { code: "paymentRefused", message: "payment service refused this unit" },
+  vmcUnavailable: { code: "vmcLink", message: "VMC link lost" },
+  journal: { code: "journalWrite", message: "journal write failure" },
+  failure: { code: "failure", message: "out of service after an error" },
+};
+
+export interface FleetUnitDeps {
+  config: VenddConfig;
+  journal: SqliteJournal;
+  clock: Clock;
+  random: () => number;
+  logger: Logger;
+  /** The running vendd version. */
+  version: string;
+  status(): UnitStatus;
+  onStatus(listener: (s: UnitStatus) => void): () => void;
+  faults?: FleetFaultPoints;
+}
+
+export interface FleetUnit {
+  /** What `status` shows of the fleet link. */
+  status(): FleetStatus;
+  /** Outbox retention (housekeeping): delivered events past retentionDays, undelivered past maxBacklogDays. */
+  retain(): void;
+  stop(): Promise<void>;
+}
+
+/** Reports `fn`'s event; an outbox write failure is logged, never thrown (the fleet is not the money path). */
+function safely(logger: Logger, fn: () => void): void {
+  try {
+    fn();
+  } catch (err) {
+    logger.error({ err }, "the outbox event could not be written");
+  }
+}
+
+/** The service and fault events of a status change (pure): what changed since `prev`. */
+export function statusEvents(
+  prev: UnitStatus | null,
+  next: UnitStatus,
+): { service: ServiceData | null; faults: FaultData[] } {
+  const state = (s: UnitStatus): ServiceData["state"] =>
+    s.inService
+      ? "inService"
+      : s.reasons.some((r) => r.code === "serviceMode")
+        ? "serviceMode"
+        : "outOfService";
+  const first = (s: UnitStatus) => s.reasons[0]?.code ?? "";
+  const service =
+    prev === null || state(prev) !== state(next) || first(prev) !== first(next)
+      ? { state: state(next), reason: (next.reasons[0]?.detail ?? "").slice(0, 500) }
+      : null;
+  const codes = (s: UnitStatus | null) => new Set(s?.reasons.map((r) => r.code) ?? []);
+  const before = codes(prev);
+  const after = codes(next);
+  const faults: FaultData[] = [];
+  for (const [reason, f] of Object.entries(FAULTS)) {
+    if (f === undefined) continue;
+    const was = before.has(reason as ReasonCode);
+    const is = after.has(reason as ReasonCode);
+    if (was === is) continue;
+    const detail = next.reasons.find((r) => r.code === reason)?.detail ?? f.message;
+    faults.push({
+      code: f.code,
+      state: is ? "raised" : "cleared",
+      message: (is ? detail : f.message).slice(0, 500),
+    });
+  }
+  return { service, faults };
+}
+
+export function startFleetUnit(d: FleetUnitDeps): FleetUnit | null {
+  const fleet = d.config.fleet;
+  if (fleet === undefined) return null;
+  const logger = d.logger.child({ component: "fleet" });
+  const { journal } = d;
+
+  safely(logger, () =>
+    journal.report("version", {
+      kind: "release",
+      bundleId: null,
+      version: d.version.slice(0, 128),
+      outcome: "started",
+      reason: "",
+    }),
+  );
+  let last: UnitStatus | null = null;
+  const onStatus = (s: UnitStatus) => {
+    const { service, faults } = statusEvents(last, s);
+    last = s;
+    safely(logger, () =>
+      journal.atomically(
+        () => {
+          for (const f of faults) journal.report("fault", f);
+          if (service !== null) journal.report("service", service);
+        },
+        { durable: false },
+      ),
+    );
+  };
+  onStatus(d.status());
+  const unsubscribe = d.onStatus(onStatus);
+
+  const retain = () => {
+    const now = d.clock.now();
+    const r = journal.retainOutbox(
+      now - fleet.retentionDays * 86_400_000,
+      now - fleet.maxBacklogDays * 86_400_000,
+    );
+    if (r.dropped.length > 0)
+      logger.error(
+        { dropped: r.dropped.length, maxBacklogDays: fleet.maxBacklogDays },
+        "fleet unreachable beyond the backlog limit: the oldest undelivered events were dropped (outboxOverflow)",
+      );
+  };
+
+  let key: UnitKeyPair | null = null;
+  let keyProblem = "";
+  try {
+    key = loadUnitKey(readFileSync(fleet.keyFile, "utf8"));
+  } catch (err) {
+    keyProblem = `the unit key ${fleet.keyFile} cannot be used (${err instanceof Error ? err.message : String(err)}): run \`vendd fleet enroll\``;
+    logger.error({ keyFile: fleet.keyFile }, keyProblem);
+  }
+  if (key === null) {
+    return {
+      status: () => {
+        const s = journal.outboxStats();
+        return {
+          state: "disabled",
+          backlog: s.events,
+          oldestAt: s.oldestAt,
+          lastAckAt: null,
+          warning: keyProblem,
+        };
+      },
+      retain,
+      async stop() {
+        unsubscribe();
+      },
+    };
+  }
+
+  const heartbeat = (): Omit<Heartbeat, "unitId" | "at" | "backlog"> => {
+    const s = d.status();
+    const codes = new Set(s.reasons.map((r) => r.code));
+    const update = readUpdateOutcome(d.config.updates.stateDir);
+    const release =
+      update.outcome?.kind === "release" && update.outcome.result === "committed" ? update.outcome : null;
+    return {
+      state: s.inService ? "inService" : (s.reasons[0]?.code ?? "outOfService"),
+      reason: (s.reasons[0]?.detail ?? "").slice(0, 500),
+      versions: {
+        vendd: d.version.slice(0, 64),
+        config: update.highWater > 0 ? String(update.highWater) : null,
+        release: release?.version == null ? null : String(release.version),
+      },
+      journal: codes.has("journal")
+        ? { ok: false, detail: (s.reasons.find((r) => r.code === "journal")?.detail ?? "").slice(0, 500) }
+        : { ok: true, detail: "ok" },
+      vmc:
+        codes.has("vmcUnavailable") || codes.has("failure")
+          ? "down"
+          : codes.has("starting")
+            ? "unknown"
+            : "up",
+      payment:
+        codes.has("paymentUnreachable") || codes.has("paymentRefused")
+          ? "down"
+          : codes.has("starting")
+            ? "unknown"
+            : "up",
+      unresolved: journal.unresolved().length,
+    };
+  };
+
+  const link = new FleetLink({
+    url: fleet.url,
+    unitId: d.config.unit.id,
+    key,
+    outbox: journal,
+    clock: d.clock,
+    random: d.random,
+    logger,
+    heartbeat,
+    heartbeatMs: fleet.heartbeatSeconds * 1000,
+    batchEvents: fleet.batchEvents,
+    backlogWarnEvents: fleet.backlogWarnEvents,
+    backlogWarnMs: fleet.backlogWarnHours * 3_600_000,
+    ...(d.faults === undefined ? {} : { faults: d.faults }),
+  });
+  const stopping = new AbortController();
+  const running = link.run(stopping.signal);
+  return {
+    status: () => link.status(),
+    retain,
+    async stop() {
+      unsubscribe();
+      stopping.abort(new Error("daemon stopping"));
+      await running;
+    },
+  };
+}

@@ -1,0 +1,199 @@
+import type Database from "better-sqlite3";
+import type {
+  FaultData,
+  ServiceData,
+  SessionData,
+  UnitEvent,
+  UnitEventKind,
+  VersionData,
+} from "../core/fleetWire.js";
+import type { SessionDbRow } from "./rows.js";
+
+/**
+ * The fleet outbox in the journal (migration 5): every finished session, fault, service change and version
+ * change as a {@link UnitEvent} with a per-unit sequence number, written in the same transaction as the
+ * state it reports. The sequence is a counter in `meta` (`outbox_seq`): 1, 2, 3, … with no gaps, never
+ * reused or lowered, even after retention deleted rows. The sender (src/daemon/fleetLink.ts) reads pending
+ * events in seq order and marks them delivered up to what the fleet acknowledged.
+ *
+ * Undelivered events older than the backlog limit are dropped, but their sequence numbers are not: each
+ * dropped row is kept as a tombstone (kind `dropped`, no data) and sent as a `fault` event `outboxOverflow`,
+ * so the fleet's contiguous `committed` still advances past them and it sees exactly which events it lost.
+ */
+
+/** What the sender needs of the journal (SqliteJournal implements it; tests may fake it). */
+export interface Outbox {
+  /** Up to `limit` undelivered events in seq order. */
+  outboxPending(limit: number): UnitEvent[];
+  /** Marks every event with seq ≤ `upTo` delivered; returns how many changed. */
+  markDelivered(upTo: number): number;
+  outboxStats(): OutboxStats;
+  /**
+   * The journal was replaced (the fleet has committed more than this journal ever assigned): renumbers the
+   * undelivered events to follow `committed`; returns how many were renumbered.
+   */
+  renumberOutbox(committed: number): number;
+}
+
+export interface OutboxStats {
+  /** Undelivered events. */
+  events: number;
+  /** `at` of the oldest undelivered event, ms. */
+  oldestAt: number | null;
+  /** Highest seq the journal has assigned (0 before the first). */
+  lastSeq: number;
+}
+
+/** The data of each event kind the daemon reports itself (sessions are written by the journal). */
+export interface ReportData {
+  fault: FaultData;
+  service: ServiceData;
+  version: VersionData;
+}
+
+export const OUTBOX_OVERFLOW = "outboxOverflow";
+
+interface OutboxDbRow {
+  seq: number;
+  at: number;
+  kind: string;
+  data: string;
+}
+
+export class OutboxStore {
+  private readonly stmts;
+
+  constructor(private readonly db: Database.Database) {
+    this.stmts = {
+      next: db.prepare(
+        "INSERT INTO meta (key, value) VALUES ('outbox_seq', '1') ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1 RETURNING value",
+      ),
+      lastSeq: db.prepare("SELECT value FROM meta WHERE key = 'outbox_seq'").pluck(),
+      setSeq: db.prepare(
+        "INSERT INTO meta (key, value) VALUES ('outbox_seq', @value) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+      ),
+      insert: db.prepare("INSERT INTO outbox (seq, at, kind, data, delivered) VALUES (?, ?, ?, ?, 0)"),
+      pending: db.prepare("SELECT seq, at, kind, data FROM outbox WHERE delivered = 0 ORDER BY seq LIMIT ?"),
+      mark: db.prepare("UPDATE outbox SET delivered = 1 WHERE delivered = 0 AND seq <= ?"),
+      stats: db.prepare("SELECT count(*) AS events, min(at) AS oldestAt FROM outbox WHERE delivered = 0"),
+      undelivered: db.prepare("SELECT seq FROM outbox WHERE delivered = 0 ORDER BY seq").pluck(),
+      renumber: db.prepare("UPDATE outbox SET seq = ? WHERE seq = ?"),
+      dropDelivered: db.prepare("DELETE FROM outbox WHERE delivered = 1 AND at < ?"),
+      overflow: db.prepare(
+        "UPDATE outbox SET kind = 'dropped', data = '{}' WHERE delivered = 0 AND kind <> 'dropped' AND at < ? RETURNING seq",
+      ),
+      session: db.prepare("SELECT * FROM sessions WHERE id = ?"),
+      vends: db.prepare("SELECT item, price, outcome FROM vends WHERE session_id = ? ORDER BY id"),
+      done: db.prepare(
+        "SELECT op, coalesce(sum(amount), 0) AS amount FROM intents WHERE session_id = ? AND state = 'done' GROUP BY op",
+      ),
+    };
+  }
+
+  /**
+   * Appends one event, the counter and the row in one transaction (a savepoint inside the caller's): the
+   * counter never moves without its row, so the sequence has no gaps. Returns its seq.
+   */
+  append(kind: UnitEventKind | "dropped", at: number, data: unknown): number {
+    return this.db.transaction(() => {
+      const seq = Number((this.stmts.next.get() as { value: string }).value);
+      this.stmts.insert.run(seq, at, kind, JSON.stringify(data));
+      return seq;
+    })();
+  }
+
+  /**
+   * The `session` event of a closed session, from the journal's own rows; null while it is not closed.
+   * `captured`/`refunded` are the confirmed (done) capture and refund intents.
+   */
+  sessionData(sessionId: string, currency: string): SessionData | null {
+    const s = this.stmts.session.get(sessionId) as SessionDbRow | undefined;
+    if (s === undefined || s.closed_at === null || s.result === null) return null;
+    const sums = new Map(
+      (this.stmts.done.all(sessionId) as { op: string; amount: number }[]).map((r) => [r.op, r.amount]),
+    );
+    const vends = this.stmts.vends.all(sessionId) as SessionData["vends"];
+    return {
+      sessionId: s.id,
+      orderId: s.order_id,
+      paymentId: s.payment_id,
+      driver: s.driver as SessionData["driver"],
+      flow: s.flow === "checkin" ? "checkin" : "selection",
+      item: s.item,
+      price: s.price,
+      result: s.result as SessionData["result"],
+      reason: (s.reason ?? "").slice(0, 500),
+      approved: s.approved_amount ?? 0,
+      captured: sums.get("capture") ?? 0,
+      refunded: sums.get("refund") ?? 0,
+      currency,
+      openedAt: s.opened_at,
+      closedAt: s.closed_at,
+      vends: vends.slice(0, 100).map((v) => ({ item: v.item, price: v.price, outcome: v.outcome })),
+      review: s.review === 1,
+    };
+  }
+
+  pending(limit: number): UnitEvent[] {
+    const rows = this.stmts.pending.all(Math.max(1, Math.trunc(limit))) as OutboxDbRow[];
+    return rows.map(toEvent);
+  }
+
+  markDelivered(upTo: number): number {
+    return this.stmts.mark.run(Math.trunc(upTo)).changes;
+  }
+
+  lastSeq(): number {
+    return Number(this.stmts.lastSeq.get() ?? 0);
+  }
+
+  stats(): OutboxStats {
+    const r = this.stmts.stats.get() as { events: number; oldestAt: number | null };
+    return { events: r.events, oldestAt: r.oldestAt, lastSeq: this.lastSeq() };
+  }
+
+  /** The undelivered events and the counter move together, in one transaction. */
+  renumber(committed: number): number {
+    return this.db.transaction(() => {
+      const seqs = this.stmts.undelivered.all() as number[];
+      // Every new seq is above `committed` ≥ lastSeq + 1 > any seq in the table: no collision in any order.
+      for (const [i, seq] of seqs.entries()) this.stmts.renumber.run(committed + 1 + i, seq);
+      this.stmts.setSeq.run({ value: String(committed + seqs.length) });
+      return seqs.length;
+    })();
+  }
+
+  /** Deletes delivered events older than `deliveredBefore`; returns how many. */
+  dropDelivered(deliveredBefore: number): number {
+    return this.stmts.dropDelivered.run(deliveredBefore).changes;
+  }
+
+  /** Turns undelivered events older than `before` into tombstones; returns their seqs. */
+  overflow(before: number): number[] {
+    return (this.stmts.overflow.all(before) as { seq: number }[]).map((r) => r.seq);
+  }
+}
+
+function toEvent(r: OutboxDbRow): UnitEvent {
+  const base = { seq: r.seq, at: r.at };
+  switch (r.kind) {
+    case "session":
+      return { ...base, kind: "session", data: JSON.parse(r.data) as SessionData };
+    case "fault":
+      return { ...base, kind: "fault", data: JSON.parse(r.data) as FaultData };
+    case "service":
+      return { ...base, kind: "service", data: JSON.parse(r.data) as ServiceData };
+    case "version":
+      return { ...base, kind: "version", data: JSON.parse(r.data) as VersionData };
+    default:
+      return {
+        ...base,
+        kind: "fault",
+        data: {
+          code: OUTBOX_OVERFLOW,
+          state: "raised",
+          message: `event ${r.seq} was dropped undelivered: the backlog exceeded fleet.maxBacklogDays`,
+        },
+      };
+  }
+}
