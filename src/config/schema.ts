@@ -8,6 +8,7 @@ import { parseAmount } from "../core/money.js";
 import { ALWAYS, crossCheck, intIn, isRecord, nonEmpty, serviceText } from "./rules.js";
 import { consoleSchema } from "./schema-console.js";
 import { bleSchema, gpioSchema, nfcSchema, pulseIssues, pulseSchema } from "./schema-devices.js";
+import { entitlementKeyIssues, entitlementsSchema } from "./schema-entitlements.js";
 import { paymentSchema } from "./schema-payment.js";
 import { amountSchema, CURRENCY_DECIMALS, DEFAULT_MAX_PRICE, maxPriceIssues } from "./schema-price.js";
 import { updatesSchema } from "./schema-updates.js";
@@ -124,11 +125,14 @@ export const configSchema = z
     secrets: z.strictObject({ file: nonEmpty(4096).nullable().default(null) }).prefault({}),
     /** Signed bundles: trusted keys, inbox, pull URL, health gate (src/config/schema-updates.ts). */
     updates: updatesSchema,
+    /** Member plan vends: the entitlement key and list (src/config/schema-entitlements.ts); null = none. */
+    entitlements: entitlementsSchema,
   })
   .superRefine(
     crossCheck((root) => [
       ...pulseIssues(isRecord(root.vmc) ? root.vmc.driver : undefined, root.pulse),
       ...maxPriceIssues(root),
+      ...entitlementKeyIssues(root),
     ]),
     ALWAYS,
   );
