@@ -7,6 +7,8 @@ export interface VmcEventHost {
   readonly deps: EngineDeps;
   /** False while out of service with no sale running, or after a failure: vend requests are denied. */
   readonly accepting: boolean;
+  /** True when no session is open (selection first): a member's plan decision may apply. */
+  readonly idle: boolean;
   /** True once the engine is out of service by failure (journal). */
   readonly broken: boolean;
   atomic(fn: () => void, durable?: boolean): boolean;
@@ -28,11 +30,14 @@ export function onVmcEvent(host: VmcEventHost, e: VmcEvent): void {
   }
   switch (e.type) {
     case "vendRequested": {
+      // A member's tap decides the next vend request taken while idle (no network: the gate is local).
+      const plan = host.idle ? (host.deps.plans?.decide(e.item, e.price) ?? undefined) : undefined;
       const input = {
         type: "vendRequested",
         item: e.item,
         price: e.price,
         sessionId: host.deps.newId(),
+        ...(plan === undefined ? {} : { plan }),
       } as const;
       // Durable when the request starts a payment; a request refused at once (busy, price) does not wait
       // for fsync: its order id never leaves the unit (src/journal/DURABILITY.md).

@@ -93,4 +93,23 @@ export const MIGRATIONS: readonly string[] = [
     SELECT RAISE(ABORT, 'the console audit log is append-only');
   END;
   `,
+  // Migration 6 (issue 18): plan vends. Numbered 6 in the plan of the fleet work (migration 5, the outbox, is
+  // written in parallel); whoever merges both keeps this one after it, as its own entry.
+  `
+  CREATE TABLE plan_sessions (
+    session_id TEXT PRIMARY KEY REFERENCES sessions (id),
+    member_id TEXT NOT NULL,
+    plan_id TEXT NOT NULL,
+    badge TEXT NOT NULL,
+    day TEXT NOT NULL,
+    month TEXT NOT NULL
+  ) STRICT;
+  CREATE TABLE plan_usage (
+    member_id TEXT NOT NULL,
+    period TEXT NOT NULL,
+    items INTEGER NOT NULL CHECK (items >= 0),
+    amount INTEGER NOT NULL CHECK (amount >= 0),
+    PRIMARY KEY (member_id, period)
+  ) STRICT;
+  `,
 ];
