@@ -36,6 +36,11 @@ export async function startPeripherals(
     logger: Logger;
     engine: ServiceControl;
     gpio: GpioPort | null;
+    /**
+     * Member badges (issue 18): a tap of a badge that is not a technician's goes to the member gate, which
+     * hashes the UID it is lent (daemon/entitlements.ts MemberGate). Absent: such taps are only logged.
+     */
+    members?: { tap(normalisedUid: string): unknown };
     /** Already-created devices (tests, simulations); otherwise created from config. */
     devices?: { beacon?: BeaconAdvertiser; nfc?: NfcStation };
   },
@@ -83,8 +88,15 @@ export async function startPeripherals(
     nfc = deps.devices?.nfc ?? (await createNfc(nfcOptions(config), { clock: deps.clock, logger }));
     nfc.onReaderState((state) => logger.info({ state }, "NFC reader"));
     nfc.onBadge((tap) => {
+      const members = deps.members;
       if (tap.authorized) toggle(`badge ${tap.name ?? "?"}`);
-      else logger.warn("unknown badge presented");
+      else if (members !== undefined && tap.withUid !== undefined) {
+        try {
+          tap.withUid((uid) => members.tap(uid));
+        } catch (err) {
+          logger.error({ err }, "member badge tap failed");
+        }
+      } else logger.warn("unknown badge presented");
     });
   }
   const pins = config.gpio.pins;
