@@ -284,6 +284,7 @@ describe("plan vends at the unit (sim devices, file journal, virtual time)", () 
     const { logger, lines } = capture();
     const u = await planUnit({ dir, logger });
 
+    const durableBefore = u.journal.durableCommits;
     for (let i = 0; i < 2; i++) {
       expect(u.gate.tap(UID)).toBe("member");
       expect(u.display.screens.at(-1)).toMatchObject({ kind: "idle", message: "Plan: choose a product" });
@@ -295,6 +296,8 @@ describe("plan vends at the unit (sim devices, file journal, virtual time)", () 
       { item: 12, price: 150, result: "delivered" },
     ]);
     expect(u.payment.ledger).toEqual([]);
+    // One durable commit per plan vend: the session with its member and the approval, before the line.
+    expect(u.journal.durableCommits - durableBefore).toBe(2);
     const plan = u.journal.sessions();
     expect(plan.map((s) => [s.driver, s.result, s.approvedAmount, s.vendOutcome, s.decision])).toEqual([
       [PLAN_DRIVER, "captured", 150, "success", null],
@@ -370,6 +373,13 @@ describe("plan vends at the unit (sim devices, file journal, virtual time)", () 
     expect(u.payment.ledger).toEqual([]);
     // Denials open no session: only the plan vend is journaled.
     expect(u.journal.sessions().map((s) => s.driver)).toEqual([PLAN_DRIVER]);
+    // A tap holds for tapWindowMs only: later, the vend is an ordinary paid one and the greeting is gone.
+    u.gate.tap(UID);
+    await u.clock.advanceAsync(61_000, 1000);
+    expect(u.display.screens.at(-1)).toMatchObject({ kind: "idle", message: "Choose a product" });
+    u.vmc.requestVend(12, 150);
+    await u.run();
+    expect(u.payment.ledger.map((e) => e.kind)).toEqual(["reserved", "captured"]);
   });
 
   it("the allowance counting survives a restart; an approved vend cut off before its outcome counts", async () => {
