@@ -181,7 +181,7 @@ async function stopUnit(u: PlanUnit): Promise<void> {
 }
 
 describe("entitlement store", () => {
-  it("refuses lists signed by a config key or an unknown key, expired or tampered; the previous list stays", () => {
+  it("refuses lists signed by a config key or an unknown key, expired or tampered; the previous list stays", async () => {
     const dir = tempDir();
     const file = join(dir, "entitlements.json");
     const clock = new ManualClock(T0);
@@ -201,7 +201,7 @@ describe("entitlement store", () => {
     write({ document: good.document.replace('"items":2', '"items":9'), signature: good.signature });
     expect(store.load()).toBe("signature");
     expect(store.current()).toBeNull();
-    expect(store.lookup(UID)).toBeNull();
+    expect(await store.lookup(UID)).toBeNull();
 
     write(good);
     expect(store.load()).toBeNull();
@@ -210,14 +210,14 @@ describe("entitlement store", () => {
     write(signEntitlements(list({ serial: 8 }), configKey.sk));
     expect(store.load()).toBe("wrongKey");
     expect(store.current()?.serial).toBe(7);
-    expect(store.lookup(UID)?.member.memberId).toBe("m-1");
+    expect((await store.lookup(UID))?.member.memberId).toBe("m-1");
     expect(lines.filter((l) => l.includes("entitlement list refused")).length).toBe(5);
     expect(lines.some((l) => l.includes('"code":"wrongKey"'))).toBe(true);
 
     // Until it expires: then it is not used, members fall back to the normal flow.
     clock.advance(7 * 86_400_000);
     expect(store.current()).toBeNull();
-    expect(store.lookup(UID)).toBeNull();
+    expect(await store.lookup(UID)).toBeNull();
   });
 
   it("install verifies, refuses a lower serial, writes the file atomically; the key loads from a line or a .pub file", () => {
@@ -243,15 +243,15 @@ describe("entitlement store", () => {
     expect(loadEntitlementKey(pub).raw).toEqual(loadEntitlementKey(entKey.line).raw);
   });
 
-  it("finds a member only at its units, in its validity, by the hash of the normalised UID (either case)", () => {
+  it("finds a member only at its units, in its validity, by the hash of the normalised UID (either case)", async () => {
     const dir = tempDir();
     const clock = new ManualClock(T0);
     const store = storeAt(join(dir, "e.json"), clock, pino({ level: "silent" }));
     const s = signEntitlements(list(), entKey.sk);
     store.install(s.document, s.signature);
-    expect(store.lookup(UID)?.member.memberId).toBe("m-1");
-    expect(store.lookup(UID_UPPER)?.member.memberId).toBe("m-1");
-    expect(store.lookup(OTHER_UID)).toBeNull();
+    expect((await store.lookup(UID))?.member.memberId).toBe("m-1");
+    expect((await store.lookup(UID_UPPER))?.member.memberId).toBe("m-1");
+    expect(await store.lookup(OTHER_UID)).toBeNull();
     const elsewhere = new EntitlementStore({
       publicKey: parsePublicKey(entKey.publicKeyText),
       listFile: join(dir, "e.json"),
@@ -260,7 +260,7 @@ describe("entitlement store", () => {
       logger: pino({ level: "silent" }),
     });
     elsewhere.load();
-    expect(elsewhere.lookup(UID)).toBeNull();
+    expect(await elsewhere.lookup(UID)).toBeNull();
   });
 
   it("counts days and months in the list's time zone", () => {
@@ -286,7 +286,7 @@ describe("plan vends at the unit (sim devices, file journal, virtual time)", () 
 
     const durableBefore = u.journal.durableCommits;
     for (let i = 0; i < 2; i++) {
-      expect(u.gate.tap(UID)).toBe("member");
+      expect(await u.gate.tap(UID)).toBe("member");
       expect(u.display.screens.at(-1)).toMatchObject({ kind: "idle", message: "Plan: choose a product" });
       u.vmc.requestVend(12, 150);
       await u.run();
@@ -312,7 +312,7 @@ describe("plan vends at the unit (sim devices, file journal, virtual time)", () 
     expect(u.journal.planUsage("m-1", month)).toEqual({ items: 2, amount: 300 });
 
     // The third today exceeds perDay (2): the normal payment is offered, and the vend is paid.
-    expect(u.gate.tap(UID)).toBe("member");
+    expect(await u.gate.tap(UID)).toBe("member");
     u.vmc.requestVend(12, 150);
     await u.run();
     expect(u.display.screens.map((s) => s.kind)).toContain("pay");
@@ -326,7 +326,7 @@ describe("plan vends at the unit (sim devices, file journal, virtual time)", () 
     expect(u.journal.planUsage("m-1", day)).toEqual({ items: 2, amount: 300 });
 
     // Without a tap, a vend is simply paid; an unknown badge also leads to the normal flow.
-    expect(u.gate.tap(OTHER_UID)).toBe("unknown");
+    expect(await u.gate.tap(OTHER_UID)).toBe("unknown");
     u.vmc.requestVend(3, 200);
     await u.run();
     expect(u.payment.ledger.filter((e) => e.kind === "captured")).toHaveLength(2);
@@ -354,10 +354,10 @@ describe("plan vends at the unit (sim devices, file journal, virtual time)", () 
     const dir = tempDir();
     install(dir, list({}, 1));
     const u = await planUnit({ dir, logger: pino({ level: "silent" }), overAllowance: "deny" });
-    u.gate.tap(UID);
+    await u.gate.tap(UID);
     u.vmc.requestVend(12, 150);
     await u.run();
-    u.gate.tap(UID);
+    await u.gate.tap(UID);
     u.vmc.requestVend(12, 150);
     await u.run();
     expect(u.vmc.vends.map((v) => v.result)).toEqual(["delivered", "denied"]);
@@ -365,7 +365,7 @@ describe("plan vends at the unit (sim devices, file journal, virtual time)", () 
       kind: "idle",
       message: "Your plan's allowance is used up today",
     });
-    u.gate.tap(OTHER_UID);
+    await u.gate.tap(OTHER_UID);
     u.vmc.requestVend(12, 150);
     await u.run();
     expect(u.vmc.vends.map((v) => v.result)).toEqual(["delivered", "denied", "denied"]);
@@ -374,7 +374,7 @@ describe("plan vends at the unit (sim devices, file journal, virtual time)", () 
     // Denials open no session: only the plan vend is journaled.
     expect(u.journal.sessions().map((s) => s.driver)).toEqual([PLAN_DRIVER]);
     // A tap holds for tapWindowMs only: later, the vend is an ordinary paid one and the greeting is gone.
-    u.gate.tap(UID);
+    await u.gate.tap(UID);
     await u.clock.advanceAsync(61_000, 1000);
     expect(u.display.screens.at(-1)).toMatchObject({ kind: "idle", message: "Choose a product" });
     u.vmc.requestVend(12, 150);
@@ -387,11 +387,11 @@ describe("plan vends at the unit (sim devices, file journal, virtual time)", () 
     install(dir, list({}, 3));
     const logger = pino({ level: "silent" });
     const a = await planUnit({ dir, logger });
-    a.gate.tap(UID);
+    await a.gate.tap(UID);
     a.vmc.requestVend(12, 150);
     await a.run();
     // A second plan vend approved, then the unit stops before the VMC reports: outcome unknown.
-    a.gate.tap(UID);
+    await a.gate.tap(UID);
     a.vmc.requestVend(7, 120);
     await a.clock.advanceAsync(100, 100);
     expect(a.engine.current.tag).toBe("planVending");
@@ -412,10 +412,10 @@ describe("plan vends at the unit (sim devices, file journal, virtual time)", () 
     const { day } = periodsOf(T0, "Europe/Oslo");
     expect(b.journal.planUsage("m-1", day)).toEqual({ items: 2, amount: 270 });
     // One left today: granted; the next one is over (paid).
-    b.gate.tap(UID);
+    await b.gate.tap(UID);
     b.vmc.requestVend(12, 150);
     await b.run();
-    b.gate.tap(UID);
+    await b.gate.tap(UID);
     b.vmc.requestVend(12, 150);
     await b.run();
     expect(b.journal.planUsage("m-1", day)).toEqual({ items: 3, amount: 420 });
@@ -437,14 +437,14 @@ describe("plan vends at the unit (sim devices, file journal, virtual time)", () 
         timeoutMs: 2000,
       }),
     ).rejects.toThrow();
-    expect(u.gate.tap(UID)).toBe("member");
+    expect(await u.gate.tap(UID)).toBe("member");
     u.vmc.requestVend(12, 150);
     await u.run();
     expect(u.journal.sessions()[0]?.driver).toBe(PLAN_DRIVER);
 
     // An hour later the list has expired: a tap arms nothing, the vend is paid.
     u.clock.advance(3_600_000);
-    expect(u.gate.tap(UID)).toBe("noList");
+    expect(await u.gate.tap(UID)).toBe("noList");
     u.vmc.requestVend(12, 150);
     await u.run();
     expect(u.payment.ledger.map((e) => e.kind)).toEqual(["reserved", "captured"]);
@@ -472,6 +472,6 @@ describe("plan vends at the unit (sim devices, file journal, virtual time)", () 
     } finally {
       await new Promise<void>((r) => fleet.close(() => r()));
     }
-    expect(u.gate.tap(UID)).toBe("member");
+    expect(await u.gate.tap(UID)).toBe("member");
   });
 });

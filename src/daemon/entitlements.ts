@@ -25,7 +25,7 @@ import type { PlanDecision } from "../engine/types.js";
 import type { Journal, PlanMember } from "../journal/journal.js";
 import {
   type Allowance,
-  badgeHash,
+  badgeHashAsync,
   EntitlementError,
   type EntitlementList,
   type EntitlementMember,
@@ -162,12 +162,13 @@ export class EntitlementStore {
    * The member whose badge this is, valid at this unit now, or null. `normalisedUid`: hex as
    * drivers/nfc/badges.ts `normaliseUid` gives it (either case). One scrypt per call.
    */
-  lookup(normalisedUid: string): { member: EntitlementMember; list: EntitlementList } | null {
+  async lookup(normalisedUid: string): Promise<{ member: EntitlementMember; list: EntitlementList } | null> {
     const list = this.current();
     if (list === null) return null;
     let hash: string;
     try {
-      hash = badgeHash(normalisedUid.toUpperCase(), list.badgeSalt);
+      // On the thread pool: the VMC line is served while scrypt runs.
+      hash = await badgeHashAsync(normalisedUid.toUpperCase(), list.badgeSalt);
     } catch {
       return null;
     }
@@ -271,14 +272,13 @@ export class MemberGate implements PlanGate {
    * Returns what the tap armed (for the log and tests): `member`, `unknown`, or `noList` (no list in force:
    * nothing armed, the normal flow).
    */
-  tap(normalisedUid: string): "member" | "unknown" | "noList" {
-    const now = this.o.clock.now();
+  async tap(normalisedUid: string): Promise<"member" | "unknown" | "noList"> {
     if (this.o.store.current() === null) {
       this.o.logger.info("badge tap: no entitlement list in force; normal payment flow");
       return "noList";
     }
-    const found = this.o.store.lookup(normalisedUid);
-    const until = now + this.o.tapWindowMs;
+    const found = await this.o.store.lookup(normalisedUid);
+    const until = this.o.clock.now() + this.o.tapWindowMs;
     this.expiry?.cancel();
     this.expiry = this.o.clock.setTimer(this.o.tapWindowMs, () => this.expire());
     if (found === null) {

@@ -91,10 +91,11 @@ export async function startPeripherals(
       const members = deps.members;
       if (tap.authorized) toggle(`badge ${tap.name ?? "?"}`);
       else if (members !== undefined && tap.withUid !== undefined) {
+        const failed = (err: unknown) => logger.error({ err }, "member badge tap failed");
         try {
-          tap.withUid((uid) => members.tap(uid));
+          void Promise.resolve(tap.withUid((uid) => members.tap(uid))).catch(failed);
         } catch (err) {
-          logger.error({ err }, "member badge tap failed");
+          failed(err);
         }
       } else logger.warn("unknown badge presented");
     });

@@ -1,6 +1,6 @@
 import type { VmcEvent } from "../../drivers/vmc/controller.js";
 import type { EngineDeps } from "./options.js";
-import type { EngineInput } from "./types.js";
+import type { EngineInput, PlanDecision } from "./types.js";
 
 /** What the VMC event handler needs of the engine (runner.ts). */
 export interface VmcEventHost {
@@ -31,7 +31,7 @@ export function onVmcEvent(host: VmcEventHost, e: VmcEvent): void {
   switch (e.type) {
     case "vendRequested": {
       // A member's tap decides the next vend request taken while idle (no network: the gate is local).
-      const plan = host.idle ? (host.deps.plans?.decide(e.item, e.price) ?? undefined) : undefined;
+      const plan = host.idle ? planDecision(host, e.item, e.price) : undefined;
       const input = {
         type: "vendRequested",
         item: e.item,
@@ -65,5 +65,15 @@ export function onVmcEvent(host: VmcEventHost, e: VmcEvent): void {
     case "link":
       logger.info({ vmc: e }, "vmc event");
       return;
+  }
+}
+
+/** The member gate's decision; a gate that fails (a journal read) leaves the normal payment flow. */
+function planDecision(host: VmcEventHost, item: number, price: number): PlanDecision | undefined {
+  try {
+    return host.deps.plans?.decide(item, price) ?? undefined;
+  } catch (err) {
+    host.deps.logger.error({ err }, "member gate failed; normal payment flow");
+    return undefined;
   }
 }

@@ -12,7 +12,7 @@
  * A badge appears only as {@link badgeHash}: scrypt of the card's normalised UID with the fleet's badge salt
  * (stable for a fleet, carried in the list), so neither the list, the journal nor the fleet holds a UID.
  */
-import { createHash, scryptSync } from "node:crypto";
+import { createHash, scrypt, scryptSync } from "node:crypto";
 import * as z from "zod";
 import {
   formatSignature,
@@ -101,6 +101,21 @@ export function badgeHash(normalisedUid: string, badgeSalt: string): string {
   return scryptSync(normalisedUid, Buffer.from(badgeSalt, "base64url"), 32, BADGE_SCRYPT).toString(
     "base64url",
   );
+}
+
+/**
+ * {@link badgeHash} on the thread pool: the same hash, without blocking the event loop for the scrypt
+ * (the unit's VMC line keeps being served during a tap).
+ */
+export function badgeHashAsync(normalisedUid: string, badgeSalt: string): Promise<string> {
+  if (!/^[0-9A-F]{8,20}$/.test(normalisedUid))
+    return Promise.reject(new EntitlementError("malformed", "not a normalised badge UID"));
+  return new Promise((resolve, reject) => {
+    scrypt(normalisedUid, Buffer.from(badgeSalt, "base64url"), 32, BADGE_SCRYPT, (err, key) => {
+      if (err) reject(err);
+      else resolve(key.toString("base64url"));
+    });
+  });
 }
 
 function trustedComment(list: EntitlementList, document: string): string {
