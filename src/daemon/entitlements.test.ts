@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino, { type Logger } from "pino";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { createSimDisplay, type SimDisplay } from "../../drivers/display/sim.js";
 import { SimVmc } from "../../drivers/vmc/sim.js";
 import { ENGINE_DEFAULTS } from "../../test/support/unit.js";
@@ -261,6 +261,22 @@ describe("entitlement store", () => {
     });
     elsewhere.load();
     expect(await elsewhere.lookup(UID)).toBeNull();
+  });
+
+  it("re-reads the list file when it changes (watch), keeping the list in force on a refused one", async () => {
+    const dir = tempDir();
+    const file = join(dir, "entitlements.json");
+    const store = storeAt(file, new ManualClock(T0), pino({ level: "silent" }));
+    const stop = store.watch();
+    try {
+      writeFileSync(file, JSON.stringify(signEntitlements(list({ serial: 3 }), entKey.sk)));
+      await vi.waitFor(() => expect(store.current()?.serial).toBe(3), { timeout: 5000 });
+      writeFileSync(file, JSON.stringify(signEntitlements(list({ serial: 4 }), configKey.sk)));
+      writeFileSync(file, JSON.stringify(signEntitlements(list({ serial: 5 }), entKey.sk)));
+      await vi.waitFor(() => expect(store.current()?.serial).toBe(5), { timeout: 5000 });
+    } finally {
+      stop();
+    }
   });
 
   it("counts days and months in the list's time zone", () => {
