@@ -92,8 +92,9 @@ export class EntitlementError extends Error {
 const BADGE_SCRYPT = { N: 16_384, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
 
 /**
- * The only form in which a member's badge leaves the reader: scrypt of the normalised UID (upper-case hex,
- * as drivers/nfc/badges.ts `normaliseUid` makes it) with the fleet's badge salt, base64url (43 characters).
+ * The only form in which a member's badge leaves the reader: scrypt of the normalised UID in upper-case hex
+ * (drivers/nfc/badges.ts `normaliseUid` gives lower case: upper-case it first) with the fleet's badge salt,
+ * base64url (43 characters).
  */
 export function badgeHash(normalisedUid: string, badgeSalt: string): string {
   if (!/^[0-9A-F]{8,20}$/.test(normalisedUid))
