@@ -25,6 +25,12 @@ export interface BadgeTap {
   authorized: boolean;
   /** The badge owner's configured name; null when unknown. The UID itself is never exposed. */
   name: string | null;
+  /**
+   * Lends the card's normalised UID (lower-case hex) to `fn` and returns what it returns: for a member's
+   * badge hash (issue 18), computed and kept instead of the UID. A non-enumerable function, so logging,
+   * spreading or serialising a tap never carries the UID. Absent from stations that cannot lend it.
+   */
+  withUid?: <T>(fn: (normalisedUid: string) => T) => T;
 }
 
 /**
@@ -94,7 +100,13 @@ export function createNfcStation(o: StationOptions): NfcStation {
     const name = await isBadge(uid);
     if (name !== null || armed === null) {
       o.logger?.info({ authorized: name !== null, name }, "nfc: badge tap");
-      for (const fn of [...badgeFns]) fn({ authorized: name !== null, name });
+      const withUid = <T>(fn: (normalisedUid: string) => T): T => fn(uid);
+      for (const fn of [...badgeFns]) {
+        // Not enumerable: a tap logged, spread or compared carries no trace of the UID.
+        const tap: BadgeTap = { authorized: name !== null, name };
+        Object.defineProperty(tap, "withUid", { value: withUid, enumerable: false });
+        fn(tap);
+      }
       return;
     }
     const job = armed;

@@ -303,3 +303,33 @@ describe("checkConsistency: the journal and the VMC", () => {
     expect(r).toMatch(/^approved 140 for a request of 150$/m);
   });
 });
+
+describe("plan vends (issue 18)", () => {
+  const plan = session({
+    driver: "plan",
+    paymentId: null,
+    vendOutcome: "unknown",
+    decision: null,
+    reason: "no vend outcome in time (counted)",
+  });
+  const world = (over: Partial<ConsistencyInput> = {}) =>
+    input({
+      journal: { sessions: [plan], vends: [vend(1, "s1", "unknown")], intents: [], integrity: "ok" },
+      ledger: [],
+      policy: "cancel",
+      vmc: undefined,
+      ...over,
+    });
+
+  it("a settled plan vend moves no money and is consistent under either unknown-outcome policy", () => {
+    expect(problems(world())).toBe("");
+    expect(checkConsistency(world()).capturedAmount).toBe(0);
+  });
+
+  it("an open plan vend is reported", () => {
+    const open = { ...plan, closedAt: null, result: null };
+    expect(
+      problems(world({ journal: { sessions: [open], vends: [], intents: [], integrity: "ok" } })),
+    ).toMatch(/not settled/);
+  });
+});

@@ -1,5 +1,5 @@
 import { decideSettlement } from "../engine/settlement.js";
-import type { SessionRow, SettleAction } from "../journal/journal.js";
+import { PLAN_DRIVER, type SessionRow, type SettleAction } from "../journal/journal.js";
 import type { VendView } from "../journal/snapshot.js";
 import type { LedgerRecord } from "./types.js";
 
@@ -71,6 +71,11 @@ export function sessionProblems(
   const label = `session ${s.orderId}`;
   if (s.closedAt === null || s.result === "unsettled")
     problems.push(`${label} is not settled (${s.result ?? "open"})`);
+  // A plan vend (issue 18) moves no money: settled, and nothing at the service, is all there is to check.
+  if (s.driver === PLAN_DRIVER) {
+    if (entries.length > 0) problems.push(`${label}: a plan vend with payment movements`);
+    return { problems, kept: 0 };
+  }
   const t = tally(entries);
   const owed = decideSettlement({
     price: s.price,

@@ -8,6 +8,7 @@ import { parseAmount } from "../core/money.js";
 import { ALWAYS, crossCheck, intIn, isRecord, nonEmpty, serviceText } from "./rules.js";
 import { consoleSchema } from "./schema-console.js";
 import { bleSchema, gpioSchema, nfcSchema, pulseIssues, pulseSchema } from "./schema-devices.js";
+import { entitlementKeyIssues, entitlementsSchema } from "./schema-entitlements.js";
 import { fleetSchema } from "./schema-fleet.js";
 import { paymentSchema } from "./schema-payment.js";
 import { amountSchema, CURRENCY_DECIMALS, DEFAULT_MAX_PRICE, maxPriceIssues } from "./schema-price.js";
@@ -127,11 +128,14 @@ export const configSchema = z
     updates: updatesSchema,
     /** The fleet link (src/config/schema-fleet.ts); absent = none. */
     fleet: fleetSchema,
+    /** Member plan vends: the entitlement key and list (src/config/schema-entitlements.ts); null = none. */
+    entitlements: entitlementsSchema,
   })
   .superRefine(
     crossCheck((root) => [
       ...pulseIssues(isRecord(root.vmc) ? root.vmc.driver : undefined, root.pulse),
       ...maxPriceIssues(root),
+      ...entitlementKeyIssues(root),
     ]),
     ALWAYS,
   );

@@ -10,7 +10,7 @@ import { startPeripherals } from "./peripherals.js";
 
 const BEACON = "100000000000042";
 
-async function setup() {
+async function setup(members?: { tap(normalisedUid: string): unknown }) {
   const clock = new ManualClock();
   const hash = await hashBadgeUid("04A1B2C3D4E5F6", 1024);
   const config = buildConfig({
@@ -46,6 +46,7 @@ async function setup() {
     engine,
     gpio,
     devices: { beacon, nfc },
+    ...(members === undefined ? {} : { members }),
   });
   const settle = async () => {
     await clock.advanceAsync(200, 10);
@@ -100,6 +101,19 @@ describe("daemon peripherals", () => {
     reader.present(new SimTag("04A1B2C3D4E5F6"));
     // Matching a badge runs scrypt on the thread pool: wait for its answer.
     await vi.waitFor(() => expect(t.calls).toEqual(["Service mode"]));
+    await t.p.close();
+  });
+
+  it("lends a member badge's UID to the member gate only; a technician badge still toggles service mode", async () => {
+    const taps: string[] = [];
+    const t = await setup({ tap: (uid) => taps.push(uid) });
+    const reader = t.nfc.sim.plug();
+    reader.present(new SimTag("0400000000000A"));
+    await vi.waitFor(() => expect(taps).toEqual(["0400000000000a"]));
+    reader.remove();
+    reader.present(new SimTag("04A1B2C3D4E5F6"));
+    await vi.waitFor(() => expect(t.calls).toEqual(["Service mode"]));
+    expect(taps).toHaveLength(1);
     await t.p.close();
   });
 

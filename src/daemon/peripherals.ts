@@ -36,6 +36,11 @@ export async function startPeripherals(
     logger: Logger;
     engine: ServiceControl;
     gpio: GpioPort | null;
+    /**
+     * Member badges (issue 18): a tap of a badge that is not a technician's goes to the member gate, which
+     * hashes the UID it is lent (daemon/entitlements.ts MemberGate). Absent: such taps are only logged.
+     */
+    members?: { tap(normalisedUid: string): unknown };
     /** Already-created devices (tests, simulations); otherwise created from config. */
     devices?: { beacon?: BeaconAdvertiser; nfc?: NfcStation };
   },
@@ -83,8 +88,16 @@ export async function startPeripherals(
     nfc = deps.devices?.nfc ?? (await createNfc(nfcOptions(config), { clock: deps.clock, logger }));
     nfc.onReaderState((state) => logger.info({ state }, "NFC reader"));
     nfc.onBadge((tap) => {
+      const members = deps.members;
       if (tap.authorized) toggle(`badge ${tap.name ?? "?"}`);
-      else logger.warn("unknown badge presented");
+      else if (members !== undefined && tap.withUid !== undefined) {
+        const failed = (err: unknown) => logger.error({ err }, "member badge tap failed");
+        try {
+          void Promise.resolve(tap.withUid((uid) => members.tap(uid))).catch(failed);
+        } catch (err) {
+          failed(err);
+        }
+      } else logger.warn("unknown badge presented");
     });
   }
   const pins = config.gpio.pins;

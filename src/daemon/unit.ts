@@ -15,6 +15,7 @@ import { connectService, DEFAULT_CONNECT_POLICY } from "./connect.js";
 import type { ControlServer } from "./control.js";
 import { auditUpdateOutcome, startControl } from "./controlUnit.js";
 import type { Daemon, DaemonDeps } from "./daemon.js";
+import { EntitlementStore, loadEntitlementKey, MemberGate } from "./entitlements.js";
 import { type FleetUnit, startFleetUnit } from "./fleetUnit.js";
 import { healable, healJournal } from "./heal.js";
 import { startHousekeeping } from "./housekeeping.js";
@@ -51,6 +52,8 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
   let peripherals: Peripherals | null = null;
   let housekeeping: Promise<void> = Promise.resolve();
   let healing: Promise<unknown> = Promise.resolve();
+
+  const members = startMembers(loaded, deps, d, () => engine?.idle ?? false);
 
   const recoveryLogger = logger.child({ component: "recovery" });
   let recoveries: Promise<unknown> = Promise.resolve();
@@ -156,6 +159,7 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
       logger: logger.child({ component: "engine" }),
       faults: deps.faults ?? NO_FAULTS,
       random,
+      ...(members === null ? {} : { plans: members.gate }),
     });
     engine = e;
     e.onFailure((err) => onEngineFailure(e, err));
@@ -174,7 +178,13 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
       },
     };
     if (consoleReason !== null) await control.setOutOfService(null);
-    peripherals = await startPeripherals(config, { clock, logger, engine: control, gpio: d.gpio });
+    peripherals = await startPeripherals(config, {
+      clock,
+      logger,
+      engine: control,
+      gpio: d.gpio,
+      ...(members === null ? {} : { members: members.gate }),
+    });
     if (stopping.signal.aborted) return;
     housekeeping = startHousekeeping({
       clock,
@@ -279,6 +289,7 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
       await housekeeping;
       await fleetUnit?.stop();
       await peripherals?.close();
+      members?.close();
       const e = engine;
       if (e !== null) {
         await vmc.setEnabled(false).catch(() => {});
@@ -294,4 +305,47 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
       journal.close();
     },
   };
+}
+
+/**
+ * Member plan vends (issue 18), when the config names an entitlement key: the list store (read at start,
+ * re-read when its file changes) and the member gate the engine and the NFC reader share. A key that cannot
+ * be read leaves the unit without plan vends (logged), never out of service.
+ */
+function startMembers(
+  loaded: LoadedConfig,
+  deps: DaemonDeps & { clock: Clock },
+  d: Devices,
+  idle: () => boolean,
+): { store: EntitlementStore; gate: MemberGate; close(): void } | null {
+  const ent = loaded.config.entitlements;
+  if (ent === null) return null;
+  const logger = deps.logger.child({ component: "entitlements" });
+  let publicKey: ReturnType<typeof loadEntitlementKey>;
+  try {
+    publicKey = loadEntitlementKey(ent.publicKey);
+  } catch (err) {
+    logger.error({ err }, "the entitlement key cannot be read: no plan vends");
+    return null;
+  }
+  const store = new EntitlementStore({
+    publicKey,
+    listFile: ent.listFile,
+    unitId: loaded.config.unit.id,
+    clock: deps.clock,
+    logger,
+  });
+  store.load();
+  const unwatch = store.watch();
+  const gate = new MemberGate({
+    store,
+    journal: d.journal,
+    clock: deps.clock,
+    logger,
+    display: d.display,
+    overAllowance: ent.overAllowance,
+    tapWindowMs: ent.tapWindowMs,
+    idle,
+  });
+  return { store, gate, close: unwatch };
 }

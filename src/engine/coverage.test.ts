@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import * as checkin from "./checkin.test-support.js";
 import { transition } from "./machine.js";
 import { rows as machineRows } from "./machine.rows.test-support.js";
+import { rows as planRows, planVending } from "./plan.rows.test-support.js";
 import * as selection from "./selection.test-support.js";
 import { rows as sessionRows } from "./session.rows.test-support.js";
 import { rows as sessionVendRows } from "./session-vend.rows.test-support.js";
@@ -19,7 +20,13 @@ import { rows as vendingRows } from "./vending.rows.test-support.js";
  */
 
 /** Every row of the tables, as data. */
-const tables: readonly Row[] = [...machineRows, ...vendingRows, ...sessionRows, ...sessionVendRows];
+const tables: readonly Row[] = [
+  ...machineRows,
+  ...vendingRows,
+  ...sessionRows,
+  ...sessionVendRows,
+  ...planRows,
+];
 
 type Tag = EngineState["tag"];
 type InputType = EngineInput["type"];
@@ -41,6 +48,7 @@ const STATES: Record<Tag, Rep[]> = {
     { state: checkin.paying(), ctx: checkin.ctx },
   ],
   vending: [{ state: selection.vending, ctx: selection.ctx }],
+  planVending: [{ state: planVending, ctx: selection.ctx }],
   session: [{ state: checkin.inSession(), ctx: checkin.ctx }],
   sessionVending: [{ state: checkin.vendingIn(), ctx: checkin.ctx }],
   settling: [

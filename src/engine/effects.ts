@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { CheckinDisplay } from "../../drivers/display/display.js";
 import { type VendController, VmcError } from "../../drivers/vmc/controller.js";
 import { type FaultPoints, NO_FAULTS } from "../core/faults.js";
-import type { Journal } from "../journal/journal.js";
+import { type Journal, PLAN_DRIVER } from "../journal/journal.js";
 import type { PaymentDriver, PaymentRef } from "../payment/driver.js";
 import { settle, startPayment } from "./moneyEffects.js";
 import type { EngineDeps, EngineOptions, FinishedSession } from "./options.js";
@@ -111,7 +111,12 @@ export function runEffect(effect: Effect, io: EffectIO, host: EffectHost): void 
   const { journal, display, logger, vmc, payment, faults } = io;
   switch (effect.type) {
     case "openSession":
-      journal.openSession({ ...effect.session, flow: io.flow, driver: payment.kind });
+      journal.openSession({
+        ...effect.session,
+        flow: io.flow,
+        driver: effect.member === undefined ? payment.kind : PLAN_DRIVER,
+        ...(effect.member === undefined ? {} : { member: effect.member }),
+      });
       faults.hit("session.opened");
       logger.info(
         { session: effect.session.id, orderId: effect.session.orderId, price: effect.session.price },

@@ -1,6 +1,7 @@
 import type { Minor } from "../core/money.js";
 import type { PaymentRef } from "../payment/driver.js";
 import { fromPaying } from "./paying.js";
+import { fromPlanVending, planRequest } from "./plan.js";
 import { fromReady, fromSession, fromSessionVending } from "./session.js";
 import type {
   Effect,
@@ -31,6 +32,8 @@ export function transition(state: EngineState, input: EngineInput, ctx: EngineCo
       return fromPaying(state, input, ctx);
     case "vending":
       return fromVending(state, input, ctx);
+    case "planVending":
+      return fromPlanVending(state, input, ctx);
     case "session":
       return fromSession(state, input, ctx);
     case "sessionVending":
@@ -102,6 +105,8 @@ export function sessionOf(input: EngineInput): string | null {
 
 function fromIdle(state: EngineState & { tag: "idle" }, input: EngineInput, ctx: EngineContext): Transition {
   if (input.type !== "vendRequested") return stay(state, input, "no session");
+  const plan = planRequest(state, input, ctx);
+  if (plan !== null) return plan;
   const session: Session = {
     id: input.sessionId,
     orderId: input.orderId,

@@ -3,9 +3,19 @@ import { type CheckinDisplay, checkinUri } from "../../drivers/display/display.j
 import type { VendController } from "../../drivers/vmc/controller.js";
 import type { Clock } from "../core/clock.js";
 import type { FaultPoints } from "../core/faults.js";
+import type { Minor } from "../core/money.js";
 import type { Journal } from "../journal/journal.js";
 import type { PaymentDriver } from "../payment/driver.js";
-import type { EngineContext, SessionResult } from "./types.js";
+import type { EngineContext, PlanDecision, SessionResult } from "./types.js";
+
+/**
+ * Member plan vends (issue 18): asked once per VMC vend request while the engine is idle (selection
+ * first), synchronously and without any network: a member's tap armed the gate (the daemon's, from the
+ * signed entitlement list and the journal's usage counts). Null: no member, the normal payment flow.
+ */
+export interface PlanGate {
+  decide(item: number, price: Minor): PlanDecision | null;
+}
 
 export interface EngineOptions {
   /** Selection first (default) or check-in first. */
@@ -36,6 +46,8 @@ export interface EngineDeps {
   journal: Journal;
   clock: Clock;
   logger: Logger;
+  /** Member plan vends (issue 18); absent: every vend is paid. */
+  plans?: PlanGate;
   /** Named crash points of the money path (default: none armed). */
   faults?: FaultPoints;
   /**

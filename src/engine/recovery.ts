@@ -1,4 +1,10 @@
-import { CONFLICT_PREFIX, isConflict, type Journal, type SessionRow } from "../journal/journal.js";
+import {
+  CONFLICT_PREFIX,
+  isConflict,
+  type Journal,
+  PLAN_DRIVER,
+  type SessionRow,
+} from "../journal/journal.js";
 import type { PaymentObservation, PaymentRef } from "../payment/driver.js";
 import { PaymentError } from "../payment/errors.js";
 import { conflictsWith, type PaymentCallDeps, settlePayment } from "./payments.js";
@@ -143,6 +149,26 @@ function markConflict(journal: Journal, deps: PaymentCallDeps, s: SessionRow, wh
   );
 }
 
+/**
+ * A plan vend (issue 18) has no payment: nothing to ask the service. An approval without an outcome counts
+ * as an unknown outcome (counted against the member's allowance, as MDB §7.4.7 counts it as delivered);
+ * a session never approved is denied.
+ */
+function recoverPlanVend(
+  journal: Journal,
+  s: SessionRow,
+): { result: SessionResult; how: string; finish?: () => void } {
+  if (s.approvedAmount === null) return { result: "denied", how: "plan vend never approved" };
+  if (s.vendOutcome === null)
+    return {
+      result: "captured",
+      how: "plan vend approved, outcome unknown: counted",
+      finish: () => journal.recordVend(s.id, "unknown"),
+    };
+  const delivered = s.vendOutcome === "success" || s.vendOutcome === "unknown";
+  return { result: delivered ? "captured" : "cancelled", how: `plan vend ${s.vendOutcome}` };
+}
+
 async function recoverOne(
   journal: Journal,
   deps: PaymentCallDeps,
@@ -153,6 +179,7 @@ async function recoverOne(
   | { result: SessionResult; how: string; conflict?: undefined; finish?: () => void }
   | { result: null; how: string; waiting: boolean; conflict?: true }
 > {
+  if (s.driver === PLAN_DRIVER) return recoverPlanVend(journal, s);
   const obs = await observe(journal, deps, opts, s);
   if (obs === null) {
     // The service never created the payment: nothing was reserved.

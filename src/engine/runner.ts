@@ -293,6 +293,11 @@ export class VendEngine implements VmcEventHost {
     this.dispatch(o.input, o);
   }
 
+  /** No session open in the selection flow: a vend request now may be a member's plan vend. */
+  get idle(): boolean {
+    return this.state.tag === "idle";
+  }
+
   /** Vend requests are served (in service, or a sale still finishing). */
   get accepting(): boolean {
     return this.failed === null && !(this.serviceReason !== null && this.state.tag === "idle");

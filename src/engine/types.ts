@@ -1,6 +1,6 @@
 import type { Screen } from "../../drivers/display/display.js";
 import type { Minor } from "../core/money.js";
-import type { SessionResult, SettleAction } from "../journal/journal.js";
+import type { PlanMember, SessionResult, SettleAction } from "../journal/journal.js";
 import type { PaymentObservation, PaymentRef } from "../payment/driver.js";
 
 /**
@@ -33,8 +33,15 @@ export interface SessionVend {
   price: Minor;
 }
 
+/**
+ * What a member's badge decided for a vend request (issue 18), made by the daemon's member gate before the
+ * request reaches the machine: `grant` a plan vend (no payment) to `member`, or `deny` it with a message
+ * for the screen. No decision (undefined) is the normal payment flow.
+ */
+export type PlanDecision = { kind: "grant"; member: PlanMember } | { kind: "deny"; message: string };
+
 /** Settlement actions and session results are the journal's record, defined with it (one layer down). */
-export type { SessionResult, SettleAction } from "../journal/journal.js";
+export type { PlanMember, SessionResult, SettleAction } from "../journal/journal.js";
 
 export type EngineState =
   /** Selection first, no session: waiting for the VMC's vend request. */
@@ -57,6 +64,8 @@ export type EngineState =
       issued: boolean;
     }
   | { tag: "vending"; session: Session; ref: PaymentRef }
+  /** Selection first: a plan vend (no payment) is approved at the VMC for `member`; its outcome is recorded. */
+  | { tag: "planVending"; session: Session; member: PlanMember }
   /** Check-in first: funds reserved and offered to the VMC; the customer chooses products. */
   | { tag: "session"; session: Session; ref: PaymentRef; funds: Minor; partial: boolean; vended: Minor }
   | {
@@ -87,7 +96,15 @@ export type TimerName = "payment" | "vend" | "session" | "retry";
 
 export type EngineInput =
   /** The VMC asked for a vend; the runner has allocated the session's ids. */
-  | { type: "vendRequested"; item: number; price: Minor; sessionId: string; orderId: string }
+  | {
+      type: "vendRequested";
+      item: number;
+      price: Minor;
+      sessionId: string;
+      orderId: string;
+      /** A member's plan decision for this request (selection first, idle only); absent: pay as usual. */
+      plan?: PlanDecision | undefined;
+    }
   /** Check-in first: a customer checked in on the PoS (check-in poll). */
   | { type: "checkedIn" }
   /** Check-in first: the runner allocated the ids of the next session (answer to `allocateSession`). */
@@ -112,8 +129,8 @@ export type EngineInput =
   | { type: "settleFailed"; sessionId: string; reason: string };
 
 export type Effect =
-  /** Journal the new session durably before anything is sent for it. */
-  | { type: "openSession"; session: Session }
+  /** Journal the new session before anything is sent for it (with its member for a plan vend). */
+  | { type: "openSession"; session: Session; member?: PlanMember | undefined }
   /** Journal the payment intent (with its idempotency key), then start the payment. */
   | { type: "startPayment"; session: Session; purpose: "vend" | "session" }
   /** Poll the payment, honouring the service's poll delay, until told to stop or it is final. */

@@ -1,12 +1,14 @@
 import type { VmcEvent } from "../../drivers/vmc/controller.js";
 import type { EngineDeps } from "./options.js";
-import type { EngineInput } from "./types.js";
+import type { EngineInput, PlanDecision } from "./types.js";
 
 /** What the VMC event handler needs of the engine (runner.ts). */
 export interface VmcEventHost {
   readonly deps: EngineDeps;
   /** False while out of service with no sale running, or after a failure: vend requests are denied. */
   readonly accepting: boolean;
+  /** True when no session is open (selection first): a member's plan decision may apply. */
+  readonly idle: boolean;
   /** True once the engine is out of service by failure (journal). */
   readonly broken: boolean;
   atomic(fn: () => void, durable?: boolean): boolean;
@@ -28,11 +30,14 @@ export function onVmcEvent(host: VmcEventHost, e: VmcEvent): void {
   }
   switch (e.type) {
     case "vendRequested": {
+      // A member's tap decides the next vend request taken while idle (no network: the gate is local).
+      const plan = host.idle ? planDecision(host, e.item, e.price) : undefined;
       const input = {
         type: "vendRequested",
         item: e.item,
         price: e.price,
         sessionId: host.deps.newId(),
+        ...(plan === undefined ? {} : { plan }),
       } as const;
       // Durable when the request starts a payment; a request refused at once (busy, price) does not wait
       // for fsync: its order id never leaves the unit (src/journal/DURABILITY.md).
@@ -60,5 +65,15 @@ export function onVmcEvent(host: VmcEventHost, e: VmcEvent): void {
     case "link":
       logger.info({ vmc: e }, "vmc event");
       return;
+  }
+}
+
+/** The member gate's decision; a gate that fails (a journal read) leaves the normal payment flow. */
+function planDecision(host: VmcEventHost, item: number, price: number): PlanDecision | undefined {
+  try {
+    return host.deps.plans?.decide(item, price) ?? undefined;
+  } catch (err) {
+    host.deps.logger.error({ err }, "member gate failed; normal payment flow");
+    return undefined;
   }
 }

@@ -63,8 +63,16 @@ export interface Journal {
    * approved total.
    */
   approveVend(sessionId: string, item: number, price: Minor): void;
-  /** Records the outcome of the session's vend that has none yet. */
+  /**
+   * Records the outcome of the session's vend that has none yet. For a plan vend (a session opened with a
+   * `member`), a `success` or `unknown` outcome also counts the vend in the member's usage of its day and
+   * month, in the same transaction (a failed or cancelled vend is not counted).
+   */
   recordVend(sessionId: string, outcome: VendOutcome): void;
+  /** The member of a plan vend's session (driver `plan`), or undefined for any other session. */
+  planMember(sessionId: string): PlanMember | undefined;
+  /** A member's counted plan vends in a period (`day` YYYY-MM-DD or `month` YYYY-MM of the list's zone). */
+  planUsage(memberId: string, period: string): PlanUsage;
   /** The session's vends in order. */
   vends(sessionId: string): VendRow[];
   /** Records the capture-or-cancel decision and why (before the call). */
@@ -143,6 +151,36 @@ export interface NewSession {
   item: number;
   price: Minor;
   driver: string;
+  /** A plan vend's member (driver `plan`, issue 18), recorded with the session in the same write. */
+  member?: PlanMember | undefined;
+}
+
+/**
+ * The `driver` of a plan vend's session: no payment, the member's entitlement covers it. Its result is
+ * `captured` when delivered (or outcome unknown) and `cancelled` when not; nothing is captured anywhere,
+ * so the fleet counts it per member and never as money received.
+ */
+export const PLAN_DRIVER = "plan";
+
+/**
+ * The member a plan vend was granted to: ids and the badge *hash* only (never a UID), and the day and month
+ * (in the entitlement list's time zone, at the grant) whose allowances the vend counts against.
+ */
+export interface PlanMember {
+  memberId: string;
+  planId: string;
+  /** The badge hash (src/update/entitlements.ts badgeHash). */
+  badge: string;
+  /** YYYY-MM-DD */
+  day: string;
+  /** YYYY-MM */
+  month: string;
+}
+
+/** Counted plan vends of a member in one period. */
+export interface PlanUsage {
+  items: number;
+  amount: Minor;
 }
 
 export type IntentOp = "start" | "capture" | "cancel" | "refund";

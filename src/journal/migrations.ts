@@ -103,4 +103,22 @@ export const MIGRATIONS: readonly string[] = [
   ) STRICT;
   CREATE INDEX outbox_pending ON outbox (seq) WHERE delivered = 0;
   `,
+  // Migration 6 (issue 18): plan vends, with the member's allowance counted per day and per month.
+  `
+  CREATE TABLE plan_sessions (
+    session_id TEXT PRIMARY KEY REFERENCES sessions (id),
+    member_id TEXT NOT NULL,
+    plan_id TEXT NOT NULL,
+    badge TEXT NOT NULL,
+    day TEXT NOT NULL,
+    month TEXT NOT NULL
+  ) STRICT;
+  CREATE TABLE plan_usage (
+    member_id TEXT NOT NULL,
+    period TEXT NOT NULL,
+    items INTEGER NOT NULL CHECK (items >= 0),
+    amount INTEGER NOT NULL CHECK (amount >= 0),
+    PRIMARY KEY (member_id, period)
+  ) STRICT;
+  `,
 ];

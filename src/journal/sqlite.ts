@@ -12,6 +12,8 @@ import type {
   Journal,
   NewIntent,
   NewSession,
+  PlanMember,
+  PlanUsage,
   SessionResult,
   SessionRow,
   VendOutcome,
@@ -233,7 +235,9 @@ export class SqliteJournal implements Journal, Outbox {
 
   openSession(s: NewSession): void {
     this.write("openSession", () => {
-      this.stmts.openSession.run({ ...s, at: this.opts.clock.now() });
+      const { member, ...row } = s;
+      this.stmts.openSession.run({ ...row, at: this.opts.clock.now() });
+      if (member !== undefined) this.stmts.planSession.run({ id: s.id, ...member });
     });
   }
 
@@ -278,8 +282,26 @@ export class SqliteJournal implements Journal, Outbox {
       this.db.transaction(() => {
         this.changed(this.stmts.vend.run({ id: sessionId, outcome }), sessionId);
         this.stmts.vendOutcome.run({ id: sessionId, outcome, at: this.opts.clock.now() });
+        // A plan vend counts when delivered, or when its outcome is unknown (err against over-granting).
+        const plan = this.stmts.planOf.get(sessionId) as (PlanMember & { price: number }) | undefined;
+        if (plan !== undefined && (outcome === "success" || outcome === "unknown")) {
+          for (const period of [plan.day, plan.month])
+            this.stmts.planCount.run({ memberId: plan.memberId, period, amount: plan.price });
+        }
       })(),
     );
+  }
+
+  planMember(sessionId: string): PlanMember | undefined {
+    const row = this.stmts.planOf.get(sessionId) as (PlanMember & { price: number }) | undefined;
+    if (row === undefined) return undefined;
+    const { price: _price, ...member } = row;
+    return member;
+  }
+
+  planUsage(memberId: string, period: string): PlanUsage {
+    const row = this.stmts.planUsage.get(memberId, period) as PlanUsage | undefined;
+    return row === undefined ? { items: 0, amount: 0 } : { items: row.items, amount: row.amount };
   }
 
   vends(sessionId: string): VendRow[] {
@@ -422,6 +444,7 @@ export class SqliteJournal implements Journal, Outbox {
           this.stmts.dropEvents.run(id);
           this.stmts.dropVends.run(id);
           this.stmts.dropIntents.run(id);
+          this.stmts.dropPlanSession.run(id);
           this.stmts.dropSession.run(id);
         }
         return ids.length;

@@ -30,6 +30,17 @@ export function prepareStatements(db: Database.Database) {
     vendOutcome: db.prepare(
       "UPDATE vends SET outcome = @outcome, settled_at = @at WHERE id = (SELECT max(id) FROM vends WHERE session_id = @id AND outcome IS NULL)",
     ),
+    planSession: db.prepare(
+      "INSERT INTO plan_sessions (session_id, member_id, plan_id, badge, day, month) VALUES (@id, @memberId, @planId, @badge, @day, @month)",
+    ),
+    planOf: db.prepare(
+      "SELECT p.member_id AS memberId, p.plan_id AS planId, p.badge, p.day, p.month, s.price FROM plan_sessions p JOIN sessions s ON s.id = p.session_id WHERE p.session_id = ?",
+    ),
+    planCount: db.prepare(
+      "INSERT INTO plan_usage (member_id, period, items, amount) VALUES (@memberId, @period, 1, @amount) ON CONFLICT (member_id, period) DO UPDATE SET items = items + 1, amount = amount + excluded.amount",
+    ),
+    planUsage: db.prepare("SELECT items, amount FROM plan_usage WHERE member_id = ? AND period = ?"),
+    dropPlanSession: db.prepare("DELETE FROM plan_sessions WHERE session_id = ?"),
     vends: db.prepare("SELECT id, item, price, outcome FROM vends WHERE session_id = ? ORDER BY id"),
     decide: db.prepare(
       "UPDATE sessions SET decision = @action, decision_amount = @amount, decision_reason = @reason, review = max(review, @review) WHERE id = @id",

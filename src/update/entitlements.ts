@@ -12,7 +12,7 @@
  * A badge appears only as {@link badgeHash}: scrypt of the card's normalised UID with the fleet's badge salt
  * (stable for a fleet, carried in the list), so neither the list, the journal nor the fleet holds a UID.
  */
-import { createHash, scryptSync } from "node:crypto";
+import { createHash, scrypt, scryptSync } from "node:crypto";
 import * as z from "zod";
 import {
   formatSignature,
@@ -92,8 +92,9 @@ export class EntitlementError extends Error {
 const BADGE_SCRYPT = { N: 16_384, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
 
 /**
- * The only form in which a member's badge leaves the reader: scrypt of the normalised UID (upper-case hex,
- * as drivers/nfc/badges.ts `normaliseUid` makes it) with the fleet's badge salt, base64url (43 characters).
+ * The only form in which a member's badge leaves the reader: scrypt of the normalised UID in upper-case hex
+ * (drivers/nfc/badges.ts `normaliseUid` gives lower case: upper-case it first) with the fleet's badge salt,
+ * base64url (43 characters).
  */
 export function badgeHash(normalisedUid: string, badgeSalt: string): string {
   if (!/^[0-9A-F]{8,20}$/.test(normalisedUid))
@@ -101,6 +102,21 @@ export function badgeHash(normalisedUid: string, badgeSalt: string): string {
   return scryptSync(normalisedUid, Buffer.from(badgeSalt, "base64url"), 32, BADGE_SCRYPT).toString(
     "base64url",
   );
+}
+
+/**
+ * {@link badgeHash} on the thread pool: the same hash, without blocking the event loop for the scrypt
+ * (the unit's VMC line keeps being served during a tap).
+ */
+export function badgeHashAsync(normalisedUid: string, badgeSalt: string): Promise<string> {
+  if (!/^[0-9A-F]{8,20}$/.test(normalisedUid))
+    return Promise.reject(new EntitlementError("malformed", "not a normalised badge UID"));
+  return new Promise((resolve, reject) => {
+    scrypt(normalisedUid, Buffer.from(badgeSalt, "base64url"), 32, BADGE_SCRYPT, (err, key) => {
+      if (err) reject(err);
+      else resolve(key.toString("base64url"));
+    });
+  });
 }
 
 function trustedComment(list: EntitlementList, document: string): string {
