@@ -3,15 +3,17 @@
  * units, alternately through the V10 and the older interface, recorded in the emulator's one ledger exactly as
  * those interfaces record a capture and a refund (interface, merchant, payment point, order id, amount), and
  * the matching fleet sales rows (the rows the units' outboxes would have produced). Every 7th vend is a
- * partial capture, every 11th is refunded (every other one of those partially). Order ids are the journal's
+ * partial capture, every 11th is refunded (one in three of those fully, the rest partially). Order ids are the journal's
  * (`<unit>-<epoch>-<seq>`).
  *
  * Also the merchant's consent (OpenID Connect authorization + code exchange) that yields the refresh token a
  * reconciliation client starts from.
  */
+
+import type { Kysely } from "kysely";
 import { request } from "undici";
 import type { Emulator } from "../src/emulator/index.js";
-import type { SalesTable } from "../src/fleet/db/schema.js";
+import type { FleetDatabase, SalesTable } from "../src/fleet/db/schema.js";
 import type { SaleRow } from "../src/fleet/reconcile/match.js";
 
 export const EPOCH = "1764000000";
@@ -46,7 +48,7 @@ export function seedDay(emu: Emulator, o: DayOptions): SeededDay {
     const driver = n % 2 === 0 ? "v10" : "legacy";
     const price = 500 + ((i * 37) % 2500);
     const captured = i % 7 === 3 ? price - 100 : price;
-    const refunded = i % 11 === 5 ? (i % 22 === 5 ? captured : Math.floor(captured / 2)) : 0;
+    const refunded = i % 11 === 5 ? (i % 33 === 5 ? captured : Math.floor(captured / 2)) : 0;
     const scope =
       driver === "v10"
         ? { interface: "v10" as const, merchant: v10.merchantVat, point: v10.storeId }
@@ -76,7 +78,7 @@ export function seedDay(emu: Emulator, o: DayOptions): SeededDay {
     const closedAt = emu.clock.now();
     rows.push({
       unit_id: unit,
-      seq: i + 1,
+      seq,
       session_id: `s-${seq}`,
       order_id: orderId,
       payment_id: paymentId,
@@ -154,4 +156,42 @@ export function emulatorEndpoints(emu: Emulator): { baseUrl: string; tokenUrl: s
     baseUrl: emu.info.reporting.baseUrl,
     tokenUrl: `${emu.info.v10.baseUrl}/merchant-authentication-openidconnect/connect/token`,
   };
+}
+
+/**
+ * Stores sales rows in the fleet database, with an approved `units` row for each unit not there yet.
+ * `member_id`/`plan_id` (schema.ts, issue 18) are left out: their migration is not on this branch.
+ */
+export async function insertSales(db: Kysely<FleetDatabase>, rows: readonly SalesTable[]): Promise<void> {
+  const known = new Set((await db.selectFrom("units").select("id").execute()).map((u) => u.id));
+  for (const unit of new Set(rows.map((r) => r.unit_id))) {
+    if (known.has(unit)) continue;
+    await db
+      .insertInto("units")
+      .values({
+        id: unit,
+        public_key: `key-${unit}`,
+        fingerprint: `fp-${unit}`,
+        label: unit,
+        status: "approved",
+        enrolled_at: 0,
+        decided_by: null,
+        decided_at: null,
+        committed_seq: 0,
+        last_seen_at: null,
+        last_heartbeat: null,
+        config_version: null,
+        release_version: null,
+        backlog_events: 0,
+        backlog_oldest_at: null,
+        unresolved: 0,
+      })
+      .execute();
+  }
+  for (let i = 0; i < rows.length; i += 200) {
+    await db
+      .insertInto("sales")
+      .values(rows.slice(i, i + 200).map(({ member_id: _m, plan_id: _p, ...row }) => row))
+      .execute();
+  }
 }
