@@ -122,6 +122,15 @@ export const BUNDLE_OPTIONS = {
   help,
 } as const satisfies OptionSpecs;
 
+export const FLEET_RECONCILE_OPTIONS = {
+  from: { type: "string", value: "DATE", required: true },
+  to: { type: "string", value: "DATE", required: true },
+  format: { type: "string", value: "table|csv|json" },
+  db: { type: "string", value: "FILE|URL" },
+  reporting: { type: "string", value: "FILE" },
+  help,
+} as const satisfies OptionSpecs;
+
 /** One line of the top-level help: the command words, the options shown, what it does. */
 export interface CommandHelp {
   /** The subcommand as dispatched by main.ts (`config`), for tests. */
@@ -247,6 +256,13 @@ export const COMMANDS: readonly CommandHelp[] = [
     options: BUNDLE_OPTIONS,
     only: ["config", "json"],
     summary: "fetch the newest bundle from updates.pullUrl (ETag, backoff) and apply it (vendd-pull.timer)",
+  },
+  {
+    command: "fleet",
+    words: "fleet reconcile",
+    options: FLEET_RECONCILE_OPTIONS,
+    summary:
+      "match the fleet's sales with the payment service's report and transfers; exits 1 on a difference",
   },
   {
     command: "demo",
