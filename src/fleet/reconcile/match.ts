@@ -108,6 +108,11 @@ function ids(lines: readonly ReportLine[]): string | null {
   return lines.length === 0 ? null : lines.map((l) => l.paymentTransactionId).join(" ");
 }
 
+/** The day before a `YYYY-MM-DD` day. */
+export function previousDay(day: string): string {
+  return new Date(Date.parse(`${day}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
+}
+
 /** Reconciles; see the module comment. */
 export function reconcile(input: MatchInput): ReconResult {
   const groups = new Map<string, Group>();
@@ -249,7 +254,8 @@ export function reconcile(input: MatchInput): ReconResult {
       difference,
     });
     lines.push({
-      day: t.transferReferenceDate,
+      // The sales day it covers: a day's transfer is dated the next day (seed 002).
+      day: previousDay(t.transferReferenceDate),
       class: "transfer",
       unit_id: input.points?.get(t.paymentPointId) ?? null,
       session_id: null,
@@ -257,7 +263,10 @@ export function reconcile(input: MatchInput): ReconResult {
       reference: t.transferReference,
       expected,
       reported: t.amount,
-      reason: difference === 0 ? "transfer equals its matched lines" : `difference ${difference}`,
+      reason:
+        difference === 0
+          ? `transfer of ${t.transferReferenceDate} equals its matched lines`
+          : `transfer of ${t.transferReferenceDate}: received − expected = ${difference}`,
     });
   }
 
