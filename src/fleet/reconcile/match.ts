@@ -1,7 +1,7 @@
 /**
  * Settlement reconciliation, the pure part (issue 17): the fleet's sales rows against the lines and transfers
  * of the transaction report for a day range. No I/O, no clock: maps keyed by order id, one pass over each
- * input (5,000 vends with their fees and refunds match in a few milliseconds).
+ * input (5,000 vends with their fees and refunds, 10,455 report lines: about 150 ms, bench-reconcile.ts).
  *
  * Each report line is tied to a session by the merchant's id of the payment (the order id the unit sent:
  * `externalTransactionId` / `merchantReference`), and to a unit by that session, or, for a line the fleet does
