@@ -67,6 +67,9 @@ export const JOURNAL_OPTIONS = {
   cancel: { type: "boolean" },
   limit: { type: "string", value: "N" },
   days: { type: "string", value: "N" },
+  from: { type: "string", value: "DATE" },
+  to: { type: "string", value: "DATE" },
+  out: { type: "string", value: "FILE" },
   help,
 } as const satisfies OptionSpecs;
 
@@ -131,6 +134,16 @@ export const FLEET_RECONCILE_OPTIONS = {
   help,
 } as const satisfies OptionSpecs;
 
+export const RECONCILE_OPTIONS = {
+  journal: { type: "string", value: "FILE" },
+  config: { type: "string", value: "FILE" },
+  from: { type: "string", value: "DATE", required: true },
+  to: { type: "string", value: "DATE", required: true },
+  reporting: { type: "string", value: "FILE" },
+  format: { type: "string", value: "table|csv|json" },
+  help,
+} as const satisfies OptionSpecs;
+
 /** One line of the top-level help: the command words, the options shown, what it does. */
 export interface CommandHelp {
   /** The subcommand as dispatched by main.ts (`config`), for tests. */
@@ -186,7 +199,22 @@ export const COMMANDS: readonly CommandHelp[] = [
     command: "journal",
     words: "journal [recent|unresolved|flagged|totals|held]",
     options: JOURNAL_OPTIONS,
+    only: ["config", "journal", "secrets", "json", "cancel", "limit", "days"],
     summary: "the journal, read-only (safe while the daemon runs); held: payments the service still holds",
+  },
+  {
+    command: "journal",
+    words: "journal export",
+    options: JOURNAL_OPTIONS,
+    only: ["config", "journal", "from", "to", "out"],
+    summary: "finished sessions as JSON lines of the fleet's SessionData (read-only)",
+  },
+  {
+    command: "reconcile",
+    words: "reconcile",
+    options: RECONCILE_OPTIONS,
+    summary:
+      "one unit without a fleet: its journal against the payment service's report; exits 1 on a difference",
   },
   {
     command: "console",

@@ -62,10 +62,10 @@ export function renderCsv(r: ReconResult): string {
   return `${rows.join("\r\n")}\r\n`;
 }
 
-export function renderTable(r: ReconResult, runId: number): string {
+export function renderTable(r: ReconResult, runId: number | null): string {
   const out: string[] = [];
   out.push(
-    `reconciliation ${r.from}..${r.to} (run ${runId}): ${r.clean ? "everything reconciles" : "DOES NOT RECONCILE"}`,
+    `reconciliation ${r.from}..${r.to}${runId === null ? "" : ` (run ${runId})`}: ${r.clean ? "everything reconciles" : "DOES NOT RECONCILE"}`,
   );
   out.push(
     Object.entries(r.counts)
