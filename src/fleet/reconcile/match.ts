@@ -1,7 +1,7 @@
 /**
  * Settlement reconciliation, the pure part (issue 17): the fleet's sales rows against the lines and transfers
  * of the transaction report for a day range. No I/O, no clock: maps keyed by order id, one pass over each
- * input (5,000 vends with their fees and refunds, 10,455 report lines: about 150 ms, bench-reconcile.ts).
+ * input (5,000 vends with their fees and refunds, 10,455 report lines: about 65 ms, bench-reconcile.ts).
  *
  * Each report line is tied to a session by the merchant's id of the payment (the order id the unit sent:
  * `externalTransactionId` / `merchantReference`), and to a unit by that session, or, for a line the fleet does
@@ -162,7 +162,24 @@ export function reconcile(input: MatchInput): ReconResult {
     const g = groups.get(s.order_id);
     if (g === undefined && s.captured === 0 && s.refunded === 0) continue;
     seen.add(s.order_id);
-    const base = { day: s.day, unit_id: s.unit_id, session_id: s.session_id, order_id: s.order_id };
+    // A literal per line, not `{ ...base, … }`: object spread is V8's slow path here (5× the whole match).
+    const saleLine = (
+      cls: LineClass,
+      reference: string | null,
+      expected: Minor,
+      reported: Minor,
+      reason: string,
+    ): ReconLine => ({
+      day: s.day,
+      class: cls,
+      unit_id: s.unit_id,
+      session_id: s.session_id,
+      order_id: s.order_id,
+      reference,
+      expected,
+      reported,
+      reason,
+    });
     const paid = g === undefined ? 0 : sum(g.payments);
     const payRef = g === undefined ? null : ids(g.payments);
     if (s.captured > 0 || paid !== 0) {
@@ -175,7 +192,7 @@ export function reconcile(input: MatchInput): ReconResult {
         cls = "amountMismatch";
         reason = `journal captured ${s.captured}, report paid ${paid}`;
       }
-      lines.push({ ...base, class: cls, reference: payRef, expected: s.captured, reported: paid, reason });
+      lines.push(saleLine(cls, payRef, s.captured, paid, reason));
       if (g !== undefined && g.payments.length > 0)
         expect(g.payments[0]?.transferReference ?? null, s.captured);
     }
@@ -191,14 +208,7 @@ export function reconcile(input: MatchInput): ReconResult {
           reason = `double refund: ${refundLines.length} refund lines of ${refunded} in all, journal refunded ${s.refunded}`;
         else reason = `journal refunded ${s.refunded}, report refunded ${refunded}`;
       }
-      lines.push({
-        ...base,
-        class: cls,
-        reference: ids(refundLines),
-        expected: s.refunded,
-        reported: refunded,
-        reason,
-      });
+      lines.push(saleLine(cls, ids(refundLines), s.refunded, refunded, reason));
       if (refundLines.length > 0) expect(refundLines[0]?.transferReference ?? null, -s.refunded);
     }
     if (g !== undefined) fee(s.day, s.unit_id, g);
