@@ -7,7 +7,8 @@ import {
   type SeededDay,
   seedDay,
 } from "../../../scripts/reconcileDay.js";
-import { type Emulator, startEmulator } from "../../emulator/index.js";
+import type { Emulator } from "../../emulator/index.js";
+import { V10Kit } from "../../emulator/v10/testkit.js";
 import { ReportingClient } from "../../payment/reporting/client.js";
 import { type FleetDb, openFleetDb } from "../db/open.js";
 import type { SalesTable } from "../db/schema.js";
@@ -25,6 +26,7 @@ const DAY1 = "2026-11-24";
 const DAY2 = "2026-11-25";
 
 describe("reconciliation against the emulator", () => {
+  let kit: V10Kit;
   let emu: Emulator;
   let fleet: FleetDb;
   let client: ReportingClient;
@@ -34,9 +36,50 @@ describe("reconciliation against the emulator", () => {
   const insert = (rows: SalesTable[]) => insertSales(fleet.db, rows);
 
   beforeAll(async () => {
-    emu = await startEmulator({ timeSource: () => 0, startTime: Date.parse(`${DAY1}T00:00:00Z`) });
+    kit = await V10Kit.start({ timeSource: () => 0, startTime: Date.parse(`${DAY1}T00:00:00Z`) });
+    emu = kit.emu;
     fleet = await openFleetDb(":memory:");
     day1 = seedDay(emu, { vends: 5000, units: 20 });
+    // Two more vends through the V10 HTTP API itself (not the ledger): a partial capture, and a capture
+    // refunded in part; the sales rows as the unit would report them.
+    await kit.refreshToken();
+    const { posId, beaconId } = await kit.createPos();
+    const template = day1.rows[0] as SalesTable;
+    for (const [n, reserve, capture, refund] of [
+      [1, 30, 12.5, 0],
+      [2, 15, 15, 5],
+    ] as const) {
+      const orderId = `vm0-${EPOCH}-${60_000 + n}`;
+      kit.emu.userSimulation.checkin(beaconId, "+4520031801");
+      const r = await kit.initiate(posId, reserve, { orderId });
+      const paymentId = (r.body as { paymentId: string }).paymentId;
+      kit.emu.userSimulation.accept(beaconId, "+4520031801");
+      emu.clock.advance(1000);
+      expect(
+        (await kit.call("POST", `/v10/payments/${paymentId}/capture`, { body: { amount: capture } })).status,
+      ).toBe(200);
+      if (refund > 0) {
+        const rf = await kit.call("POST", "/v10/refunds", {
+          body: { paymentId, refundOrderId: `r-${n}`, amount: refund, currencyCode: "DKK" },
+        });
+        const refundId = (rf.body as { refundId: string }).refundId;
+        emu.clock.advance(200);
+        expect((await kit.call("POST", `/v10/refunds/${refundId}/capture`)).status).toBe(200);
+      }
+      day1.rows.push({
+        ...template,
+        seq: 60_000 + n,
+        session_id: `s-http-${n}`,
+        order_id: orderId,
+        payment_id: paymentId,
+        driver: "v10",
+        price: reserve * 100,
+        approved: reserve * 100,
+        captured: capture * 100,
+        refunded: refund * 100,
+        closed_at: emu.clock.now(),
+      });
+    }
     emu.reporting.advanceToCutoff(); // DAY2 02:00: DAY1's transfer is made
     await insert(day1.rows);
 
@@ -94,16 +137,16 @@ describe("reconciliation against the emulator", () => {
   afterAll(async () => {
     await client?.close();
     await fleet?.close();
-    await emu?.close();
+    await kit?.close();
   });
 
-  it("5,000 vends across 20 units, both interfaces, refunds and partial captures: clean", async () => {
+  it("5,000 vends across 20 units (and 2 through the V10 HTTP API), both interfaces, refunds and partial captures: clean", async () => {
     const started = performance.now();
     const run = await runReconcile(fleet.db, client, { from: DAY1, to: DAY1, timeZone: "UTC", runAt: 1 });
     const r = run.result;
     expect(problems(r)).toEqual([]);
     expect(r.clean).toBe(true);
-    expect(r.counts.matched).toBe(5000);
+    expect(r.counts.matched).toBe(5002);
     const refunds = day1.rows.filter((x) => x.refunded > 0).length;
     expect(refunds).toBeGreaterThan(400);
     expect(r.counts.refundMatched).toBe(refunds);
@@ -127,7 +170,7 @@ describe("reconciliation against the emulator", () => {
       .where("run_id", "=", run.runId)
       .where("class", "=", "matched")
       .executeTakeFirstOrThrow();
-    expect(Number(n.n)).toBe(5000);
+    expect(Number(n.n)).toBe(5002);
   }, 30_000);
 
   it("the injected faults are each reported with their unit and session", async () => {
