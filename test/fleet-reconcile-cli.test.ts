@@ -127,5 +127,19 @@ describe("vendd fleet reconcile", () => {
     ]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/none\.yaml: ENOENT/);
+    const nodb = await vendd([
+      "fleet",
+      "reconcile",
+      "--from",
+      "2026-11-24",
+      "--to",
+      "2026-11-24",
+      "--reporting",
+      join(dir, "reporting.yaml"),
+      "--db",
+      join(dir, "missing.db"),
+    ]);
+    expect(nodb.code).toBe(1);
+    expect(nodb.stderr).toMatch(/no fleet database at .*missing\.db/);
   });
 });

@@ -4,10 +4,11 @@
  * result (recon_runs / recon_lines) and prints it. Exit codes: 0 everything reconciles, 1 something does not
  * (or the report or database could not be read), 2 usage error.
  */
+import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { systemClock } from "../core/clock.js";
 import { formatAmount } from "../core/money.js";
-import { openFleetDb, redactUrl } from "../fleet/db/open.js";
+import { isPostgresUrl, openFleetDb, redactUrl } from "../fleet/db/open.js";
 import { problems, type ReconLine, type ReconResult } from "../fleet/reconcile/match.js";
 import { isDay, runReconcile } from "../fleet/reconcile/run.js";
 import { loadReportingSettings } from "../fleet/reconcile/settings.js";
@@ -158,6 +159,11 @@ export async function fleetReconcileCommand(argv: string[], io?: CliIo): Promise
     settings = loadReportingSettings(settingsPath, out.env);
   } catch (e) {
     out.stderr.write(`vendd fleet reconcile: ${(e as Error).message}\n`);
+    return 1;
+  }
+  if (!isPostgresUrl(dbTarget) && !existsSync(dbTarget)) {
+    // Opening would create (and migrate) an empty database: refuse, it is surely the wrong path.
+    out.stderr.write(`vendd fleet reconcile: no fleet database at ${dbTarget} (--db FILE|URL)\n`);
     return 1;
   }
   let fleet: Awaited<ReturnType<typeof openFleetDb>>;
