@@ -12,6 +12,7 @@ import { benchEngine } from "./bench-engine.js";
 import { benchFsyncs, benchJournalSize } from "./bench-fsync.js";
 import { benchLatency } from "./bench-latency.js";
 import { benchMemory } from "./bench-memory.js";
+import { benchReconcile } from "./bench-reconcile.js";
 import { benchRecovery } from "./bench-recovery.js";
 import { benchReporting } from "./bench-reporting.js";
 import { benchStartup } from "./bench-startup.js";
@@ -139,6 +140,11 @@ export const GROUPS: BenchGroup[] = [
     name: "reporting",
     what: "emulator transaction reporting, one day of 100,000 lines in pages of 1000",
     run: fromFigures(benchReporting),
+  },
+  {
+    name: "reconcile",
+    what: "settlement reconciliation of 5,000 vends across 20 units against the emulator's report",
+    run: fromFigures(benchReconcile),
   },
 ];
 

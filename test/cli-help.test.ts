@@ -36,6 +36,7 @@ describe("vendd --help and --version", () => {
       "journal",
       "keys",
       "nfc",
+      "reconcile",
       "run",
       "sim-vmc",
     ]);

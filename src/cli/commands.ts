@@ -67,6 +67,9 @@ export const JOURNAL_OPTIONS = {
   cancel: { type: "boolean" },
   limit: { type: "string", value: "N" },
   days: { type: "string", value: "N" },
+  from: { type: "string", value: "DATE" },
+  to: { type: "string", value: "DATE" },
+  out: { type: "string", value: "FILE" },
   help,
 } as const satisfies OptionSpecs;
 
@@ -139,6 +142,25 @@ export const FLEET_ENROLL_OPTIONS = {
   help,
 } as const satisfies OptionSpecs;
 
+export const FLEET_RECONCILE_OPTIONS = {
+  from: { type: "string", value: "DATE", required: true },
+  to: { type: "string", value: "DATE", required: true },
+  format: { type: "string", value: "table|csv|json" },
+  db: { type: "string", value: "FILE|URL" },
+  reporting: { type: "string", value: "FILE" },
+  help,
+} as const satisfies OptionSpecs;
+
+export const RECONCILE_OPTIONS = {
+  journal: { type: "string", value: "FILE" },
+  config: { type: "string", value: "FILE" },
+  from: { type: "string", value: "DATE", required: true },
+  to: { type: "string", value: "DATE", required: true },
+  reporting: { type: "string", value: "FILE" },
+  format: { type: "string", value: "table|csv|json" },
+  help,
+} as const satisfies OptionSpecs;
+
 /** One line of the top-level help: the command words, the options shown, what it does. */
 export interface CommandHelp {
   /** The subcommand as dispatched by main.ts (`config`), for tests. */
@@ -194,7 +216,22 @@ export const COMMANDS: readonly CommandHelp[] = [
     command: "journal",
     words: "journal [recent|unresolved|flagged|totals|held]",
     options: JOURNAL_OPTIONS,
+    only: ["config", "journal", "secrets", "json", "cancel", "limit", "days"],
     summary: "the journal, read-only (safe while the daemon runs); held: payments the service still holds",
+  },
+  {
+    command: "journal",
+    words: "journal export",
+    options: JOURNAL_OPTIONS,
+    only: ["config", "journal", "from", "to", "out"],
+    summary: "finished sessions as JSON lines of the fleet's SessionData (read-only)",
+  },
+  {
+    command: "reconcile",
+    words: "reconcile",
+    options: RECONCILE_OPTIONS,
+    summary:
+      "one unit without a fleet: its journal against the payment service's report; exits 1 on a difference",
   },
   {
     command: "console",
@@ -293,6 +330,13 @@ export const COMMANDS: readonly CommandHelp[] = [
     options: FLEET_USER_OPTIONS,
     only: ["db"],
     summary: "remove a dashboard account and end its sessions",
+  },
+  {
+    command: "fleet",
+    words: "fleet reconcile",
+    options: FLEET_RECONCILE_OPTIONS,
+    summary:
+      "match the fleet's sales with the payment service's report and transfers; exits 1 on a difference",
   },
   {
     command: "demo",

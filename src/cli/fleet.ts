@@ -10,6 +10,11 @@ const SUBCOMMANDS: Readonly<Record<string, { usage: string; load: () => Promise<
     usage: "vendd fleet enroll [--config FILE] [--key FILE] [--url URL] [--label TEXT] [--json]",
     load: async () => (await import("./fleetEnroll.js")).fleetEnrollCommand,
   },
+  reconcile: {
+    usage:
+      "vendd fleet reconcile --from DATE --to DATE [--format table|csv|json] [--db FILE|URL] [--reporting FILE]",
+    load: async () => (await import("./fleetReconcile.js")).fleetReconcileCommand,
+  },
   user: {
     usage:
       "vendd fleet user add NAME --role viewer|manager [--db FILE|URL] [--password-file FILE]\n" +

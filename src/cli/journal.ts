@@ -14,6 +14,7 @@ import { describeRefusal } from "../journal/problems.js";
 import { type DayTotal, openJournalView, type SessionLine } from "../journal/view.js";
 import { JOURNAL_OPTIONS } from "./commands.js";
 import type { CliIo } from "./config.js";
+import { journalExportCommand } from "./journalExport.js";
 import { heldCommand } from "./journalHeld.js";
 import { formatColumns } from "./table.js";
 
@@ -23,6 +24,7 @@ type ViewName = (typeof VIEWS)[number];
 const HELP = `usage: vendd journal [recent|unresolved|flagged|totals] [--config FILE | --journal PATH] [--json]
                      [--limit N] [--days N]
        vendd journal held [--config FILE] [--secrets FILE] [--cancel] [--json]
+       vendd journal export [--config FILE | --journal PATH] [--from DATE] [--to DATE] [--out FILE]
 
 Shows the unit's journal, read-only (safe while vendd runs):
   recent       the latest sessions: time, order id, item, price, result, amount captured (default)
@@ -32,6 +34,8 @@ Shows the unit's journal, read-only (safe while vendd runs):
   held         payments the service still holds for this unit, and whether the journal knows them;
                --cancel releases those the journal does not know (stop vendd first; README,
                "Recovering a unit")
+  export       finished sessions closed --from DATE --to DATE (local days, both included) as JSON lines
+               of the fleet's SessionData, to --out FILE or standard output
 --limit N caps the sessions shown (default 20). Default config: ${DEFAULT_CONFIG_FILE}.
 `;
 
@@ -43,6 +47,9 @@ interface Options {
   cancel?: boolean;
   limit?: string;
   days?: string;
+  from?: string;
+  to?: string;
+  out?: string;
   help?: boolean;
 }
 
@@ -72,6 +79,13 @@ export async function journalCommand(argv: string[], io?: CliIo): Promise<number
       return usage(out, "held takes --config, --secrets, --cancel and --json");
     return heldCommand(values, out);
   }
+  if (view === "export") {
+    if (values.limit !== undefined || values.days !== undefined || values.cancel || values.json)
+      return usage(out, "export takes --config or --journal, --from, --to and --out");
+    return journalExportCommand(values, out);
+  }
+  if (values.from !== undefined || values.to !== undefined || values.out !== undefined)
+    return usage(out, "--from, --to and --out go with 'export'");
   if (!isView(view)) return usage(out, `unknown view '${view}' (${VIEWS.join(", ")}, held)`);
   if (values.cancel || values.secrets !== undefined)
     return usage(out, "--cancel and --secrets go with 'held'");

@@ -1,0 +1,208 @@
+/**
+ * `vendd fleet reconcile --from DATE --to DATE [--format table|csv|json] [--db FILE|URL] [--reporting FILE]`
+ * (issue 17): fetches the transaction report for the days, matches it with the fleet's sales, stores the
+ * result (recon_runs / recon_lines) and prints it. Exit codes: 0 everything reconciles, 1 something does not
+ * (or the report or database could not be read), 2 usage error.
+ */
+import { existsSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { systemClock } from "../core/clock.js";
+import { formatAmount } from "../core/money.js";
+import { isPostgresUrl, openFleetDb, redactUrl } from "../fleet/db/open.js";
+import { problems, type ReconLine, type ReconResult } from "../fleet/reconcile/match.js";
+import { isDay, runReconcile } from "../fleet/reconcile/run.js";
+import { loadReportingSettings } from "../fleet/reconcile/settings.js";
+import { ReportingClient } from "../payment/reporting/client.js";
+import { FLEET_RECONCILE_OPTIONS } from "./commands.js";
+import { formatColumns } from "./table.js";
+
+const HELP = `usage: vendd fleet reconcile --from DATE --to DATE [--format table|csv|json] [--db FILE|URL]
+                             [--reporting FILE]
+
+Matches every vend of the fleet's sales for the days (YYYY-MM-DD, both included) against the payment
+service's transaction report (fetched now, never stored) and the transfers made for them, stores the result
+and prints it. Exits 1 when anything does not reconcile.
+  --db FILE|URL       the fleet database (default $VENDD_FLEET_DB, else fleet.db)
+  --reporting FILE    reporting settings, YAML or JSON (default $VENDD_REPORTING, else reporting.yaml); the
+                      client secret and refresh token come from its secretsFile or the environment
+  --format            table (default): summary, transfers, lines that do not reconcile;
+                      csv: every line; json: the whole result
+`;
+
+export interface CliIo {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  env: NodeJS.ProcessEnv;
+}
+
+function signed(minor: number | null): string {
+  if (minor === null) return "";
+  return minor < 0 ? `-${formatAmount(-minor)}` : formatAmount(minor);
+}
+
+function csvCell(v: string | number | null): string {
+  const s = v === null ? "" : String(v);
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+const COLUMNS = [
+  "day",
+  "class",
+  "unit_id",
+  "session_id",
+  "order_id",
+  "reference",
+  "expected",
+  "reported",
+  "reason",
+] as const;
+
+export function renderCsv(r: ReconResult): string {
+  const rows = [COLUMNS.join(",")];
+  for (const l of r.lines) rows.push(COLUMNS.map((c) => csvCell(l[c])).join(","));
+  return `${rows.join("\r\n")}\r\n`;
+}
+
+export function renderTable(r: ReconResult, runId: number | null): string {
+  const out: string[] = [];
+  out.push(
+    `reconciliation ${r.from}..${r.to}${runId === null ? "" : ` (run ${runId})`}: ${r.clean ? "everything reconciles" : "DOES NOT RECONCILE"}`,
+  );
+  out.push(
+    Object.entries(r.counts)
+      .filter(([, n]) => n > 0)
+      .map(([c, n]) => `${c} ${n}`)
+      .join(", ") || "no lines",
+  );
+  if (r.transfers.length > 0) {
+    out.push("");
+    out.push(
+      formatColumns(
+        ["date", "transfer", "expected", "received", "difference"],
+        r.transfers.map((t) => [
+          t.date,
+          t.reference,
+          signed(t.expected),
+          signed(t.received),
+          signed(t.difference),
+        ]),
+        { right: [2, 3, 4], width: 120 },
+      ).trimEnd(),
+    );
+  }
+  const bad = problems(r).filter((l: ReconLine) => l.class !== "transfer");
+  if (bad.length > 0) {
+    out.push("");
+    out.push(
+      formatColumns(
+        ["day", "class", "unit", "session", "order", "expected", "reported"],
+        bad.map((l) => [
+          l.day,
+          l.class,
+          l.unit_id ?? "?",
+          l.session_id ?? "-",
+          l.order_id ?? "-",
+          signed(l.expected),
+          signed(l.reported),
+        ]),
+        { right: [5, 6], width: 160, notes: bad.map((l) => l.reason) },
+      ).trimEnd(),
+    );
+  }
+  return `${out.join("\n")}\n`;
+}
+
+/** Runs `vendd fleet reconcile` with `argv` the arguments after `reconcile`. */
+export async function fleetReconcileCommand(argv: string[], io?: CliIo): Promise<number> {
+  const out = io ?? { stdout: process.stdout, stderr: process.stderr, env: process.env };
+  let values: {
+    from?: string;
+    to?: string;
+    format?: string;
+    db?: string;
+    reporting?: string;
+    help?: boolean;
+  };
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: FLEET_RECONCILE_OPTIONS,
+    }));
+  } catch (e) {
+    out.stderr.write(`vendd fleet reconcile: ${(e as Error).message}\n${HELP}`);
+    return 2;
+  }
+  if (values.help) {
+    out.stdout.write(HELP);
+    return 0;
+  }
+  const format = values.format ?? "table";
+  if (
+    values.from === undefined ||
+    values.to === undefined ||
+    !isDay(values.from) ||
+    !isDay(values.to) ||
+    values.to < values.from ||
+    !["table", "csv", "json"].includes(format)
+  ) {
+    out.stderr.write(
+      `vendd fleet reconcile: --from and --to must be days YYYY-MM-DD (from <= to); --format table|csv|json\n${HELP}`,
+    );
+    return 2;
+  }
+  const dbTarget = values.db ?? out.env.VENDD_FLEET_DB ?? "fleet.db";
+  const settingsPath = values.reporting ?? out.env.VENDD_REPORTING ?? "reporting.yaml";
+  let settings: ReturnType<typeof loadReportingSettings>;
+  try {
+    settings = loadReportingSettings(settingsPath, out.env);
+  } catch (e) {
+    out.stderr.write(`vendd fleet reconcile: ${(e as Error).message}\n`);
+    return 1;
+  }
+  if (!isPostgresUrl(dbTarget) && !existsSync(dbTarget)) {
+    // Opening would create (and migrate) an empty database: refuse, it is surely the wrong path.
+    out.stderr.write(`vendd fleet reconcile: no fleet database at ${dbTarget} (--db FILE|URL)\n`);
+    return 1;
+  }
+  let fleet: Awaited<ReturnType<typeof openFleetDb>>;
+  try {
+    fleet = await openFleetDb(dbTarget);
+  } catch (e) {
+    const where = /^postgres/.test(dbTarget) ? redactUrl(dbTarget) : dbTarget;
+    out.stderr.write(
+      `vendd fleet reconcile: cannot open the fleet database ${where}: ${(e as Error).message}\n`,
+    );
+    return 1;
+  }
+  const client = new ReportingClient({
+    ...settings.credentials,
+    onRefreshToken: (t) => settings.saveRefreshToken(t),
+  });
+  try {
+    const run = await runReconcile(fleet.db, client, {
+      from: values.from,
+      to: values.to,
+      timeZone: settings.timeZone ?? out.env.VENDD_FLEET_TZ ?? "UTC",
+      points: settings.points,
+      ...(settings.paymentPoints === null ? {} : { paymentPoints: settings.paymentPoints }),
+      runAt: systemClock.now(),
+    });
+    if (!settings.persistable && client.refreshes > 0)
+      out.stderr.write(
+        "vendd fleet reconcile: the refresh token rotated and the new one could not be stored (secrets from the environment); use secretsFile\n",
+      );
+    if (format === "json")
+      out.stdout.write(`${JSON.stringify({ runId: run.runId, ...run.result }, null, 2)}\n`);
+    else if (format === "csv") out.stdout.write(renderCsv(run.result));
+    else out.stdout.write(renderTable(run.result, run.runId));
+    return run.result.clean ? 0 : 1;
+  } catch (e) {
+    out.stderr.write(`vendd fleet reconcile: ${(e as Error).message}\n`);
+    return 1;
+  } finally {
+    await client.close();
+    await fleet.close();
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * `vendd journal export [--config FILE | --journal PATH] [--from DATE] [--to DATE] [--out FILE]` (issue 17):
+ * the journal's finished sessions as JSON lines of fleetWire `SessionData`, read-only (safe while vendd runs).
+ * Days are local calendar days (the process's time zone), both included.
+ */
+import { existsSync } from "node:fs";
+import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig } from "../config/load.js";
+import { writeFileAtomic } from "../core/atomicFile.js";
+import { dayStart, isDay, nextDay } from "../fleet/reconcile/run.js";
+import { exportSessions } from "../journal/export.js";
+import { describeRefusal } from "../journal/problems.js";
+import type { CliIo } from "./config.js";
+
+export interface ExportValues {
+  config?: string;
+  journal?: string;
+  from?: string;
+  to?: string;
+  out?: string;
+}
+
+/** The process's time zone (local days). */
+export function localZone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone;
+}
+
+/** Journal path and currency from `--journal` or the config; null after printing why not. */
+export function journalSource(
+  values: { config?: string; journal?: string },
+  out: CliIo,
+  who: string,
+): { path: string; currency: string; unitId: string | null } | null {
+  if (values.journal !== undefined && values.config === undefined)
+    return { path: values.journal, currency: "DKK", unitId: null };
+  const file = values.config ?? DEFAULT_CONFIG_FILE;
+  try {
+    const { config } = loadConfig(file, { env: out.env, requireSecrets: false });
+    return { path: values.journal ?? config.journal.path, currency: config.currency, unitId: config.unit.id };
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    out.stderr.write(`${who}: invalid configuration ${file}:\n${err.message}\n`);
+    return null;
+  }
+}
+
+export function journalExportCommand(values: ExportValues, out: CliIo): number {
+  for (const d of [values.from, values.to])
+    if (d !== undefined && !isDay(d)) {
+      out.stderr.write(`vendd journal export: --from and --to must be days YYYY-MM-DD\n`);
+      return 2;
+    }
+  const src = journalSource(values, out, "vendd journal export");
+  if (src === null) return 1;
+  if (!existsSync(src.path)) {
+    out.stderr.write(`vendd journal export: no journal at ${src.path}\n`);
+    return 1;
+  }
+  const tz = localZone();
+  try {
+    const r = exportSessions(src.path, {
+      currency: src.currency,
+      ...(values.from === undefined ? {} : { from: dayStart(values.from, tz) }),
+      ...(values.to === undefined ? {} : { to: dayStart(nextDay(values.to), tz) }),
+    });
+    const text = r.sessions.map((s) => `${JSON.stringify(s)}\n`).join("");
+    if (values.out === undefined) out.stdout.write(text);
+    else writeFileAtomic(values.out, text);
+    for (const s of r.skipped)
+      out.stderr.write(`vendd journal export: session ${s.orderId} left out (${s.why})\n`);
+    if (values.out !== undefined)
+      out.stderr.write(`vendd journal export: ${r.sessions.length} session(s) written to ${values.out}\n`);
+    return 0;
+  } catch (err) {
+    const refusal = describeRefusal(err);
+    if (refusal === null) throw err;
+    out.stderr.write(`vendd journal export: ${refusal}`);
+    return 1;
+  }
+}

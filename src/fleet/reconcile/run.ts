@@ -1,0 +1,162 @@
+/**
+ * A reconciliation run (issue 17): the report for the day range is fetched on demand (never mirrored), the
+ * fleet's sales rows for those days are read, matched (match.ts), and only the result is stored in
+ * `recon_runs` / `recon_lines` with the time of the run.
+ */
+import type { Kysely } from "kysely";
+import type { ReportingClient, ReportLine, TransferRef } from "../../payment/reporting/client.js";
+import type { FleetDatabase } from "../db/schema.js";
+import { type ReconLine, type ReconResult, reconcile, type SaleRow } from "./match.js";
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+/** Checks a `YYYY-MM-DD` day (a real calendar date). */
+export function isDay(text: string): boolean {
+  return DAY.test(text) && new Date(`${text}T00:00:00Z`).toISOString().slice(0, 10) === text;
+}
+
+/** The day after `day` (`YYYY-MM-DD`). */
+export function nextDay(day: string): string {
+  return new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+}
+
+/** UTC offset (ms) of a time zone at an instant. */
+function offsetAt(ms: number, timeZone: string): number {
+  const parts = new Intl.DateTimeFormat("en-US", {
+    timeZone,
+    hourCycle: "h23",
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+  }).formatToParts(new Date(ms));
+  const n = (t: string): number => Number(parts.find((p) => p.type === t)?.value ?? "0");
+  const wall = Date.UTC(n("year"), n("month") - 1, n("day"), n("hour"), n("minute"), n("second"));
+  return wall - Math.floor(ms / 1000) * 1000;
+}
+
+/** The instant a day starts in a time zone. */
+export function dayStart(day: string, timeZone: string): number {
+  const guess = Date.parse(`${day}T00:00:00Z`);
+  const first = guess - offsetAt(guess, timeZone);
+  return guess - offsetAt(first, timeZone);
+}
+
+function isoSeconds(ms: number): string {
+  return `${new Date(ms).toISOString().slice(0, 19)}Z`;
+}
+
+export interface Report {
+  lines: ReportLine[];
+  transfers: TransferRef[];
+  /** Time spent fetching (ms), for the bench and the CLI's summary. */
+  fetchMs: number;
+}
+
+/**
+ * Fetches the report of [from, to] (days in `timeZone`) for the given payment points (default: all of the
+ * merchant's): every line in the range, and the transfers dated from the day after `from` to the day after
+ * `to` (a day's sales are transferred the next day).
+ */
+export async function fetchReport(
+  client: ReportingClient,
+  range: { from: string; to: string; timeZone: string; points?: readonly string[] },
+): Promise<Report> {
+  const started = performance.now();
+  const points = range.points ?? (await client.paymentPoints()).map((p) => p.paymentPointId);
+  const fromIso = isoSeconds(dayStart(range.from, range.timeZone));
+  const toIso = isoSeconds(dayStart(nextDay(range.to), range.timeZone));
+  const lines: ReportLine[] = [];
+  const transfers: TransferRef[] = [];
+  for (const p of points) {
+    for (const l of await client.transactions(p, fromIso, toIso)) lines.push(l);
+    for (const t of await client.transferReferences(p, nextDay(range.from), nextDay(range.to)))
+      transfers.push(t);
+  }
+  return { lines, transfers, fetchMs: performance.now() - started };
+}
+
+/** The fleet's sales rows of [from, to] (`sales.day`). */
+export async function loadSales(db: Kysely<FleetDatabase>, from: string, to: string): Promise<SaleRow[]> {
+  return db
+    .selectFrom("sales")
+    .select([
+      "unit_id",
+      "session_id",
+      "order_id",
+      "payment_id",
+      "driver",
+      "captured",
+      "refunded",
+      "closed_at",
+      "day",
+    ])
+    .where("day", ">=", from)
+    .where("day", "<=", to)
+    .execute();
+}
+
+/** Stores a result; returns the run id. */
+export async function saveRun(db: Kysely<FleetDatabase>, r: ReconResult, runAt: number): Promise<number> {
+  return db.transaction().execute(async (tx) => {
+    const run = await tx
+      .insertInto("recon_runs")
+      .values({
+        run_at: runAt,
+        from_day: r.from,
+        to_day: r.to,
+        clean: r.clean ? 1 : 0,
+        summary: JSON.stringify({ counts: r.counts, transfers: r.transfers }),
+      })
+      .returning("id")
+      .executeTakeFirstOrThrow();
+    const runId = Number(run.id);
+    for (let i = 0; i < r.lines.length; i += 500) {
+      await tx
+        .insertInto("recon_lines")
+        .values(r.lines.slice(i, i + 500).map((l: ReconLine) => ({ run_id: runId, ...l })))
+        .execute();
+    }
+    return runId;
+  });
+}
+
+export interface RunOptions {
+  from: string;
+  to: string;
+  timeZone: string;
+  points?: ReadonlyMap<string, string>;
+  /** Payment points to read (default: every point of the merchant). */
+  paymentPoints?: readonly string[];
+  runAt: number;
+}
+
+/** Fetch, match, store. */
+export async function runReconcile(
+  db: Kysely<FleetDatabase>,
+  client: ReportingClient,
+  o: RunOptions,
+): Promise<{ runId: number; result: ReconResult; fetchMs: number; matchMs: number }> {
+  const report = await fetchReport(client, {
+    from: o.from,
+    to: o.to,
+    timeZone: o.timeZone,
+    ...(o.paymentPoints === undefined ? {} : { points: o.paymentPoints }),
+  });
+  const sales = await loadSales(db, o.from, o.to);
+  const started = performance.now();
+  const result = reconcile({
+    from: o.from,
+    to: o.to,
+    sales,
+    lines: report.lines,
+    transfers: report.transfers,
+    timeZone: o.timeZone,
+    ...(o.points === undefined ? {} : { points: o.points }),
+  });
+  const matchMs = performance.now() - started;
+  const runId = await saveRun(db, result, o.runAt);
+  return { runId, result, fetchMs: report.fetchMs, matchMs };
+}

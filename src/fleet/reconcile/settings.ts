@@ -1,0 +1,115 @@
+/**
+ * Where reconciliation finds the reporting interface (issue 17): a YAML or JSON file with the public settings,
+ * and the secrets (client secret, the merchant's refresh token) in a separate secrets file or in the
+ * environment, never in argv.
+ *
+ * ```yaml
+ * baseUrl: https://api.example/transaction-reporting/api/merchant
+ * tokenUrl: https://api.example/merchant-authentication-openidconnect/connect/token
+ * clientId: my-integrator
+ * secretsFile: reporting.secrets.yaml    # clientSecret, refreshToken (relative to this file); else env
+ * timeZone: Europe/Oslo                  # days of sales (default: the fleet's, else UTC)
+ * paymentPoints: [ "…" ]                 # default: every payment point of the merchant
+ * points: { "<paymentPointId>": "<unit id>" }   # payment points that belong to one unit
+ * ```
+ *
+ * The refresh token rotates at each exchange: with a secrets file the new one is written back (atomically,
+ * mode 0600); from the environment (`VENDD_REPORTING_CLIENT_SECRET`, `VENDD_REPORTING_REFRESH_TOKEN`) it
+ * cannot be, and the settings say so (`persistable: false`).
+ */
+import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import YAML from "yaml";
+import { z } from "zod";
+import { writeFileAtomic } from "../../core/atomicFile.js";
+import type { ReportingCredentials } from "../../payment/reporting/client.js";
+
+export class ReportingSettingsError extends Error {
+  override readonly name = "ReportingSettingsError";
+}
+
+const Settings = z.strictObject({
+  baseUrl: z.url(),
+  tokenUrl: z.url(),
+  clientId: z.string().min(1),
+  secretsFile: z.string().min(1).optional(),
+  timeZone: z.string().min(1).optional(),
+  paymentPoints: z.array(z.string().min(1)).optional(),
+  points: z.record(z.string(), z.string().min(1)).optional(),
+});
+
+const Secrets = z.strictObject({
+  clientSecret: z.string().min(1),
+  refreshToken: z.string().min(1),
+});
+
+export interface ReportingSettings {
+  credentials: ReportingCredentials;
+  timeZone: string | null;
+  paymentPoints: string[] | null;
+  points: Map<string, string>;
+  /** Whether a rotated refresh token can be stored (a secrets file, not the environment). */
+  persistable: boolean;
+  /** Stores a rotated refresh token. */
+  saveRefreshToken(token: string): void;
+}
+
+function readDoc(path: string, what: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    throw new ReportingSettingsError(`${what} ${path}: ${(e as NodeJS.ErrnoException).code ?? "unreadable"}`);
+  }
+  try {
+    return YAML.parse(text) as unknown;
+  } catch {
+    throw new ReportingSettingsError(`${what} ${path}: not YAML or JSON`);
+  }
+}
+
+function check<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  // Paths and messages only: never the values (a secret could be one).
+  const list = r.error.issues.map((i) => `${i.path.join(".") || "(top)"}: ${i.message}`).join("; ");
+  throw new ReportingSettingsError(`${what}: ${list}`);
+}
+
+/** Loads the settings file and its secrets. */
+export function loadReportingSettings(path: string, env: NodeJS.ProcessEnv = process.env): ReportingSettings {
+  const s = check(Settings, readDoc(path, "reporting settings"), `reporting settings ${path}`);
+  let secrets: z.infer<typeof Secrets>;
+  let secretsPath: string | null = null;
+  if (s.secretsFile !== undefined) {
+    secretsPath = resolve(dirname(path), s.secretsFile);
+    secrets = check(Secrets, readDoc(secretsPath, "reporting secrets"), `reporting secrets ${secretsPath}`);
+  } else {
+    const clientSecret = env.VENDD_REPORTING_CLIENT_SECRET;
+    const refreshToken = env.VENDD_REPORTING_REFRESH_TOKEN;
+    if (!clientSecret || !refreshToken)
+      throw new ReportingSettingsError(
+        "reporting secrets: set secretsFile in the settings, or VENDD_REPORTING_CLIENT_SECRET and VENDD_REPORTING_REFRESH_TOKEN",
+      );
+    secrets = { clientSecret, refreshToken };
+  }
+  const fixed = secretsPath;
+  return {
+    credentials: {
+      baseUrl: s.baseUrl,
+      tokenUrl: s.tokenUrl,
+      clientId: s.clientId,
+      clientSecret: secrets.clientSecret,
+      refreshToken: secrets.refreshToken,
+    },
+    timeZone: s.timeZone ?? null,
+    paymentPoints: s.paymentPoints ?? null,
+    points: new Map(Object.entries(s.points ?? {})),
+    persistable: fixed !== null,
+    saveRefreshToken(token: string) {
+      if (fixed === null) return;
+      secrets = { ...secrets, refreshToken: token };
+      writeFileAtomic(fixed, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
+    },
+  };
+}

@@ -1,0 +1,163 @@
+/**
+ * One unit without a fleet (issue 17): `vendd journal export` gives the journal's finished sessions as JSON
+ * lines of fleetWire SessionData (read-only), and `vendd reconcile --journal FILE` matches them with the
+ * emulator's report: clean when the unit's payments are all there (another unit's payments on the same
+ * payment point are not its business), exit 1 with the order id when the report holds a payment of this unit
+ * the journal does not know.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { consentRefreshToken, emulatorEndpoints } from "../scripts/reconcileDay.js";
+import { ManualClock } from "../src/core/clock.js";
+import { SessionData } from "../src/core/fleetWire.js";
+import { type Emulator, startEmulator } from "../src/emulator/index.js";
+import { openSqliteJournal } from "../src/journal/sqlite.js";
+import { vendd } from "./cli-support.js";
+
+const SESSIONS = 30;
+
+describe("vendd journal export and vendd reconcile (a unit without a fleet)", () => {
+  let emu: Emulator;
+  let dir: string;
+  let journal: string;
+  const env = { TZ: "UTC" };
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "vendd-unit-recon-"));
+    journal = join(dir, "journal.db");
+    emu = await startEmulator({ timeSource: () => 0, startTime: Date.parse("2026-11-24T08:00:00Z") });
+    const { legacy } = emu.info;
+    const scope = { interface: "legacy" as const, merchant: legacy.merchantId, point: legacy.locationId };
+    const clock = new ManualClock(Date.parse("2026-11-24T09:00:00Z"));
+    const j = openSqliteJournal({ path: journal, unitId: "vm5", clock });
+    try {
+      for (let i = 0; i < SESSIONS; i++) {
+        clock.advance(60_000);
+        const orderId = j.nextOrderId();
+        const id = `s${i}`;
+        const price = 1000 + i * 10;
+        const captured = i % 5 === 0 ? price - 200 : price;
+        j.openSession({ id, orderId, flow: "selection", item: i + 1, price, driver: "legacy" });
+        const start = j.recordIntent({ sessionId: id, op: "start", orderId, paymentId: null, amount: price });
+        j.completeIntent(start.id, "done", "");
+        j.setPaymentId(id, orderId);
+        j.approveVend(id, i + 1, price);
+        j.recordVend(id, "success");
+        j.decide(id, { action: "capture", amount: captured, reason: "vend delivered", review: false });
+        const cap = j.recordIntent({
+          sessionId: id,
+          op: "capture",
+          orderId,
+          paymentId: orderId,
+          amount: captured,
+        });
+        j.completeIntent(cap.id, "done", "");
+        emu.clock.advance(60_000);
+        emu.recordLedger({
+          ...scope,
+          id: orderId,
+          paymentId: null,
+          orderId,
+          kind: "captured",
+          amount: captured,
+        });
+        if (i % 7 === 3) {
+          const ref = j.recordIntent({
+            sessionId: id,
+            op: "refund",
+            orderId,
+            paymentId: orderId,
+            amount: 300,
+          });
+          j.completeIntent(ref.id, "done", "");
+          emu.recordLedger({
+            ...scope,
+            id: `${orderId}-r`,
+            paymentId: orderId,
+            orderId,
+            kind: "refunded",
+            amount: 300,
+          });
+        }
+        j.closeSession(id, "captured", "vend delivered");
+        // Another unit's payment on the same payment point.
+        emu.recordLedger({
+          ...scope,
+          id: `vm6-x-${i}`,
+          paymentId: null,
+          orderId: `vm6-1764000000-${i + 1}`,
+          kind: "captured",
+          amount: 999,
+        });
+      }
+    } finally {
+      j.close();
+    }
+    writeFileSync(
+      join(dir, "secrets.yaml"),
+      `clientSecret: ${emu.info.reporting.clientSecret}\nrefreshToken: ${await consentRefreshToken(emu)}\n`,
+      { mode: 0o600 },
+    );
+    const { baseUrl, tokenUrl } = emulatorEndpoints(emu);
+    writeFileSync(
+      join(dir, "reporting.yaml"),
+      `baseUrl: ${baseUrl}\ntokenUrl: ${tokenUrl}\nclientId: ${emu.info.reporting.clientId}\nsecretsFile: secrets.yaml\ntimeZone: UTC\n`,
+    );
+  }, 30_000);
+  afterAll(async () => {
+    await emu?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const day = ["--from", "2026-11-24", "--to", "2026-11-24"];
+
+  it("journal export: every finished session as SessionData JSON lines", async () => {
+    const r = await vendd(["journal", "export", "--journal", journal, ...day], { env });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trim().split("\n");
+    expect(lines).toHaveLength(SESSIONS);
+    const sessions = lines.map((l) => SessionData.parse(JSON.parse(l)));
+    expect(sessions[0]).toMatchObject({
+      sessionId: "s0",
+      driver: "legacy",
+      captured: 800,
+      refunded: 0,
+      result: "captured",
+    });
+    expect(sessions[3]).toMatchObject({ refunded: 300 });
+    expect(sessions[1]?.vends).toEqual([{ item: 2, price: 1010, outcome: "success" }]);
+    const none = await vendd(["journal", "export", "--journal", journal, "--from", "2026-11-25"], { env });
+    expect(none).toMatchObject({ code: 0, stdout: "" });
+  });
+
+  it("reconcile: clean, then a payment the journal does not know exits 1 naming it", async () => {
+    const args = ["reconcile", "--journal", journal, ...day, "--reporting", join(dir, "reporting.yaml")];
+    const clean = await vendd(args, { env });
+    expect(clean.stderr).toBe("");
+    expect(clean.code).toBe(0);
+    expect(clean.stdout).toMatch(new RegExp(`matched ${SESSIONS}`));
+    emu.recordLedger({
+      interface: "legacy",
+      merchant: emu.info.legacy.merchantId,
+      point: emu.info.legacy.locationId,
+      id: "vm5-stray",
+      paymentId: null,
+      orderId: "vm5-1764000000-4242",
+      kind: "captured",
+      amount: 1234,
+    });
+    const bad = await vendd([...args, "--format", "json"], { env });
+    expect(bad.code).toBe(1);
+    const body = JSON.parse(bad.stdout) as {
+      unit: string;
+      lines: { class: string; order_id: string | null }[];
+    };
+    expect(body.unit).toBe("vm5");
+    expect(body.lines.filter((l) => l.class === "unknownInFleet")).toEqual([
+      expect.objectContaining({ order_id: "vm5-1764000000-4242" }),
+    ]);
+  });
+});
