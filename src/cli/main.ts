@@ -36,6 +36,8 @@ async function load(name: string): Promise<Command | null> {
       return (await import("./keys.js")).keysCommand;
     case "bundle":
       return (await import("./bundle.js")).bundleCommand;
+    case "fleet":
+      return (await import("./fleet.js")).fleetCommand;
     default:
       return null;
   }

@@ -36,6 +36,29 @@ export const UPDATE_FAULT_POINTS = [
 
 export type UpdateFaultPointName = (typeof UPDATE_FAULT_POINTS)[number];
 
+/**
+ * The fleet server's points (`vendd fleet serve`): `fleet.ingest.stored` is inside a batch's ingest
+ * transaction, after every insert and update and before the commit; a crash test kills the server there.
+ */
+export const FLEET_FAULT_POINTS = ["fleet.ingest.stored"] as const;
+
+export type FleetFaultPointName = (typeof FLEET_FAULT_POINTS)[number];
+
+/** Fault points of the fleet server: called when it passes the named step. */
+export interface FleetFaultPoints {
+  hit(name: FleetFaultPointName): void;
+}
+
+export const NO_FLEET_FAULTS: FleetFaultPoints = { hit() {} };
+
+/** `faultPointsFromEnv` for the fleet server's points (`FLEET_FAULT_POINTS`). */
+export function fleetFaultPointsFromEnv(
+  env: NodeJS.ProcessEnv,
+  kill: () => void = sigkillSelf,
+): FleetFaultPoints {
+  return armedPoints(FLEET_FAULT_POINTS, env, kill);
+}
+
 /** Fault points of the applier: called when it passes the named step. */
 export interface UpdateFaultPoints {
   hit(name: UpdateFaultPointName): void;

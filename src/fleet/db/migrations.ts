@@ -159,6 +159,22 @@ function fleetMigrations(dialect: FleetDialect): Record<string, Migration> {
         await db.schema.createIndex("recon_lines_run").on("recon_lines").columns(["run_id", "day"]).execute();
       },
     },
+    /**
+     * Sales keyed by (unit, session) (schema.ts): a session reported again replaces its row instead of
+     * adding one; plan vends (issue 18) carry their member and plan.
+     */
+    "0002_sales_session": {
+      async up(db: Kysely<unknown>): Promise<void> {
+        await db.schema.alterTable("sales").addColumn("member_id", "text").execute();
+        await db.schema.alterTable("sales").addColumn("plan_id", "text").execute();
+        await db.schema
+          .createIndex("sales_unit_session")
+          .on("sales")
+          .columns(["unit_id", "session_id"])
+          .unique()
+          .execute();
+      },
+    },
   };
 }
 

@@ -1,0 +1,87 @@
+/**
+ * `vendd fleet serve`: runs the fleet server until SIGTERM or SIGINT, then closes it cleanly (in-flight
+ * requests finish, the database is closed). `vendd fleet serve` alone serves ./fleet.db on 127.0.0.1:8380.
+ */
+import { fleetFaultPointsFromEnv, NO_FLEET_FAULTS } from "../core/faults.js";
+import { printable } from "../core/printable.js";
+import { startFleetServer } from "../fleet/server.js";
+import {
+  checkTimeZone,
+  FLEET_SERVER_USAGE,
+  FleetUsageError,
+  parseFleetArgs,
+  parseListen,
+} from "./fleetOptions.js";
+
+const DEFAULT_LISTEN = "127.0.0.1:8380";
+
+function reportingZone(given: string | undefined, env: NodeJS.ProcessEnv): string {
+  if (given !== undefined) return checkTimeZone(given);
+  const tz = env.TZ;
+  if (tz === undefined || tz === "") return "UTC";
+  try {
+    return checkTimeZone(tz);
+  } catch {
+    process.stderr.write(
+      `vendd fleet serve: TZ=${printable(tz, 64)} is not a time zone; counting days in UTC\n`,
+    );
+    return "UTC";
+  }
+}
+
+export async function fleetServeCommand(argv: string[]): Promise<number> {
+  let args: ReturnType<typeof parseFleetArgs>;
+  let listen: { host: string; port: number };
+  let timeZone: string;
+  try {
+    args = parseFleetArgs(argv);
+    if (args.help) {
+      process.stdout.write(FLEET_SERVER_USAGE);
+      return 0;
+    }
+    if (args.positionals.length > 0)
+      throw new FleetUsageError(`unexpected ${printable(args.positionals.join(" "), 64)}`);
+    if (args.bundleKeys.length > 0)
+      throw new FleetUsageError(
+        "--bundle-key applies to uploads: give it to `vendd fleet bundle upload` (the server stores no keys)",
+      );
+    listen = parseListen(args.listen ?? DEFAULT_LISTEN);
+    timeZone = reportingZone(args.timeZone, process.env);
+  } catch (err) {
+    if (err instanceof FleetUsageError) {
+      process.stderr.write(`vendd fleet serve: ${err.message}\n${FLEET_SERVER_USAGE}`);
+      return 2;
+    }
+    throw err;
+  }
+  // Only the fleet's own fault points: a unit's VENDD_FAULT_POINT in the same environment arms nothing here.
+  const spec = process.env.VENDD_FAULT_POINT ?? "";
+  const faults = spec.startsWith("fleet.") ? fleetFaultPointsFromEnv(process.env) : NO_FLEET_FAULTS;
+  const server = await startFleetServer({
+    db: args.db,
+    host: listen.host,
+    port: listen.port,
+    timeZone,
+    faults,
+    ...(args.logLevel === undefined ? {} : { logLevel: args.logLevel }),
+  });
+  process.stdout.write(
+    `vendd fleet: serving ${server.url} (database ${server.where}, sales days in ${timeZone})\n`,
+  );
+  return new Promise<number>((resolve) => {
+    const stop = (signal: NodeJS.Signals): void => {
+      process.off("SIGTERM", stop);
+      process.off("SIGINT", stop);
+      server.ctx.logger.info({ signal }, "fleet server stopping");
+      server.close().then(
+        () => resolve(0),
+        (err: unknown) => {
+          process.stderr.write(`vendd fleet serve: ${err instanceof Error ? err.message : String(err)}\n`);
+          resolve(1);
+        },
+      );
+    };
+    process.on("SIGTERM", stop);
+    process.on("SIGINT", stop);
+  });
+}
