@@ -32,6 +32,7 @@ describe("vendd --help and --version", () => {
       "demo",
       "doctor",
       "emulator",
+      "fleet",
       "journal",
       "keys",
       "nfc",

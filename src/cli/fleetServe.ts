@@ -65,9 +65,6 @@ export async function fleetServeCommand(argv: string[]): Promise<number> {
     faults,
     ...(args.logLevel === undefined ? {} : { logLevel: args.logLevel }),
   });
-  process.stdout.write(
-    `vendd fleet: serving ${server.url} (database ${server.where}, sales days in ${timeZone})\n`,
-  );
   return new Promise<number>((resolve) => {
     const stop = (signal: NodeJS.Signals): void => {
       process.off("SIGTERM", stop);
@@ -83,5 +80,9 @@ export async function fleetServeCommand(argv: string[]): Promise<number> {
     };
     process.on("SIGTERM", stop);
     process.on("SIGINT", stop);
+    // Printed once the handlers are in place: whoever reads the URL may stop the server at once.
+    process.stdout.write(
+      `vendd fleet: serving ${server.url} (database ${server.where}, sales days in ${timeZone})\n`,
+    );
   });
 }
