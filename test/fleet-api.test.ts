@@ -13,7 +13,7 @@ import type { FleetContext } from "../src/fleet/context.js";
 import type { FleetDb } from "../src/fleet/db/open.js";
 import { createFleetApp, purgeNonces } from "../src/fleet/server.js";
 import { approveUnit, revokeUnit } from "../src/fleet/units.js";
-import { createBundle } from "../src/update/bundle.js";
+import { createBundle, trustedCommentOf } from "../src/update/bundle.js";
 import { parsePublicKey } from "../src/update/minisign.js";
 import { makeKey, signWith, type TestKey } from "../src/update/test-support.js";
 import {
@@ -265,6 +265,18 @@ describe.each(["sqlite", "postgres"] as const)("fleet unit API on %s", (dialect)
     };
     expect(await refusal(bundle)).toBe("unsigned");
     expect(["not_a_bundle", "truncated"]).toContain(await refusal(Buffer.from("not a bundle at all")));
+    const another = createBundle({
+      configText: "unit: {id: vm-0001}\n",
+      release: null,
+      version: 9,
+      targets: ["vm-0001"],
+      expires: "2031-01-01",
+    });
+    expect(await refusal(signWith(bundle, [signer], trustedCommentOf(another.manifest)))).toBe(
+      "another_file",
+    );
+    const tooNew = trustedCommentOf({ ...manifest, version: 99 });
+    expect(await refusal(signWith(bundle, [signer], tooNew))).toBe("comment_mismatch");
     const signedBundle = signWith(bundle, [signer]);
     expect(await refusal(signedBundle, [stranger])).toBe("unknown_key");
     expect(await ctx.db.selectFrom("bundles").select("id").execute()).toEqual([]);

@@ -6,7 +6,13 @@
  * from the unit's version events (ingest.ts).
  */
 import { createHash } from "node:crypto";
-import { BundleError, MAX_BUNDLE_BYTES, readBundle, verifyBundle } from "../update/bundle.js";
+import {
+  BundleError,
+  MAX_BUNDLE_BYTES,
+  parseTrustedComment,
+  readBundle,
+  verifyBundle,
+} from "../update/bundle.js";
 import { MinisignError, type PublicKey, parseSignature } from "../update/minisign.js";
 import type { FleetContext } from "./context.js";
 
@@ -51,18 +57,29 @@ export async function storeBundle(
   if (contents.signatures.length === 0)
     throw new BundleUploadError("unsigned", "the bundle has no signature: sign it before uploading");
   for (const text of contents.signatures) {
-    let sigId: string;
+    let comment: string;
     try {
-      sigId = parseSignature(text).trustedComment;
+      comment = parseSignature(text).trustedComment;
     } catch (err) {
       if (err instanceof MinisignError)
         throw new BundleUploadError("bad_signature", `a signature is malformed: ${err.message}`);
       throw err;
     }
-    if (!sigId.includes(` id=${meta.id} `))
+    const signedMeta = wrap(() => parseTrustedComment(comment));
+    if (signedMeta.id !== meta.id)
       throw new BundleUploadError(
         "another_file",
-        `a signature's trusted comment is not for this payload (id ${meta.id})`,
+        `a signature is for another bundle (id ${signedMeta.id}), not this payload (id ${meta.id})`,
+      );
+    if (
+      signedMeta.kind !== meta.kind ||
+      signedMeta.version !== meta.version ||
+      signedMeta.expires !== meta.expires ||
+      signedMeta.targets.join(",") !== meta.targets.join(",")
+    )
+      throw new BundleUploadError(
+        "comment_mismatch",
+        "a signature's trusted comment and the payload's manifest disagree",
       );
   }
   if (trustedKeys.length > 0) wrap(() => verifyBundle(bytes, { keys: trustedKeys, releaseThreshold: 1 }));
