@@ -44,41 +44,45 @@ export async function ingestBatch(
     const unit = await unitQuery.executeTakeFirst();
     if (unit === undefined) throw new Error(`unit ${unitId} is not enrolled`);
     const now = ctx.clock.now();
+    const run: UnitEvent[] = [];
     let committed = unit.committed_seq;
-    let stored = 0;
     let duplicates = 0;
     let pastGap = 0;
     for (const event of sorted) {
-      if (event.seq <= committed) {
-        duplicates++;
-        continue;
-      }
-      if (event.seq !== committed + 1) {
-        pastGap++;
-        continue;
-      }
+      if (event.seq <= committed) duplicates++;
+      else if (event.seq === committed + 1) {
+        run.push(event);
+        committed = event.seq;
+      } else pastGap++;
+    }
+    let stored = 0;
+    if (run.length > 0) {
+      // One statement for the run; the unit's row lock (or SQLite's one writer) means none is stored yet.
       const inserted = await trx
         .insertInto("events")
-        .values({
-          unit_id: unitId,
-          seq: event.seq,
-          at: event.at,
-          kind: event.kind,
-          data: JSON.stringify(event.data),
-          received_at: now,
-        })
+        .values(
+          run.map((e) => ({
+            unit_id: unitId,
+            seq: e.seq,
+            at: e.at,
+            kind: e.kind,
+            data: JSON.stringify(e.data),
+            received_at: now,
+          })),
+        )
         .onConflict((oc) => oc.columns(["unit_id", "seq"]).doNothing())
         .executeTakeFirst();
-      committed = event.seq;
-      if (inserted.numInsertedOrUpdatedRows === 0n) {
-        duplicates++;
-        continue;
-      }
-      stored++;
-      if (event.kind === "session") await upsertSale(ctx, trx, unitId, event.seq, event.data);
-      else if (event.kind === "version") await applyVersion(trx, unitId, event.data, now);
-    }
-    if (committed !== unit.committed_seq || stored > 0) {
+      stored = Number(inserted.numInsertedOrUpdatedRows);
+      if (stored !== run.length)
+        throw new Error(
+          `unit ${unitId}: events past committed seq ${unit.committed_seq} were already stored`,
+        );
+      // The latest report of each session in the run (one row per session in one statement).
+      const sessions = new Map<string, { seq: number; data: SessionData }>();
+      for (const e of run)
+        if (e.kind === "session") sessions.set(e.data.sessionId, { seq: e.seq, data: e.data });
+      if (sessions.size > 0) await upsertSales(ctx, trx, unitId, [...sessions.values()]);
+      for (const e of run) if (e.kind === "version") await applyVersion(trx, unitId, e.data, now);
       await trx
         .updateTable("units")
         .set({ committed_seq: committed, last_seen_at: now })
@@ -91,14 +95,13 @@ export async function ingestBatch(
 }
 
 /** One row per (unit, session): a later report of the same session (higher seq) replaces the row. */
-async function upsertSale(
+async function upsertSales(
   ctx: FleetContext,
   trx: Transaction<FleetDatabase>,
   unitId: string,
-  seq: number,
-  s: SessionData,
+  sessions: readonly { seq: number; data: SessionData }[],
 ): Promise<void> {
-  const row = {
+  const rows = sessions.map(({ seq, data: s }) => ({
     unit_id: unitId,
     seq,
     session_id: s.sessionId,
@@ -120,16 +123,35 @@ async function upsertSale(
     day: dayOf(s.closedAt, ctx.timeZone),
     member_id: s.member?.memberId ?? null,
     plan_id: s.member?.planId ?? null,
-  };
-  const { unit_id: _u, session_id: _s, ...update } = row;
+  }));
   await trx
     .insertInto("sales")
-    .values(row)
+    .values(rows)
     .onConflict((oc) =>
       oc
         .columns(["unit_id", "session_id"])
-        .doUpdateSet(update)
-        .where((eb) => eb("sales.seq", "<", seq)),
+        .doUpdateSet((eb) => ({
+          seq: eb.ref("excluded.seq"),
+          order_id: eb.ref("excluded.order_id"),
+          payment_id: eb.ref("excluded.payment_id"),
+          driver: eb.ref("excluded.driver"),
+          flow: eb.ref("excluded.flow"),
+          item: eb.ref("excluded.item"),
+          price: eb.ref("excluded.price"),
+          result: eb.ref("excluded.result"),
+          approved: eb.ref("excluded.approved"),
+          captured: eb.ref("excluded.captured"),
+          refunded: eb.ref("excluded.refunded"),
+          currency: eb.ref("excluded.currency"),
+          vends_ok: eb.ref("excluded.vends_ok"),
+          vends_failed: eb.ref("excluded.vends_failed"),
+          opened_at: eb.ref("excluded.opened_at"),
+          closed_at: eb.ref("excluded.closed_at"),
+          day: eb.ref("excluded.day"),
+          member_id: eb.ref("excluded.member_id"),
+          plan_id: eb.ref("excluded.plan_id"),
+        }))
+        .where((eb) => eb("sales.seq", "<", eb.ref("excluded.seq"))),
     )
     .execute();
 }
