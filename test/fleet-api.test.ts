@@ -255,7 +255,7 @@ describe.each(["sqlite", "postgres"] as const)("fleet unit API on %s", (dialect)
           ctx,
           bytes,
           "ann",
-          keys.map((k) => parsePublicKey(k.publicKeyText)),
+          keys.length === 0 ? undefined : keys.map((k) => parsePublicKey(k.publicKeyText)),
         );
         return "stored";
       } catch (err) {
@@ -279,6 +279,10 @@ describe.each(["sqlite", "postgres"] as const)("fleet unit API on %s", (dialect)
     expect(await refusal(signWith(bundle, [signer], tooNew))).toBe("comment_mismatch");
     const signedBundle = signWith(bundle, [signer]);
     expect(await refusal(signedBundle, [stranger])).toBe("unknown_key");
+    // `vendd fleet serve --bundle-key` keys are storeBundle's default (the dashboard's upload uses it).
+    ctx.bundleKeys = [parsePublicKey(stranger.publicKeyText)];
+    expect(await refusal(signedBundle)).toBe("unknown_key");
+    ctx.bundleKeys = undefined;
     expect(await ctx.db.selectFrom("bundles").select("id").execute()).toEqual([]);
     const stored = await storeBundle(ctx, signedBundle, "ann", [parsePublicKey(signer.publicKeyText)]);
     expect(stored).toMatchObject({ id: manifest.id, kind: "config", version: "8", created: true });

@@ -239,5 +239,8 @@ describe("vendd fleet admin commands", () => {
     const bad = await vendd(["fleet", "serve", "--listen", "nowhere"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--listen nowhere");
+    const noKey = await vendd(["fleet", "serve", "--bundle-key", join(cwd, "missing.pub")]);
+    expect(noKey.code).toBe(2);
+    expect(noKey.stderr).toContain("--bundle-key");
   }, 90_000);
 });

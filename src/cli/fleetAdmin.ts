@@ -11,7 +11,7 @@ import { BundleUploadError, storeBundle } from "../fleet/bundles.js";
 import type { FleetContext } from "../fleet/context.js";
 import { openFleetDb } from "../fleet/db/open.js";
 import { approveUnit, revokeUnit } from "../fleet/units.js";
-import { parsePublicKey } from "../update/minisign.js";
+import { type PublicKey, parsePublicKey } from "../update/minisign.js";
 import { FLEET_SERVER_USAGE, type FleetArgs, FleetUsageError, parseFleetArgs } from "./fleetOptions.js";
 import { formatColumns } from "./table.js";
 
@@ -139,7 +139,15 @@ export function fleetBundleCommand(argv: string[]): Promise<number> {
   return withDb("bundle upload", rest, 1, async (ctx, args) => {
     const file = args.positionals[0] ?? "";
     try {
-      const keys = args.bundleKeys.map((k) => parsePublicKey(readFileSync(k, "utf8")));
+      let keys: PublicKey[];
+      try {
+        keys = args.bundleKeys.map((k) => parsePublicKey(readFileSync(k, "utf8")));
+      } catch (err) {
+        process.stderr.write(
+          `vendd fleet bundle upload: --bundle-key: ${err instanceof Error ? err.message : "unreadable"}\n`,
+        );
+        return 2;
+      }
       const b = await storeBundle(ctx, readFileSync(file), args.by, keys);
       const line = {
         id: b.id,

@@ -2,9 +2,11 @@
  * `vendd fleet serve`: runs the fleet server until SIGTERM or SIGINT, then closes it cleanly (in-flight
  * requests finish, the database is closed). `vendd fleet serve` alone serves ./fleet.db on 127.0.0.1:8380.
  */
+import { readFileSync } from "node:fs";
 import { fleetFaultPointsFromEnv, NO_FLEET_FAULTS } from "../core/faults.js";
 import { printable } from "../core/printable.js";
 import { startFleetServer } from "../fleet/server.js";
+import { type PublicKey, parsePublicKey } from "../update/minisign.js";
 import {
   checkTimeZone,
   FLEET_SERVER_USAGE,
@@ -14,6 +16,17 @@ import {
 } from "./fleetOptions.js";
 
 const DEFAULT_LISTEN = "127.0.0.1:8380";
+
+/** A minisign public key file for `--bundle-key`; FleetUsageError when unreadable or not a key. */
+function readBundleKey(file: string): PublicKey {
+  try {
+    return parsePublicKey(readFileSync(file, "utf8"));
+  } catch (err) {
+    throw new FleetUsageError(
+      `--bundle-key ${printable(file, 200)}: ${err instanceof Error ? err.message : "unreadable"}`,
+    );
+  }
+}
 
 function reportingZone(given: string | undefined, env: NodeJS.ProcessEnv): string {
   if (given !== undefined) return checkTimeZone(given);
@@ -33,6 +46,7 @@ export async function fleetServeCommand(argv: string[]): Promise<number> {
   let args: ReturnType<typeof parseFleetArgs>;
   let listen: { host: string; port: number };
   let timeZone: string;
+  let bundleKeys: PublicKey[];
   try {
     args = parseFleetArgs(argv);
     if (args.help) {
@@ -41,10 +55,7 @@ export async function fleetServeCommand(argv: string[]): Promise<number> {
     }
     if (args.positionals.length > 0)
       throw new FleetUsageError(`unexpected ${printable(args.positionals.join(" "), 64)}`);
-    if (args.bundleKeys.length > 0)
-      throw new FleetUsageError(
-        "--bundle-key applies to uploads: give it to `vendd fleet bundle upload` (the server stores no keys)",
-      );
+    bundleKeys = args.bundleKeys.map((file) => readBundleKey(file));
     listen = parseListen(args.listen ?? DEFAULT_LISTEN);
     timeZone = reportingZone(args.timeZone, process.env);
   } catch (err) {
@@ -63,6 +74,7 @@ export async function fleetServeCommand(argv: string[]): Promise<number> {
     port: listen.port,
     timeZone,
     faults,
+    bundleKeys,
     ...(args.logLevel === undefined ? {} : { logLevel: args.logLevel }),
   });
   return new Promise<number>((resolve) => {

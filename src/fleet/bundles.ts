@@ -42,13 +42,14 @@ export interface StoredBundle {
 /**
  * Checks and stores an uploaded bundle. Refuses (BundleUploadError with a specific code) what is not a whole
  * bundle, an unsigned one, one whose signatures describe another payload, an expired one, and one that
- * reuses a stored bundle's id with other bytes; with `trustedKeys`, one not signed by any of them.
+ * reuses a stored bundle's id with other bytes; with `trustedKeys` (default `ctx.bundleKeys`), one not
+ * signed by any of them.
  */
 export async function storeBundle(
   ctx: FleetContext,
   bytes: Buffer,
   uploadedBy: string,
-  trustedKeys: readonly PublicKey[] = [],
+  trustedKeys: readonly PublicKey[] = ctx.bundleKeys ?? [],
 ): Promise<StoredBundle> {
   if (bytes.length > MAX_BUNDLE_BYTES)
     throw new BundleUploadError("not_a_bundle", "the bundle is larger than 512 MiB");

@@ -9,6 +9,7 @@ import type pino from "pino";
 import { systemClock, type Timer } from "../core/clock.js";
 import { type FleetFaultPoints, NO_FLEET_FAULTS } from "../core/faults.js";
 import { createLogger } from "../core/log.js";
+import type { PublicKey } from "../update/minisign.js";
 import type { FleetContext } from "./context.js";
 import { isPostgresUrl, openFleetDb } from "./db/open.js";
 import { registerUnitApi, UNIT_BODY_LIMIT } from "./unitApi.js";
@@ -75,6 +76,8 @@ export interface FleetServerOptions {
   plugins?: FleetPlugin[];
   faults?: FleetFaultPoints;
   logger?: pino.Logger;
+  /** Keys an uploaded bundle must be signed by (FleetContext.bundleKeys). */
+  bundleKeys?: readonly PublicKey[];
 }
 
 export interface RunningFleetServer {
@@ -106,6 +109,7 @@ export async function startFleetServer(opts: FleetServerOptions): Promise<Runnin
     clock: systemClock,
     logger,
     timeZone: opts.timeZone,
+    ...(opts.bundleKeys === undefined ? {} : { bundleKeys: opts.bundleKeys }),
   };
   let app: FastifyInstance;
   try {
