@@ -338,6 +338,12 @@ describe.each(["sqlite", "postgres"] as const)("fleet unit API on %s", (dialect)
         json: { error: { code: "unknown_key" } },
       });
       expect((await send(app, stray.key, "GET", "/bundle", undefined, clock.now())).status).toBe(401);
+      const strayNonces = await ctx.db
+        .selectFrom("nonces")
+        .select("nonce")
+        .where("public_key", "=", stray.key.publicKey)
+        .execute();
+      expect(strayNonces).toEqual([]); // a stranger's requests write nothing
       const u = await approved("vm-0001");
       const unsigned = await app.inject({
         method: "POST",

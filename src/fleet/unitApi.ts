@@ -84,15 +84,6 @@ export async function registerUnitApi(
           req.log.warn({ code: v.code, url: req.url }, "unit request refused");
           return refuse(reply, 401, v.code, v.message);
         }
-        const nonce = await ctx.db
-          .insertInto("nonces")
-          .values({ public_key: v.publicKey, nonce: v.nonce, expires_at: v.timestamp + MAX_SKEW_MS })
-          .onConflict((oc) => oc.columns(["public_key", "nonce"]).doNothing())
-          .executeTakeFirst();
-        if (nonce.numInsertedOrUpdatedRows === 0n) {
-          req.log.warn({ key: fingerprint(v.publicKey), url: req.url }, "replayed unit request refused");
-          return refuse(reply, 401, "replay", "this request was already received (same nonce)");
-        }
         const unit =
           (await ctx.db
             .selectFrom("units")
@@ -103,6 +94,16 @@ export async function registerUnitApi(
         if (unit === null && !isEnroll) {
           req.log.warn({ key: fingerprint(v.publicKey), url: req.url }, "unknown unit key refused");
           return refuse(reply, 401, "unknown_key", "this key is not enrolled: run vendd fleet enroll");
+        }
+        // Recorded only for known keys (and enrolments): a stranger's requests write nothing.
+        const nonce = await ctx.db
+          .insertInto("nonces")
+          .values({ public_key: v.publicKey, nonce: v.nonce, expires_at: v.timestamp + MAX_SKEW_MS })
+          .onConflict((oc) => oc.columns(["public_key", "nonce"]).doNothing())
+          .executeTakeFirst();
+        if (nonce.numInsertedOrUpdatedRows === 0n) {
+          req.log.warn({ key: fingerprint(v.publicKey), url: req.url }, "replayed unit request refused");
+          return refuse(reply, 401, "replay", "this request was already received (same nonce)");
         }
         if (unit !== null && !isEnroll && unit.status !== "approved") {
           req.log.warn({ unitId: unit.id, status: unit.status, url: req.url }, "unit not approved");
