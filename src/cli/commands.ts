@@ -12,6 +12,8 @@ export interface OptionSpec {
   readonly value?: string;
   /** Shown without brackets in the synopsis. */
   readonly required?: boolean;
+  /** May be given more than once (node:util `parseArgs`'s `multiple`). */
+  readonly multiple?: boolean;
 }
 
 export type OptionSpecs = Readonly<Record<string, OptionSpec>>;
@@ -161,6 +163,18 @@ export const RECONCILE_OPTIONS = {
   help,
 } as const satisfies OptionSpecs;
 
+/** `vendd fleet serve|units|approve|revoke|bundle upload` (src/cli/fleetServe.ts, fleetAdmin.ts). */
+export const FLEET_SERVER_OPTIONS = {
+  db: { type: "string", value: "FILE|URL" },
+  listen: { type: "string", value: "HOST:PORT" },
+  "time-zone": { type: "string", value: "TZ" },
+  "bundle-key": { type: "string", value: "FILE", multiple: true },
+  "log-level": { type: "string", value: "LEVEL" },
+  json: { type: "boolean" },
+  by: { type: "string", value: "NAME" },
+  help,
+} as const satisfies OptionSpecs;
+
 /** One line of the top-level help: the command words, the options shown, what it does. */
 export interface CommandHelp {
   /** The subcommand as dispatched by main.ts (`config`), for tests. */
@@ -301,6 +315,42 @@ export const COMMANDS: readonly CommandHelp[] = [
     options: BUNDLE_OPTIONS,
     only: ["config", "json"],
     summary: "fetch the newest bundle from updates.pullUrl (ETag, backoff) and apply it (vendd-pull.timer)",
+  },
+  {
+    command: "fleet",
+    words: "fleet serve",
+    options: FLEET_SERVER_OPTIONS,
+    only: ["db", "listen", "time-zone", "bundle-key", "log-level"],
+    summary:
+      "the fleet server: unit API (and dashboard); SQLite file by default, postgres://URL to scale out",
+  },
+  {
+    command: "fleet",
+    words: "fleet units",
+    options: FLEET_SERVER_OPTIONS,
+    only: ["db", "json"],
+    summary: "list enrolled units: status, fingerprint, committed seq, last seen, versions",
+  },
+  {
+    command: "fleet",
+    words: "fleet approve UNIT",
+    options: FLEET_SERVER_OPTIONS,
+    only: ["db", "by"],
+    summary: "approve a pending unit's enrolment (compare its fingerprint with the unit's first)",
+  },
+  {
+    command: "fleet",
+    words: "fleet revoke UNIT",
+    options: FLEET_SERVER_OPTIONS,
+    only: ["db", "by"],
+    summary: "revoke a unit: its requests are refused from now on; its stored events stay",
+  },
+  {
+    command: "fleet",
+    words: "fleet bundle upload FILE",
+    options: FLEET_SERVER_OPTIONS,
+    only: ["db", "bundle-key", "by"],
+    summary: "store a signed bundle for units to pull (--bundle-key: refuse unless signed by one of these)",
   },
   {
     command: "fleet",

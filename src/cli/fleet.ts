@@ -1,11 +1,33 @@
 /**
- * `vendd fleet <sub>`: the fleet commands (issue 16). Each subcommand lives in its own module, loaded only
+ * `vendd fleet <sub>`: the fleet commands (issues 16-18): the server and its administration, the
+ * dashboard's accounts, reconciliation, and the unit's enrolment. Each subcommand lives in its own module, loaded only
  * when used; add a line to SUBCOMMANDS (and its rows to commands.ts) for a new one.
  */
 import { printable } from "../core/printable.js";
 import type { Command } from "./main.js";
 
 const SUBCOMMANDS: Readonly<Record<string, { usage: string; load: () => Promise<Command> }>> = {
+  serve: {
+    usage:
+      "vendd fleet serve [--db FILE|URL] [--listen HOST:PORT] [--time-zone TZ] [--bundle-key FILE]... [--log-level LEVEL]",
+    load: async () => (await import("./fleetServe.js")).fleetServeCommand,
+  },
+  units: {
+    usage: "vendd fleet units [--db FILE|URL] [--json]",
+    load: async () => (await import("./fleetAdmin.js")).fleetUnitsCommand,
+  },
+  approve: {
+    usage: "vendd fleet approve UNIT [--db FILE|URL] [--by NAME]",
+    load: async () => (await import("./fleetAdmin.js")).fleetApproveCommand,
+  },
+  revoke: {
+    usage: "vendd fleet revoke UNIT [--db FILE|URL] [--by NAME]",
+    load: async () => (await import("./fleetAdmin.js")).fleetRevokeCommand,
+  },
+  bundle: {
+    usage: "vendd fleet bundle upload FILE [--db FILE|URL] [--bundle-key FILE]... [--by NAME]",
+    load: async () => (await import("./fleetAdmin.js")).fleetBundleCommand,
+  },
   enroll: {
     usage: "vendd fleet enroll [--config FILE] [--key FILE] [--url URL] [--label TEXT] [--json]",
     load: async () => (await import("./fleetEnroll.js")).fleetEnrollCommand,

@@ -37,6 +37,7 @@ export const UPDATE_FAULT_POINTS = [
 export type UpdateFaultPointName = (typeof UPDATE_FAULT_POINTS)[number];
 
 /**
+
  * The steps of the fleet sender (src/daemon/fleetLink.ts) where a crash test kills the unit: before a batch
  * is posted, after the fleet answered but before the events are marked delivered, and after the mark.
  */
@@ -55,6 +56,29 @@ export function fleetFaultPointsFromEnv(
   kill: () => void = sigkillSelf,
 ): FleetFaultPoints {
   return armedPoints(FLEET_FAULT_POINTS, env, kill);
+}
+
+/**
+ * The fleet server's points (`vendd fleet serve`): `fleet.ingest.stored` is inside a batch's ingest
+ * transaction, after every insert and update and before the commit; a crash test kills the server there.
+ */
+export const FLEET_SERVER_FAULT_POINTS = ["fleet.ingest.stored"] as const;
+
+export type FleetServerFaultPointName = (typeof FLEET_SERVER_FAULT_POINTS)[number];
+
+/** Fault points of the fleet server: called when it passes the named step. */
+export interface FleetServerFaultPoints {
+  hit(name: FleetServerFaultPointName): void;
+}
+
+export const NO_FLEET_SERVER_FAULTS: FleetServerFaultPoints = { hit() {} };
+
+/** `faultPointsFromEnv` for the fleet server's points (`FLEET_SERVER_FAULT_POINTS`). */
+export function fleetServerFaultPointsFromEnv(
+  env: NodeJS.ProcessEnv,
+  kill: () => void = sigkillSelf,
+): FleetServerFaultPoints {
+  return armedPoints(FLEET_SERVER_FAULT_POINTS, env, kill);
 }
 
 /** Fault points of the applier: called when it passes the named step. */

@@ -5,6 +5,7 @@
 import type { Kysely } from "kysely";
 import type pino from "pino";
 import type { Clock } from "../core/clock.js";
+import type { PublicKey } from "../update/minisign.js";
 import type { FleetDialect } from "./db/migrations.js";
 import type { FleetDatabase } from "./db/schema.js";
 
@@ -15,6 +16,11 @@ export interface FleetContext {
   logger: pino.Logger;
   /** IANA time zone in which sales days are counted (`sales.day`), e.g. `Europe/Oslo`. */
   timeZone: string;
+  /**
+   * Minisign public keys an uploaded bundle must be signed by (`vendd fleet serve --bundle-key`): the
+   * default of `storeBundle`, for the dashboard's upload form. Absent or empty: any signed bundle.
+   */
+  bundleKeys?: readonly PublicKey[];
 }
 
 /** `YYYY-MM-DD` of an instant in a time zone. */

@@ -71,7 +71,16 @@ function fleetMigrations(dialect: FleetDialect): Record<string, Migration> {
           .addColumn("opened_at", "bigint", (c) => c.notNull())
           .addColumn("closed_at", "bigint", (c) => c.notNull())
           .addColumn("day", "text", (c) => c.notNull())
+          .addColumn("member_id", "text")
+          .addColumn("plan_id", "text")
           .addPrimaryKeyConstraint("sales_pk", ["unit_id", "seq"])
+          .execute();
+        // A session reported again replaces its row (schema.ts): one row per (unit, session).
+        await db.schema
+          .createIndex("sales_unit_session")
+          .on("sales")
+          .columns(["unit_id", "session_id"])
+          .unique()
           .execute();
         await db.schema.createIndex("sales_day").on("sales").columns(["day", "unit_id"]).execute();
         await db.schema.createIndex("sales_order").on("sales").column("order_id").execute();

@@ -39,6 +39,9 @@ export function redactUrl(target: string): string {
 export async function openFleetDb(target: string, opts: { poolSize?: number } = {}): Promise<FleetDb> {
   if (isPostgresUrl(target)) {
     const pool = new pg.Pool({ connectionString: target, max: opts.poolSize ?? 10 });
+    // An idle connection the server closed (a restart, a failover) must not crash the process: pg emits
+    // it on the pool, and the next query takes a fresh connection.
+    pool.on("error", () => {});
     const db = new Kysely<FleetDatabase>({ dialect: new PostgresDialect({ pool }) });
     try {
       await migrate(db as Kysely<unknown>, "postgres");

@@ -7,7 +7,6 @@
  * runs go at once. Needs `openssl` (the test certificate), as the emulator's own invoice tests.
  */
 import Fastify, { type FastifyInstance } from "fastify";
-import { sql } from "kysely";
 import pino from "pino";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -27,18 +26,6 @@ const START = Date.parse("2026-04-02T10:00:00Z");
 const DAY = 86_400_000;
 const USER = "+4520031801";
 const AUTH = { kind: "basic" as const, username: "fleet", password: "cb-secret-5f1e9a" };
-
-/**
- * sales.member_id/plan_id are in schema.ts but their migration belongs to the plans branch (0002); until it
- * is merged, this stands in for it in the test database.
- */
-async function addPlanColumns(db: FleetDb): Promise<void> {
-  const cols = await sql<{ name: string }>`select name from pragma_table_info('sales')`.execute(db.db);
-  if (!cols.rows.some((c) => c.name === "member_id")) {
-    await sql`alter table sales add column member_id text`.execute(db.db);
-    await sql`alter table sales add column plan_id text`.execute(db.db);
-  }
-}
 
 async function addUnit(ctx: FleetContext, id: string): Promise<void> {
   await ctx.db
@@ -108,7 +95,6 @@ async function addSale(
 
 async function fleet(clock: ManualClock): Promise<{ ctx: FleetContext; db: FleetDb }> {
   const db = await openFleetDb(":memory:");
-  await addPlanColumns(db);
   return {
     db,
     ctx: {

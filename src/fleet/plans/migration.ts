@@ -2,12 +2,7 @@
 import { type Kysely, sql } from "kysely";
 
 export async function plansMigrationUp(db: Kysely<unknown>): Promise<void> {
-  // schema.ts has `sales.member_id`/`plan_id` (plan vends) but 0001 did not create them: add them unless
-  // another migration already has.
-  const sales = (await db.introspection.getTables()).find((t) => t.name === "sales");
-  for (const col of ["member_id", "plan_id"])
-    if (sales !== undefined && !sales.columns.some((c) => c.name === col))
-      await db.schema.alterTable("sales").addColumn(col, "text").execute();
+  // Plan vends per member and day (sales.member_id is created by 0001_fleet).
   await db.schema.createIndex("sales_member").on("sales").columns(["member_id", "day"]).execute();
   await db.schema
     .createTable("plans")

@@ -1,0 +1,175 @@
+/**
+ * The fleet's administrative subcommands, run against the fleet database directly (the server may be
+ * running: SQLite WAL and PostgreSQL both allow it): `vendd fleet units`, `approve UNIT`, `revoke UNIT`,
+ * `bundle upload FILE`.
+ */
+import { readFileSync } from "node:fs";
+import { systemClock } from "../core/clock.js";
+import { createLogger } from "../core/log.js";
+import { printable } from "../core/printable.js";
+import { BundleUploadError, storeBundle } from "../fleet/bundles.js";
+import type { FleetContext } from "../fleet/context.js";
+import { openFleetDb } from "../fleet/db/open.js";
+import { approveUnit, revokeUnit } from "../fleet/units.js";
+import { type PublicKey, parsePublicKey } from "../update/minisign.js";
+import { FLEET_SERVER_USAGE, type FleetArgs, FleetUsageError, parseFleetArgs } from "./fleetOptions.js";
+import { formatColumns } from "./table.js";
+
+type Action = (ctx: FleetContext, args: FleetArgs) => Promise<number>;
+
+async function withDb(name: string, argv: string[], positionals: number, action: Action): Promise<number> {
+  let args: FleetArgs;
+  try {
+    args = parseFleetArgs(argv);
+    if (args.help) {
+      process.stdout.write(FLEET_SERVER_USAGE);
+      return 0;
+    }
+    if (args.positionals.length !== positionals)
+      throw new FleetUsageError(
+        positionals === 0
+          ? `unexpected ${printable(args.positionals.join(" "), 64)}`
+          : `expected ${positionals === 1 ? "one argument" : `${positionals} arguments`}`,
+      );
+  } catch (err) {
+    if (err instanceof FleetUsageError) {
+      process.stderr.write(`vendd fleet ${name}: ${err.message}\n${FLEET_SERVER_USAGE}`);
+      return 2;
+    }
+    throw err;
+  }
+  const fdb = await openFleetDb(args.db);
+  const ctx: FleetContext = {
+    db: fdb.db,
+    dialect: fdb.dialect,
+    clock: systemClock,
+    logger: createLogger({ level: "silent" }),
+    timeZone: "UTC",
+  };
+  try {
+    return await action(ctx, args);
+  } finally {
+    await fdb.close();
+  }
+}
+
+const when = (ms: number | null): string => (ms === null ? "never" : new Date(ms).toISOString());
+
+export function fleetUnitsCommand(argv: string[]): Promise<number> {
+  return withDb("units", argv, 0, async (ctx, args) => {
+    const units = await ctx.db
+      .selectFrom("units")
+      .select([
+        "id",
+        "label",
+        "status",
+        "fingerprint",
+        "committed_seq",
+        "last_seen_at",
+        "config_version",
+        "release_version",
+        "backlog_events",
+        "unresolved",
+      ])
+      .orderBy("id")
+      .execute();
+    if (args.json) {
+      process.stdout.write(`${JSON.stringify({ units }, null, 2)}\n`);
+      return 0;
+    }
+    if (units.length === 0) {
+      process.stdout.write("no units enrolled\n");
+      return 0;
+    }
+    process.stdout.write(
+      formatColumns(
+        ["UNIT", "STATUS", "FINGERPRINT", "SEQ", "LAST SEEN", "CONFIG", "BACKLOG", "LABEL"],
+        units.map((u) => [
+          printable(u.id, 64),
+          u.status,
+          u.fingerprint,
+          String(u.committed_seq),
+          when(u.last_seen_at),
+          printable(u.config_version ?? "-", 32),
+          String(u.backlog_events),
+          printable(u.label, 200),
+        ]),
+        { flex: 7, right: [3, 6], width: 140 },
+      ),
+    );
+    return 0;
+  });
+}
+
+function decision(name: "approve" | "revoke"): (argv: string[]) => Promise<number> {
+  return (argv) =>
+    withDb(name, argv, 1, async (ctx, args) => {
+      const unitId = args.positionals[0] ?? "";
+      const r = await (name === "approve" ? approveUnit : revokeUnit)(ctx, unitId, args.by);
+      const shown = printable(unitId, 64);
+      if (r === "notFound") {
+        process.stderr.write(`vendd fleet ${name}: no unit ${shown} is enrolled\n`);
+        return 1;
+      }
+      if (r === "alreadyRevoked") {
+        process.stderr.write(`vendd fleet ${name}: unit ${shown} is revoked\n`);
+        return 1;
+      }
+      process.stdout.write(
+        `unit ${shown} ${name === "approve" ? "approved" : "revoked"} by ${printable(args.by, 64)}\n`,
+      );
+      return 0;
+    });
+}
+
+export const fleetApproveCommand = decision("approve");
+export const fleetRevokeCommand = decision("revoke");
+
+/** `vendd fleet bundle upload FILE`. */
+export function fleetBundleCommand(argv: string[]): Promise<number> {
+  const [action, ...rest] = argv;
+  if (action !== "upload" || argv.includes("--help") || argv.includes("-h")) {
+    if (argv.includes("--help") || argv.includes("-h")) {
+      process.stdout.write(FLEET_SERVER_USAGE);
+      return Promise.resolve(0);
+    }
+    process.stderr.write(`vendd fleet bundle: expected \`upload FILE\`\n${FLEET_SERVER_USAGE}`);
+    return Promise.resolve(2);
+  }
+  return withDb("bundle upload", rest, 1, async (ctx, args) => {
+    const file = args.positionals[0] ?? "";
+    try {
+      let keys: PublicKey[];
+      try {
+        keys = args.bundleKeys.map((k) => parsePublicKey(readFileSync(k, "utf8")));
+      } catch (err) {
+        process.stderr.write(
+          `vendd fleet bundle upload: --bundle-key: ${err instanceof Error ? err.message : "unreadable"}\n`,
+        );
+        return 2;
+      }
+      const b = await storeBundle(ctx, readFileSync(file), args.by, keys);
+      const line = {
+        id: b.id,
+        kind: b.kind,
+        version: b.version,
+        targets: b.targets,
+        sha256: b.sha256,
+        size: b.size,
+        created: b.created,
+      };
+      process.stdout.write(
+        args.json
+          ? `${JSON.stringify(line)}\n`
+          : `${b.created ? "stored" : "already stored"}: bundle ${b.id} (${b.kind} ${b.version}) for ${b.targets.join(", ")}, sha256 ${b.sha256}\n`,
+      );
+      return 0;
+    } catch (err) {
+      if (err instanceof BundleUploadError) {
+        process.stderr.write(`vendd fleet bundle upload: refused (${err.code}): ${err.message}\n`);
+        return 1;
+      }
+      throw err;
+    }
+  });
+}

@@ -1,0 +1,142 @@
+/**
+ * The fleet server (`vendd fleet serve`): Fastify 5 with the unit API (unitApi.ts) and whatever plugins the
+ * caller adds after it (the dashboard, `registerDashboard` in web/index.ts). The process is stateless: every
+ * fact is in the database (one SQLite file, or PostgreSQL shared by several fleet processes behind a load
+ * balancer), so any number of processes can serve one PostgreSQL database.
+ */
+import Fastify, { type FastifyInstance } from "fastify";
+import type pino from "pino";
+import { systemClock, type Timer } from "../core/clock.js";
+import { type FleetServerFaultPoints, NO_FLEET_SERVER_FAULTS } from "../core/faults.js";
+import { createLogger } from "../core/log.js";
+import type { PublicKey } from "../update/minisign.js";
+import type { FleetContext } from "./context.js";
+import { isPostgresUrl, openFleetDb } from "./db/open.js";
+import { registerUnitApi, UNIT_BODY_LIMIT } from "./unitApi.js";
+
+export type FleetPlugin = (app: FastifyInstance, ctx: FleetContext) => Promise<void>;
+
+export interface FleetAppOptions {
+  /** Registered after the unit API, in order (the dashboard). */
+  plugins?: FleetPlugin[];
+  /** Fault points of the ingest transaction (crash tests); default none. */
+  faults?: FleetServerFaultPoints;
+  /** How often expired nonces are deleted, ms; default one minute. */
+  noncePurgeMs?: number;
+}
+
+/** Deletes nonces whose timestamp window has passed (a replay of them is refused as clock skew). */
+export async function purgeNonces(ctx: FleetContext): Promise<number> {
+  const r = await ctx.db.deleteFrom("nonces").where("expires_at", "<", ctx.clock.now()).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
+
+export async function createFleetApp(
+  ctx: FleetContext,
+  opts: FleetAppOptions = {},
+): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: ctx.logger,
+    bodyLimit: UNIT_BODY_LIMIT,
+    trustProxy: false,
+  }) as unknown as FastifyInstance;
+  await registerUnitApi(app, ctx, { faults: opts.faults ?? NO_FLEET_SERVER_FAULTS });
+  for (const plugin of opts.plugins ?? []) await plugin(app, ctx);
+
+  const every = opts.noncePurgeMs ?? 60_000;
+  let timer: Timer | null = null;
+  let closed = false;
+  const schedule = (): void => {
+    timer = ctx.clock.setTimer(every, () => {
+      purgeNonces(ctx)
+        .catch((err: unknown) => ctx.logger.warn({ err }, "nonce purge failed"))
+        .finally(() => {
+          if (!closed) schedule();
+        });
+    });
+  };
+  app.addHook("onReady", async () => {
+    await purgeNonces(ctx);
+    schedule();
+  });
+  app.addHook("onClose", async () => {
+    closed = true;
+    timer?.cancel();
+  });
+  return app;
+}
+
+export interface FleetServerOptions {
+  /** SQLite file path (or `:memory:`), or a `postgres://` URL. */
+  db: string;
+  host: string;
+  port: number;
+  timeZone: string;
+  logLevel?: string;
+  plugins?: FleetPlugin[];
+  faults?: FleetServerFaultPoints;
+  logger?: pino.Logger;
+  /** Keys an uploaded bundle must be signed by (FleetContext.bundleKeys). */
+  bundleKeys?: readonly PublicKey[];
+}
+
+export interface RunningFleetServer {
+  app: FastifyInstance;
+  ctx: FleetContext;
+  /** `http://host:port` it listens on. */
+  url: string;
+  /** Where the database is, password removed. */
+  where: string;
+  close(): Promise<void>;
+}
+
+/** Opens the database (migrating it), builds the app and listens. */
+export async function startFleetServer(opts: FleetServerOptions): Promise<RunningFleetServer> {
+  const secrets: string[] = [];
+  if (isPostgresUrl(opts.db)) {
+    try {
+      const pw = decodeURIComponent(new URL(opts.db).password);
+      if (pw !== "") secrets.push(pw);
+    } catch {
+      // unparsable: pg refuses it below, and redactUrl never prints it
+    }
+  }
+  const logger = opts.logger ?? createLogger({ level: opts.logLevel ?? "info", secrets });
+  const fdb = await openFleetDb(opts.db);
+  const ctx: FleetContext = {
+    db: fdb.db,
+    dialect: fdb.dialect,
+    clock: systemClock,
+    logger,
+    timeZone: opts.timeZone,
+    ...(opts.bundleKeys === undefined ? {} : { bundleKeys: opts.bundleKeys }),
+  };
+  let app: FastifyInstance;
+  try {
+    app = await createFleetApp(ctx, {
+      ...(opts.plugins === undefined ? {} : { plugins: opts.plugins }),
+      ...(opts.faults === undefined ? {} : { faults: opts.faults }),
+    });
+    await app.listen({ host: opts.host, port: opts.port });
+  } catch (err) {
+    await fdb.close();
+    throw err;
+  }
+  const addr = app.server.address();
+  const port = typeof addr === "object" && addr !== null ? addr.port : opts.port;
+  const host = opts.host.includes(":") ? `[${opts.host}]` : opts.host;
+  let closing: Promise<void> | null = null;
+  return {
+    app,
+    ctx,
+    url: `http://${host}:${port}`,
+    where: fdb.where,
+    close() {
+      closing ??= (async () => {
+        await app.close();
+        await fdb.close();
+      })();
+      return closing;
+    },
+  };
+}
