@@ -9,6 +9,7 @@ import { benchCpu } from "./bench-cpu.js";
 import { benchDrivers } from "./bench-drivers.js";
 import { benchEmulator } from "./bench-emulator.js";
 import { benchEngine } from "./bench-engine.js";
+import { benchFleet } from "./bench-fleet.js";
 import { benchFsyncs, benchJournalSize } from "./bench-fsync.js";
 import { benchLatency } from "./bench-latency.js";
 import { benchMemory } from "./bench-memory.js";
@@ -145,6 +146,11 @@ export const GROUPS: BenchGroup[] = [
     name: "reconcile",
     what: "settlement reconciliation of 5,000 vends across 20 units against the emulator's report",
     run: fromFigures(benchReconcile),
+  },
+  {
+    name: "fleet",
+    what: "fleet server: 10,000 units' heartbeats and vend events, SQLite (1 process) and PostgreSQL (2)",
+    run: fromFigures(benchFleet),
   },
 ];
 

@@ -1,0 +1,398 @@
+/**
+ * Fleet server bench (issue 16; `npm run bench -- fleet`, or `node dist/scripts/bench-fleet.js` after
+ * `npm run build`). 10,000 simulated units, approved in the database beforehand, talk to real
+ * `vendd fleet serve` processes (the built CLI) over loopback with signed requests:
+ * 1. **mixed load** in compressed time: every unit sends its heartbeat once per simulated minute, and vend
+ *    events arrive in batches of 10 at a steady rate, both open-loop on a fixed schedule; latency is measured
+ *    from each request's scheduled time (so a server that falls behind shows it) → p99 ms (target < 50);
+ * 2. **ingest throughput**: 64 units post batches of 50 events back to back for a few seconds → events/s
+ *    (target ≥ 2,000);
+ * 3. the fleet process's RSS sampled every 250 ms through both → growth from the first quarter's median to
+ *    the last quarter's highest sample (target ≤ 16 MB: flat);
+ * 4. a check that every event the units sent is stored once and each unit's committed seq is its last one.
+ * Run on SQLite (one process) and on PostgreSQL (two processes behind a round-robin client, one database).
+ * The client shares the machine with the server(s): on 2 cores the figures include both sides' CPU.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { connect, createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { Pool } from "undici";
+import { fingerprint, generateUnitKey, signRequest, type UnitKeyPair } from "../src/core/fleetAuth.js";
+import { type EventBatch, type Heartbeat, UNIT_API, type UnitEvent } from "../src/core/fleetWire.js";
+import { openFleetDb } from "../src/fleet/db/open.js";
+import type { BenchFigure } from "./benchFigure.js";
+import { startPostgres } from "./postgresServer.js";
+
+const UNITS = Number(process.env.VENDD_BENCH_FLEET_UNITS ?? 10_000);
+/** One simulated minute lasts this long: heartbeats arrive at UNITS / MINUTE_S per second. */
+const MINUTE_MS = Number(process.env.VENDD_BENCH_FLEET_MINUTE_MS ?? 10_000);
+const MINUTES = Number(process.env.VENDD_BENCH_FLEET_MINUTES ?? 4);
+/** Vend events offered per second during the mixed load, in batches of 10. */
+const EVENT_RATE = Number(process.env.VENDD_BENCH_FLEET_EVENT_RATE ?? 1000);
+const THROUGHPUT_MS = 5_000;
+const MAIN = fileURLToPath(new URL("../src/cli/main.js", import.meta.url));
+
+interface SimUnit {
+  id: string;
+  key: UnitKeyPair;
+  seq: number;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const a = s.address();
+      const port = typeof a === "object" && a !== null ? a.port : 0;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForPort(port: number, child: ChildProcess, log: () => string): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    if (child.exitCode !== null) throw new Error(`fleet serve exited: ${log()}`);
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = connect(port, "127.0.0.1");
+      s.once("connect", () => {
+        s.destroy();
+        resolve(true);
+      });
+      s.once("error", () => resolve(false));
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`fleet serve did not listen: ${log()}`);
+}
+
+interface FleetProcess {
+  port: number;
+  child: ChildProcess;
+  rss: number[];
+  stop(): Promise<void>;
+}
+
+async function startFleet(db: string): Promise<FleetProcess> {
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    [MAIN, "fleet", "serve", "--db", db, "--listen", `127.0.0.1:${port}`],
+    {
+      stdio: ["ignore", "ignore", "pipe"],
+      env: { ...process.env, LOG_LEVEL: "warn", VENDD_LOG_LEVEL: "warn" },
+    },
+  );
+  let log = "";
+  child.stderr?.on("data", (b: Buffer) => {
+    log = (log + b.toString()).slice(-4000);
+  });
+  await waitForPort(port, child, () => log);
+  const rss: number[] = [];
+  const timer = setInterval(() => {
+    try {
+      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"));
+      if (m?.[1] !== undefined) rss.push(Number(m[1]) / 1024);
+    } catch {
+      // gone
+    }
+  }, 250);
+  return {
+    port,
+    child,
+    rss,
+    async stop() {
+      clearInterval(timer);
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once("exit", r));
+      child.kill("SIGTERM");
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+      if (child.exitCode === null) child.kill("SIGKILL");
+    },
+  };
+}
+
+function sessionEvent(unit: SimUnit, at: number): UnitEvent {
+  unit.seq += 1;
+  const price = 150 + (unit.seq % 7) * 25;
+  return {
+    seq: unit.seq,
+    at,
+    kind: "session",
+    data: {
+      sessionId: `s-${unit.seq}`,
+      orderId: `${unit.id}-1790000000-${unit.seq}`,
+      paymentId: `p-${unit.id}-${unit.seq}`,
+      driver: unit.seq % 2 === 0 ? "v10" : "legacy",
+      flow: "selection",
+      item: unit.seq % 12,
+      price,
+      result: "captured",
+      reason: "vend delivered",
+      approved: price,
+      captured: price,
+      refunded: 0,
+      currency: "NOK",
+      openedAt: at - 20_000,
+      closedAt: at,
+      vends: [{ item: unit.seq % 12, price, outcome: "success" }],
+      review: false,
+    },
+  };
+}
+
+function heartbeat(unit: SimUnit, at: number): Heartbeat {
+  return {
+    unitId: unit.id,
+    at,
+    state: "inService",
+    reason: "",
+    versions: { vendd: "0.1.0", config: "7", release: "0.1.0" },
+    backlog: { events: 0, oldestAt: null, lastSeq: unit.seq },
+    journal: { ok: true, detail: "ok" },
+    vmc: "up",
+    payment: "up",
+    unresolved: 0,
+  };
+}
+
+class Client {
+  private next = 0;
+  readonly latencies: number[] = [];
+  errors = 0;
+  constructor(private readonly pools: Pool[]) {}
+
+  async post(unit: SimUnit, path: string, body: unknown, scheduled: number): Promise<unknown> {
+    const pool = this.pools[this.next++ % this.pools.length] as Pool;
+    const text = JSON.stringify(body);
+    const full = `${UNIT_API}${path}`;
+    const headers = {
+      "content-type": "application/json",
+      ...signRequest(unit.key, "POST", full, text, Date.now()),
+    };
+    try {
+      const res = await pool.request({ method: "POST", path: full, headers, body: text });
+      const out = await res.body.text();
+      this.latencies.push(performance.now() - scheduled);
+      if (res.statusCode !== 200) {
+        this.errors += 1;
+        if (this.errors <= 3)
+          process.stderr.write(`bench-fleet: ${path} → ${res.statusCode} ${out.slice(0, 200)}\n`);
+        return null;
+      }
+      return JSON.parse(out) as unknown;
+    } catch (err) {
+      this.errors += 1;
+      if (this.errors <= 3) process.stderr.write(`bench-fleet: ${path} failed: ${(err as Error).message}\n`);
+      return null;
+    }
+  }
+}
+
+function percentile(values: number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+
+function median(values: number[]): number {
+  return percentile(values, 50);
+}
+
+async function seedUnits(db: string, units: SimUnit[]): Promise<void> {
+  const fleet = await openFleetDb(db);
+  try {
+    const now = Date.now();
+    for (let i = 0; i < units.length; i += 500) {
+      const rows = units.slice(i, i + 500).map((u) => ({
+        id: u.id,
+        public_key: u.key.publicKey,
+        fingerprint: fingerprint(u.key.publicKey),
+        label: `bench ${u.id}`,
+        status: "approved" as const,
+        enrolled_at: now,
+        decided_by: "bench",
+        decided_at: now,
+        committed_seq: 0,
+        backlog_events: 0,
+        unresolved: 0,
+      }));
+      await fleet.db.insertInto("units").values(rows).execute();
+    }
+  } finally {
+    await fleet.close();
+  }
+}
+
+async function verify(
+  db: string,
+  units: SimUnit[],
+): Promise<{ stored: number; sent: number; wrongCommitted: number }> {
+  const fleet = await openFleetDb(db);
+  try {
+    const stored = await fleet.db
+      .selectFrom("events")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .executeTakeFirstOrThrow();
+    const rows = await fleet.db.selectFrom("units").select(["id", "committed_seq"]).execute();
+    const committed = new Map(rows.map((r) => [r.id, Number(r.committed_seq)]));
+    let wrongCommitted = 0;
+    let sent = 0;
+    for (const u of units) {
+      sent += u.seq;
+      if (committed.get(u.id) !== u.seq) wrongCommitted += 1;
+    }
+    return { stored: Number(stored.n), sent, wrongCommitted };
+  } finally {
+    await fleet.close();
+  }
+}
+
+async function runMode(label: string, db: string, processes: number): Promise<BenchFigure[]> {
+  const units: SimUnit[] = Array.from({ length: UNITS }, (_, i) => ({
+    id: `u${String(i).padStart(5, "0")}`,
+    key: generateUnitKey(),
+    seq: 0,
+  }));
+  await seedUnits(db, units);
+  const fleets: FleetProcess[] = [];
+  for (let i = 0; i < processes; i++) fleets.push(await startFleet(db));
+  const pools = fleets.map((f) => new Pool(`http://127.0.0.1:${f.port}`, { connections: 64, pipelining: 1 }));
+  const client = new Client(pools);
+  try {
+    // 1. Mixed load, open loop on a fixed schedule.
+    const start = performance.now() + 200;
+    const durationMs = MINUTES * MINUTE_MS;
+    const jobs: { at: number; run: (scheduled: number) => Promise<unknown> }[] = [];
+    for (let m = 0; m < MINUTES; m++) {
+      units.forEach((u, i) => {
+        const at = start + m * MINUTE_MS + ((i * 7919) % UNITS) * (MINUTE_MS / UNITS);
+        jobs.push({ at, run: (s) => client.post(u, "/heartbeat", heartbeat(u, Date.now()), s) });
+      });
+    }
+    const batches = Math.floor((EVENT_RATE / 10) * (durationMs / 1000));
+    let cursor = 0;
+    for (let b = 0; b < batches; b++) {
+      const at = start + (b * durationMs) / batches;
+      jobs.push({
+        at,
+        run: (s) => {
+          const unit = units[cursor++ % units.length] as SimUnit;
+          const now = Date.now();
+          const events = Array.from({ length: 10 }, () => sessionEvent(unit, now));
+          const batch: EventBatch = { unitId: unit.id, events };
+          return client.post(unit, "/events", batch, s);
+        },
+      });
+    }
+    jobs.sort((a, b) => a.at - b.at);
+    const inflight = new Set<Promise<unknown>>();
+    for (const job of jobs) {
+      const wait = job.at - performance.now();
+      if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+      const p = job.run(job.at).finally(() => inflight.delete(p));
+      inflight.add(p);
+    }
+    await Promise.all(inflight);
+    const mixedP99 = percentile(client.latencies, 99);
+    const mixedP50 = percentile(client.latencies, 50);
+    const mixedRequests = client.latencies.length;
+
+    // 2. Closed-loop ingest throughput.
+    const senders = units.slice(0, 64);
+    let events = 0;
+    const t0 = performance.now();
+    await Promise.all(
+      senders.map(async (u) => {
+        while (performance.now() - t0 < THROUGHPUT_MS) {
+          const now = Date.now();
+          const batch: EventBatch = {
+            unitId: u.id,
+            events: Array.from({ length: 50 }, () => sessionEvent(u, now)),
+          };
+          const ack = (await client.post(u, "/events", batch, performance.now())) as {
+            committed?: number;
+          } | null;
+          if (ack?.committed === u.seq) events += 50;
+        }
+      }),
+    );
+    const eventsPerS = events / ((performance.now() - t0) / 1000);
+
+    // 3. Memory: first quarter's median against the last quarter's highest sample.
+    const growths = fleets.map((f) => {
+      const q = Math.max(1, Math.floor(f.rss.length / 4));
+      return Math.max(...f.rss.slice(-q)) - median(f.rss.slice(0, q));
+    });
+    const rssMax = Math.max(...fleets.flatMap((f) => f.rss));
+    for (const p of pools) await p.close();
+    for (const f of fleets) await f.stop();
+
+    // 4. Nothing lost or doubled.
+    const check = await verify(db, units);
+    const name = (k: string) => `fleet.${label}.${k}`;
+    process.stderr.write(
+      `bench-fleet ${label}: ${mixedRequests} mixed requests (p50 ${mixedP50.toFixed(1)} ms), ` +
+        `${client.errors} errors, ${check.stored}/${check.sent} events stored, ` +
+        `${check.wrongCommitted} units with a wrong committed seq, RSS max ${rssMax.toFixed(0)} MB\n`,
+    );
+    return [
+      {
+        name: name("eventsPerS"),
+        figure: Math.round(eventsPerS),
+        unit: "events/s",
+        target: ">= 2000",
+        pass: eventsPerS >= 2000,
+      },
+      {
+        name: name("mixedP99Ms"),
+        figure: Number(mixedP99.toFixed(1)),
+        unit: "ms",
+        target: "< 50",
+        pass: mixedP99 < 50,
+      },
+      {
+        name: name("rssGrowthMb"),
+        figure: Number(Math.max(...growths).toFixed(1)),
+        unit: "MB",
+        target: "<= 16",
+        pass: Math.max(...growths) <= 16,
+      },
+      {
+        name: name("lostOrDoubled"),
+        figure: Math.abs(check.sent - check.stored) + check.wrongCommitted + client.errors,
+        unit: "events",
+        target: "= 0",
+        pass: check.sent === check.stored && check.wrongCommitted === 0 && client.errors === 0,
+      },
+    ];
+  } finally {
+    for (const p of pools) await p.close().catch(() => {});
+    for (const f of fleets) await f.stop();
+  }
+}
+
+export async function benchFleet(): Promise<BenchFigure[]> {
+  const dir = mkdtempSync(join(tmpdir(), "vendd-bench-fleet-"));
+  const figures: BenchFigure[] = [];
+  try {
+    figures.push(...(await runMode("sqlite", join(dir, "fleet.db"), 1)));
+    const pg = await startPostgres();
+    try {
+      figures.push(...(await runMode("postgres", pg.url, 2)));
+    } finally {
+      await pg.stop();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return figures;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  for (const f of await benchFleet()) process.stdout.write(`${JSON.stringify(f)}\n`);
+}
