@@ -20,6 +20,7 @@ import {
 } from "../core/fleetWire.js";
 import { bundleBytes, markPending, newestBundleFor } from "./bundles.js";
 import type { FleetContext } from "./context.js";
+import { lightTransaction } from "./db/light.js";
 import { ingestBatch } from "./ingest.js";
 
 /** Largest request body the unit API reads: a full batch of 500 sessions is well under it. */
@@ -96,11 +97,15 @@ export async function registerUnitApi(
           return refuse(reply, 401, "unknown_key", "this key is not enrolled: run vendd fleet enroll");
         }
         // Recorded only for known keys (and enrolments): a stranger's requests write nothing.
-        const nonce = await ctx.db
-          .insertInto("nonces")
-          .values({ public_key: v.publicKey, nonce: v.nonce, expires_at: v.timestamp + MAX_SKEW_MS })
-          .onConflict((oc) => oc.columns(["public_key", "nonce"]).doNothing())
-          .executeTakeFirst();
+        // Without its own fsync (db/light.ts): a nonce lost to a power cut of the fleet host could let a
+        // request of the last moments be replayed once; every unit request is idempotent on the fleet.
+        const nonce = await lightTransaction(ctx.db, ctx.dialect, (trx) =>
+          trx
+            .insertInto("nonces")
+            .values({ public_key: v.publicKey, nonce: v.nonce, expires_at: v.timestamp + MAX_SKEW_MS })
+            .onConflict((oc) => oc.columns(["public_key", "nonce"]).doNothing())
+            .executeTakeFirst(),
+        );
         if (nonce.numInsertedOrUpdatedRows === 0n) {
           req.log.warn({ key: fingerprint(v.publicKey), url: req.url }, "replayed unit request refused");
           return refuse(reply, 401, "replay", "this request was already received (same nonce)");
@@ -217,24 +222,26 @@ export async function registerUnitApi(
         if (p === null || p.a.unit === null) return reply;
         const hb = p.body;
         const unitId = p.a.unit.id;
-        await ctx.db
-          .updateTable("units")
-          .set({
-            last_seen_at: ctx.clock.now(),
-            last_heartbeat: JSON.stringify(hb),
-            config_version: hb.versions.config,
-            release_version: hb.versions.release,
-            backlog_events: hb.backlog.events,
-            backlog_oldest_at: hb.backlog.oldestAt,
-            unresolved: hb.unresolved,
-          })
-          .where("id", "=", unitId)
-          .execute();
-        const unit = await ctx.db
-          .selectFrom("units")
-          .select(["committed_seq"])
-          .where("id", "=", unitId)
-          .executeTakeFirstOrThrow();
+        const unit = await lightTransaction(ctx.db, ctx.dialect, async (trx) => {
+          await trx
+            .updateTable("units")
+            .set({
+              last_seen_at: ctx.clock.now(),
+              last_heartbeat: JSON.stringify(hb),
+              config_version: hb.versions.config,
+              release_version: hb.versions.release,
+              backlog_events: hb.backlog.events,
+              backlog_oldest_at: hb.backlog.oldestAt,
+              unresolved: hb.unresolved,
+            })
+            .where("id", "=", unitId)
+            .execute();
+          return trx
+            .selectFrom("units")
+            .select(["committed_seq"])
+            .where("id", "=", unitId)
+            .executeTakeFirstOrThrow();
+        });
         const bundle = await newestBundleFor(ctx, unitId);
         return reply.send({
           now: ctx.clock.now(),
