@@ -65,16 +65,26 @@ function publicKeyOf(privateKey: KeyObject): string {
   return der.subarray(SPKI_PREFIX.length).toString("base64url");
 }
 
+/** Parsed keys of recent requests: a fleet verifies the same 10,000 keys over and over. Bounded. */
+const KEY_CACHE_MAX = 20_000;
+const keyCache = new Map<string, KeyObject>();
+
 /** Parses a raw base64url public key; null when it is not 32 bytes of base64url. */
 export function publicKeyFromRaw(raw: string): KeyObject | null {
   if (raw.length !== 43 || !B64URL.test(raw)) return null;
+  const cached = keyCache.get(raw);
+  if (cached !== undefined) return cached;
   const bytes = Buffer.from(raw, "base64url");
   if (bytes.length !== 32) return null;
+  let key: KeyObject;
   try {
-    return createPublicKey({ key: Buffer.concat([SPKI_PREFIX, bytes]), format: "der", type: "spki" });
+    key = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, bytes]), format: "der", type: "spki" });
   } catch {
     return null;
   }
+  if (keyCache.size >= KEY_CACHE_MAX) keyCache.clear();
+  keyCache.set(raw, key);
+  return key;
 }
 
 const BASE32 = "ABCDEFGHJKMNPQRSTVWXYZ0123456789"; // no I, L, O, U: nothing to misread aloud

@@ -23,14 +23,21 @@ export interface FleetContext {
   bundleKeys?: readonly PublicKey[];
 }
 
-/** `YYYY-MM-DD` of an instant in a time zone. */
+const dayFormats = new Map<string, Intl.DateTimeFormat>();
+
+/** `YYYY-MM-DD` of an instant in a time zone (one formatter per zone: making one costs ~100 µs). */
 export function dayOf(ms: number, timeZone: string): string {
-  const parts = new Intl.DateTimeFormat("en-CA", {
-    timeZone,
-    year: "numeric",
-    month: "2-digit",
-    day: "2-digit",
-  }).formatToParts(new Date(ms));
+  let format = dayFormats.get(timeZone);
+  if (format === undefined) {
+    format = new Intl.DateTimeFormat("en-CA", {
+      timeZone,
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+    });
+    dayFormats.set(timeZone, format);
+  }
+  const parts = format.formatToParts(new Date(ms));
   const get = (t: string): string => parts.find((p) => p.type === t)?.value ?? "00";
   return `${get("year")}-${get("month")}-${get("day")}`;
 }

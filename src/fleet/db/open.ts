@@ -36,6 +36,33 @@ export function redactUrl(target: string): string {
   }
 }
 
+/** Most prepared statements kept; a query of another shape beyond it is prepared again. */
+const STATEMENT_CACHE_MAX = 256;
+
+/**
+ * Kysely prepares every query anew; preparing costs about as much as running one of the fleet's small
+ * statements. The same SQL text gets the same prepared statement (queries differ only in their parameters),
+ * so the unit API's few shapes are prepared once. Kysely never holds an iterator across queries here.
+ */
+function cachingStatements(file: Database.Database): {
+  close(): void;
+  prepare(sql: string): Database.Statement;
+} {
+  const cache = new Map<string, Database.Statement>();
+  return {
+    close: () => file.close(),
+    prepare(sql: string): Database.Statement {
+      let stmt = cache.get(sql);
+      if (stmt === undefined) {
+        stmt = file.prepare(sql);
+        if (cache.size >= STATEMENT_CACHE_MAX) cache.clear();
+        cache.set(sql, stmt);
+      }
+      return stmt;
+    },
+  };
+}
+
 export async function openFleetDb(target: string, opts: { poolSize?: number } = {}): Promise<FleetDb> {
   if (isPostgresUrl(target)) {
     const pool = new pg.Pool({ connectionString: target, max: opts.poolSize ?? 10 });
@@ -58,7 +85,7 @@ export async function openFleetDb(target: string, opts: { poolSize?: number } = 
   file.pragma("busy_timeout = 5000");
   if (target !== ":memory:" && String(file.pragma("journal_mode", { simple: true })) !== "wal")
     throw new Error(`fleet database ${target}: WAL mode could not be set`);
-  const db = new Kysely<FleetDatabase>({ dialect: new SqliteDialect({ database: file }) });
+  const db = new Kysely<FleetDatabase>({ dialect: new SqliteDialect({ database: cachingStatements(file) }) });
   try {
     await migrate(db as Kysely<unknown>, "sqlite");
   } catch (err) {
