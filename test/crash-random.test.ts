@@ -10,31 +10,34 @@ import {
 // reliability.md §7 rung 3, random moments: the unit (`vendd run`, built CLI) is SIGKILLed at seeded random
 // moments, counted from each spawn so that kills land in start-up and recovery as well as mid-vend, and
 // restarted at once while the VMC keeps requesting vends; afterwards every exactly-once invariant holds.
-// 310 kills in all, spread over both drivers and both flows; the older interface polls each second, so its
-// share is modest. The four runs are concurrent, each with its own emulator and VMC simulator.
+// 180 kills in all in `npm test`, spread over both drivers and both flows; the older interface polls each
+// second, so its share is modest. `npm run soak` multiplies the kills by VENDD_SOAK_SCALE (default there 4).
+// The four runs are concurrent, each with its own emulator and VMC simulator.
+
+const SCALE = Math.max(1, Number(process.env.VENDD_SOAK_SCALE ?? 1) || 1);
 
 const PLANS: readonly RandomKillPlan[] = [
   {
     shape: { driver: "v10", flow: "selection" },
-    kills: 120,
+    kills: 70 * SCALE,
     schedule: { minMs: 100, maxMs: 1100, from: "spawn" },
     seed: 1001,
   },
   {
     shape: { driver: "v10", flow: "checkin" },
-    kills: 110,
+    kills: 60 * SCALE,
     schedule: { minMs: 100, maxMs: 1300, from: "spawn" },
     seed: 2002,
   },
   {
     shape: { driver: "legacy", flow: "selection" },
-    kills: 40,
+    kills: 25 * SCALE,
     schedule: { minMs: 200, maxMs: 2800, from: "spawn" },
     seed: 3003,
   },
   {
     shape: { driver: "legacy", flow: "checkin" },
-    kills: 40,
+    kills: 25 * SCALE,
     schedule: { minMs: 200, maxMs: 2800, from: "spawn" },
     seed: 4004,
   },
@@ -42,7 +45,9 @@ const PLANS: readonly RandomKillPlan[] = [
 
 describe.skipIf(!HAVE_SOCAT).concurrent("random SIGKILLs of the unit", () => {
   for (const plan of PLANS) {
-    it(`${plan.shape.driver} ${plan.shape.flow}: ${plan.kills} kills`, { timeout: 240_000 }, async () => {
+    it(`${plan.shape.driver} ${plan.shape.flow}: ${plan.kills} kills`, {
+      timeout: 240_000 * SCALE,
+    }, async () => {
       requireBuiltCli();
       const world = await startWorld(50);
       try {
