@@ -176,10 +176,15 @@ async function fleet(values: ReturnType<typeof parse>["values"], vends: number |
   }
   const json = values.json === true;
   const { runDemoFleet } = await import("./demoFleet.js");
+  // A first Ctrl-C lets each unit finish its vend and deliver its events; a second one stops at once.
+  const finish = new AbortController();
   const ac = new AbortController();
-  const stop = () => ac.abort(new Error("interrupted"));
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
+  const stop = () => {
+    if (finish.signal.aborted) ac.abort(new Error("interrupted"));
+    else finish.abort(new Error("interrupted"));
+  };
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
   try {
     const summary = await runDemoFleet({
       vends,
@@ -191,6 +196,7 @@ async function fleet(values: ReturnType<typeof parse>["values"], vends: number |
       port: listen.port,
       logLevel: values["log-level"] ?? (json ? "error" : "warn"),
       signal: ac.signal,
+      finish: finish.signal,
       out: process.stdout,
       err: process.stderr,
     });

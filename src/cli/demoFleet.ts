@@ -43,7 +43,10 @@ export interface DemoFleetOptions {
   host: string;
   port: number;
   logLevel: string;
+  /** Stops at once (a second Ctrl-C). */
   signal: AbortSignal;
+  /** Each unit finishes the vend in progress, delivers its events and stops (a first Ctrl-C). */
+  finish: AbortSignal;
   out: NodeJS.WritableStream;
   err: NodeJS.WritableStream;
 }
@@ -177,7 +180,7 @@ export async function runDemoFleet(opts: DemoFleetOptions): Promise<DemoFleetSum
       opts.err.write(`fleet dashboard: ${dashboard}  user: ${DEMO_MANAGER}  password: ${password}\n`);
     }
     opts.err.write(
-      `${DEMO_FLEET_UNITS} units vending (${ids.join(", ")}); database ${server.where}${opts.vends === null ? "; Ctrl-C to stop" : ""}\n`,
+      `${DEMO_FLEET_UNITS} units vending (${ids.join(", ")}); database ${server.where}${opts.vends === null ? "; Ctrl-C to stop (twice: at once)" : ""}\n`,
     );
     if (!opts.json) {
       const timer = setInterval(() => {
@@ -210,6 +213,7 @@ export async function runDemoFleet(opts: DemoFleetOptions): Promise<DemoFleetSum
         logger: logger.child({ unit: id }),
         secrets,
         signal: opts.signal,
+        finishSignal: opts.finish,
         vmcLink: "sim",
         unitId: id,
         fleet: { url: server.url, keyFile: join(keysDir, `${id}.key`), heartbeatSeconds: 5 },
@@ -226,8 +230,8 @@ export async function runDemoFleet(opts: DemoFleetOptions): Promise<DemoFleetSum
           });
           return async () => {
             // The fleet must have every event before the journal closes: the link sends while this waits.
-            const limit = Date.now() + (opts.signal.aborted ? 15_000 : 120_000);
-            while (journal.outboxStats().events > 0 && Date.now() < limit) await sleep(100);
+            const limit = Date.now() + (opts.signal.aborted ? 15_000 : 60_000);
+            while (journal.outboxStats().events > 0 && Date.now() < limit) await sleep(100, opts.signal);
             const s = journal.outboxStats();
             ends.push({ id, lastSeq: s.lastSeq, backlog: s.events, net: journalNet(journal) });
             await link?.stop();
@@ -275,7 +279,10 @@ export async function runDemoFleet(opts: DemoFleetOptions): Promise<DemoFleetSum
     };
   } finally {
     for (const t of progress) clearInterval(t);
-    await server.close();
+    // A browser left open on the dashboard keeps connections alive: the demo is over, so they are cut.
+    const closing = server.close();
+    server.app.server.closeAllConnections();
+    await closing;
     rmSync(tempDir, { recursive: true, force: true });
   }
 }

@@ -43,6 +43,8 @@ export interface DemoOptions {
   /** The logger's registry: the emulator-issued credentials are added to it before they are used. */
   secrets: SecretRegistry;
   signal: AbortSignal;
+  /** When aborted, the unit finishes the session in progress and stops (a first Ctrl-C); `signal` stops at once. */
+  finishSignal?: AbortSignal;
   /** The emulator's poll interval, ms (default 1000, the service's own minimum). */
   pollDelayMs?: number;
   clock?: Clock;
@@ -184,7 +186,11 @@ export async function runDemo(opts: DemoOptions): Promise<DemoSummary> {
     const onAbort = () => wake?.();
     opts.signal.addEventListener("abort", onAbort);
     try {
-      while (!opts.signal.aborted && (opts.vends === null || finished.length < opts.vends)) {
+      while (
+        !opts.signal.aborted &&
+        opts.finishSignal?.aborted !== true &&
+        (opts.vends === null || finished.length < opts.vends)
+      ) {
         if (config.engine.flow === "checkin" && vmc instanceof SimVmc) {
           await checkinSession({ vmc, customer, clock, random, signal: opts.signal, finished });
           if (!opts.signal.aborted) await clock.sleep(opts.display === "terminal" ? 1500 : 50);
