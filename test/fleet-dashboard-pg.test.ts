@@ -6,25 +6,25 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_FAILURES_PER_ACCOUNT } from "../src/fleet/web/accounts.js";
 import { type Fleet, MANAGER, seededRange, startFleet, UNITS } from "./support/fleetDashboard.js";
-import { startTempPostgres, type TempPostgres } from "./support/tempPostgres.js";
+import { startPostgres, type TestPostgres } from "./support/postgres.js";
 
 const HOST = "fleet.test";
 const form = { host: HOST, origin: `http://${HOST}`, "content-type": "application/x-www-form-urlencoded" };
 
 describe("fleet dashboard on PostgreSQL", () => {
-  let pg: TempPostgres;
+  let pg: TestPostgres;
   let onPg: Fleet;
   let onSqlite: Fleet;
 
   beforeAll(async () => {
-    pg = startTempPostgres();
+    pg = await startPostgres();
     onPg = await startFleet(pg.url);
     onSqlite = await startFleet(":memory:");
   }, 30_000);
   afterAll(async () => {
     await onPg?.close();
     await onSqlite?.close();
-    pg?.stop();
+    await pg?.stop();
   });
 
   async function cookie(f: Fleet): Promise<string> {

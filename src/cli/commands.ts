@@ -32,6 +32,10 @@ export const DEMO_OPTIONS = {
   journal: { type: "string", value: "FILE" },
   seed: { type: "string", value: "N" },
   "log-level": { type: "string", value: "LEVEL" },
+  fleet: { type: "boolean" },
+  "fleet-db": { type: "string", value: "FILE" },
+  "fleet-password-file": { type: "string", value: "FILE" },
+  "fleet-listen": { type: "string", value: "HOST:PORT" },
   help,
 } as const satisfies OptionSpecs;
 
@@ -392,7 +396,8 @@ export const COMMANDS: readonly CommandHelp[] = [
     command: "demo",
     words: "demo",
     options: DEMO_OPTIONS,
-    summary: "run a simulated unit against the local emulator; --chaos SEED is the crash self-check",
+    summary:
+      "run a simulated unit against the local emulator; --chaos SEED is the crash self-check; --fleet three units and a fleet server",
   },
   {
     command: "emulator",

@@ -3,11 +3,14 @@ import { createLogger } from "../core/log.js";
 import { SecretRegistry } from "../core/secrets.js";
 import { runDemo } from "../demo/unit.js";
 import { DEMO_OPTIONS } from "./commands.js";
+import { parseListen } from "./fleetOptions.js";
 
 const HELP = `usage: vendd demo [--vends N] [--json] [--driver v10|legacy] [--legacy-mode reservation|payment]
                   [--board sim|sim-pulse] [--flow selection|checkin] [--vmc auto|pty|sim]
                   [--chaos SEED] [--journal FILE] [--seed N]
                   [--log-level LEVEL]
+       vendd demo --fleet [--vends N] [--json] [--seed N] [--fleet-db FILE]
+                  [--fleet-password-file FILE] [--fleet-listen HOST:PORT] [--log-level LEVEL]
 
 Runs a simulated unit against the local payment-service emulator: a simulated vending machine requests
 vends, simulated customers check in with the app and pay, and the unit shows its screen (QR code, price,
@@ -24,6 +27,13 @@ computed from the journal and the emulator's ledger after the last recovery (nee
 the session maximum, the customer buys one to three products, and the unit captures what was vended.
 --board sim-pulse runs a pulse machine (boards/sim-pulse.json) on simulated GPIO: the customer presses its
 start button and the unit pays for the board's one price, then sends the pulses.
+--fleet runs a fleet server (vendd fleet serve, SQLite in a temporary directory or --fleet-db FILE, on
+--fleet-listen, default 127.0.0.1:0 = any free port) with the dashboard, and three simulated units (demo-1..3,
+each with its own key, enrolled and approved) that vend and report every session through their outbox. It
+prints the dashboard URL with user "manager" and a random password (or writes the password to
+--fleet-password-file). With --vends N it stops once each unit did N vends and the fleet has every event:
+{"units":3,"vends":V,"captured":C,"fleetEvents":E,"fleetSalesTotal":"…","journalsTotal":"…","consistent":…}
+and exits non-zero when the fleet's sales differ from the units' journals.
 `;
 
 /** Boards the demo can simulate entirely (boards/*.json with simulated devices). */
@@ -53,6 +63,7 @@ export async function demoCommand(argv: string[]): Promise<number> {
   }
   const board = DEMO_BOARDS.find((b) => b === (values.board ?? "sim"));
   if (board === undefined) return usage(`--board must be one of: ${DEMO_BOARDS.join(", ")}`);
+  if (values.fleet === true) return fleet(values, vends);
   const flow = values.flow ?? "selection";
   if (flow !== "selection" && flow !== "checkin") return usage("--flow must be selection or checkin");
   if (values.chaos !== undefined) {
@@ -148,6 +159,52 @@ async function chaos(
     return r.consistent ? 0 : 1;
   } finally {
     process.off("SIGINT", stop);
+  }
+}
+
+/** `vendd demo --fleet`: the fleet server and three units (demoFleet.ts). */
+async function fleet(values: ReturnType<typeof parse>["values"], vends: number | null): Promise<number> {
+  for (const only of ["driver", "legacy-mode", "board", "flow", "vmc", "chaos", "journal"] as const)
+    if (values[only] !== undefined) return usage(`--${only} is not used with --fleet`);
+  const seed = values.seed === undefined ? Date.now() % 2 ** 31 : Number(values.seed);
+  if (!Number.isSafeInteger(seed)) return usage("--seed must be an integer");
+  let listen: { host: string; port: number };
+  try {
+    listen = parseListen(values["fleet-listen"] ?? "127.0.0.1:0");
+  } catch (err) {
+    return usage(`--fleet-listen: ${(err as Error).message}`);
+  }
+  const json = values.json === true;
+  const { runDemoFleet } = await import("./demoFleet.js");
+  // A first Ctrl-C lets each unit finish its vend and deliver its events; a second one stops at once.
+  const finish = new AbortController();
+  const ac = new AbortController();
+  const stop = () => {
+    if (finish.signal.aborted) ac.abort(new Error("interrupted"));
+    else finish.abort(new Error("interrupted"));
+  };
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+  try {
+    const summary = await runDemoFleet({
+      vends,
+      json,
+      seed,
+      fleetDb: values["fleet-db"] ?? null,
+      passwordFile: values["fleet-password-file"] ?? null,
+      host: listen.host,
+      port: listen.port,
+      logLevel: values["log-level"] ?? (json ? "error" : "warn"),
+      signal: ac.signal,
+      finish: finish.signal,
+      out: process.stdout,
+      err: process.stderr,
+    });
+    process.stdout.write(`${json ? "" : "\n"}${JSON.stringify(summary)}\n`);
+    return summary.consistent ? 0 : 1;
+  } finally {
+    process.off("SIGINT", stop);
+    process.off("SIGTERM", stop);
   }
 }
 

@@ -74,7 +74,8 @@ function ensureKey(keyFile: string): { key: UnitKeyPair; created: boolean } {
   return { key: made, created: true };
 }
 
-async function enroll(
+/** Posts a signed enrolment to the fleet; the answer status, or EnrollError with the operator's reason. */
+export async function enroll(
   url: string,
   key: UnitKeyPair,
   unitId: string,

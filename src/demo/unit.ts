@@ -43,6 +43,8 @@ export interface DemoOptions {
   /** The logger's registry: the emulator-issued credentials are added to it before they are used. */
   secrets: SecretRegistry;
   signal: AbortSignal;
+  /** When aborted, the unit finishes the session in progress and stops (a first Ctrl-C); `signal` stops at once. */
+  finishSignal?: AbortSignal;
   /** The emulator's poll interval, ms (default 1000, the service's own minimum). */
   pollDelayMs?: number;
   clock?: Clock;
@@ -58,6 +60,19 @@ export interface DemoOptions {
    * (needs socat); `sim` calls it in process. Default `sim`.
    */
   vmcLink?: "pty" | "sim";
+  /** The unit's id in its config (default `demo-1`); several demo units side by side need distinct ids. */
+  unitId?: string;
+  /**
+   * A `fleet` section for the unit's config (`vendd demo --fleet`): the journal then writes the outbox events
+   * (issue 16). The link itself is started by `onJournal` (the demo does not import the daemon).
+   */
+  fleet?: { url: string; keyFile: string; heartbeatSeconds?: number };
+  /**
+   * Called once the unit's journal is open, before the engine starts; the function it returns is awaited
+   * after the engine stopped and before the journal closes (`vendd demo --fleet` runs the unit's fleet link
+   * and waits for its backlog to drain there).
+   */
+  onJournal?: (unit: { config: VenddConfig; journal: SqliteJournal }) => Promise<() => Promise<void>>;
 }
 
 export interface DemoSummary {
@@ -76,7 +91,8 @@ export function demoConfig(
   journalPath: string,
 ): { config: VenddConfig; secrets: Secrets } {
   const config = buildConfig({
-    unit: { id: "demo-1", name: "vendd demo unit" },
+    unit: { id: opts.unitId ?? "demo-1", name: "vendd demo unit" },
+    ...(opts.fleet === undefined ? {} : { fleet: opts.fleet }),
     ...(opts.board === undefined ? {} : { board: opts.board }),
     journal: { path: journalPath },
     display: { kind: opts.display },
@@ -118,11 +134,13 @@ export async function runDemo(opts: DemoOptions): Promise<DemoSummary> {
   let display: CheckinDisplay | null = null;
   let engine: VendEngine | null = null;
   let vendSource: { close(): Promise<void> } | null = null;
+  let detach: (() => Promise<void>) | null = null;
   try {
     const { config, secrets } = demoConfig(emu, opts, journalPath);
     for (const value of secretValues(secrets)) opts.secrets.addSecret(value);
     const j = createJournal(journalOptions(config), { clock });
     journal = j;
+    if (opts.onJournal !== undefined) detach = await opts.onJournal({ config, journal: j });
     payment = await createPaymentDriver(paymentOptions(config, secrets), {
       clock,
       logger: opts.logger,
@@ -168,7 +186,11 @@ export async function runDemo(opts: DemoOptions): Promise<DemoSummary> {
     const onAbort = () => wake?.();
     opts.signal.addEventListener("abort", onAbort);
     try {
-      while (!opts.signal.aborted && (opts.vends === null || finished.length < opts.vends)) {
+      while (
+        !opts.signal.aborted &&
+        opts.finishSignal?.aborted !== true &&
+        (opts.vends === null || finished.length < opts.vends)
+      ) {
         if (config.engine.flow === "checkin" && vmc instanceof SimVmc) {
           await checkinSession({ vmc, customer, clock, random, signal: opts.signal, finished });
           if (!opts.signal.aborted) await clock.sleep(opts.display === "terminal" ? 1500 : 50);
@@ -193,9 +215,14 @@ export async function runDemo(opts: DemoOptions): Promise<DemoSummary> {
     }
     await e.stop();
     engine = null;
-    return summarize(j, emu, config.engine.unknownOutcome);
+    const summary = summarize(j, emu, config.engine.unknownOutcome);
+    const d = detach;
+    detach = null;
+    await d?.();
+    return summary;
   } finally {
     await engine?.stop();
+    await detach?.();
     await vendSource?.close();
     await payment?.close();
     await display?.close();
