@@ -15,6 +15,9 @@ import { readUpdateOutcome } from "../update/state.js";
 import { FleetLink, type FleetStatus } from "./fleetLink.js";
 import type { ReasonCode, UnitStatus } from "./status.js";
 
+/** A session open longer than this counts as unresolved in the heartbeat (longer than any timeout). */
+const STALE_OPEN_MS = 15 * 60_000;
+
 /** Status reasons that are faults on the fleet, by fault code. */
 const FAULTS: Partial<Record<ReasonCode, { code: string; message: string }>> = {
   paymentUnreachable: { code: "paymentUnreachable", message: "payment service unreachable" },
@@ -190,7 +193,11 @@ export function startFleetUnit(d: FleetUnitDeps): FleetUnit | null {
           : codes.has("starting")
             ? "unknown"
             : "up",
-      unresolved: journal.unresolved().length,
+      // A session in progress is not a problem for the fleet to show: only one left unsettled, or open for
+      // longer than any payment or vend can take (recovery's work).
+      unresolved: journal
+        .unresolved()
+        .filter((r) => r.result === "unsettled" || d.clock.now() - r.openedAt > STALE_OPEN_MS).length,
     };
   };
 
