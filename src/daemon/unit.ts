@@ -257,6 +257,8 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
     status: () => state.status(),
     onStatus: (l) => state.onStatus(l),
     ...(deps.fleetFaults === undefined ? {} : { faults: deps.fleetFaults }),
+    // Issue 18: the heartbeat's entitlementsEtag keeps the member list current (fetched, verified, installed).
+    ...(members === null ? {} : { entitlements: members.store }),
   });
   auditUpdateOutcome(config, journal, logger);
   const readyTimer = clock.setTimer(deps.readyGraceMs ?? 10_000, () => state.ready());
