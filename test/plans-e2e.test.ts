@@ -54,6 +54,7 @@ import {
   plansPublisher,
   registerEntitlementRoute,
   registerPlans,
+  requestRefund,
   runPlanCycle,
   signUp,
 } from "../src/fleet/plans/index.js";
@@ -124,6 +125,7 @@ describe.skipIf(skip)(
     let s: PlansSettings;
     let entKey: TestKey;
     let configKey: TestKey;
+    let strangerKey: TestKey;
     let planId = "";
     let memberId = "";
     let offline = false;
@@ -238,7 +240,7 @@ describe.skipIf(skip)(
 
     beforeAll(async () => {
       dir = mkdtempSync(join(tmpdir(), "vendd-plans-e2e-"));
-      [entKey, configKey] = await Promise.all([makeKey(), makeKey()]);
+      [entKey, configKey, strangerKey] = await Promise.all([makeKey(), makeKey(), makeKey()]);
       const cert = selfSignedCertificate();
       emu = await startEmulator({
         startTime: START,
@@ -407,7 +409,18 @@ describe.skipIf(skip)(
         .orderBy("serial", "desc")
         .executeTakeFirstOrThrow();
       const forged = [
+        // signed by a config key, by a key nobody knows, expired (right key), tampered (right signature)
         signEntitlements({ ...list, serial: latest.serial + 1, issuedAt: clock.now() }, configKey.sk),
+        signEntitlements({ ...list, serial: latest.serial + 2, issuedAt: clock.now() }, strangerKey.sk),
+        signEntitlements(
+          {
+            ...list,
+            serial: latest.serial + 3,
+            issuedAt: clock.now() - 2 * DAY,
+            validUntil: clock.now() - DAY,
+          },
+          entKey.sk,
+        ),
         {
           document: installed.document.replace('"items":2', '"items":99'),
           signature: installed.signature,
@@ -528,6 +541,31 @@ describe.skipIf(skip)(
         return x.status === "paid" ? true : undefined;
       });
 
+      // A callback without the fleet's key changes nothing (the wave-1 plans and invoices tests cover the
+      // other refusals and replays); a partial refund of the overage, issued, for the reconciliation below.
+      const forgedCancel = await https.inject({
+        method: "POST",
+        url: `/plans/callbacks/agreements/${memberId}/cancel`,
+        headers: { "content-type": "application/json", authorization: "not-the-key" },
+        payload: JSON.stringify({ agreement_id: m.agreement_id, external_id: memberId, status: "Canceled" }),
+      });
+      expect(forgedCancel.statusCode).toBe(401);
+      expect((await member(memberId)).status).toBe("active");
+      const refundId = await requestRefund(ctx, subs, s, {
+        memberId,
+        paymentId: String(over.oneoff_id),
+        amount: 50,
+        by: "manager",
+      });
+      await until("refund issued", async () => {
+        const x = await ctx.db
+          .selectFrom("plan_refunds")
+          .select("state")
+          .where("id", "=", refundId)
+          .executeTakeFirstOrThrow();
+        return x.state === "issued" ? true : undefined;
+      });
+
       // 9. A member whose card fails: the fee fails, the member is suspended at the end of the grace period.
       const bob = await signUp(ctx, subs, s, {
         planId,
@@ -583,6 +621,9 @@ describe.skipIf(skip)(
         const matched = run.result.lines
           .filter((l) => l.class === "matched")
           .map((l) => [l.order_id, l.expected]);
+        expect(
+          run.result.lines.filter((l) => l.class === "refundMatched").map((l) => [l.order_id, l.expected]),
+        ).toEqual([[refundId, 50]]);
         expect(matched).toEqual(
           expect.arrayContaining([
             [fees[0]?.id, 9900],
