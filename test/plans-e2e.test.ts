@@ -2,11 +2,13 @@
  * Issue 18 end to end: the in-process emulator (subscriptions, invoices, transaction reporting), an
  * in-process fleet (the plans and invoices plugins over HTTPS for the service's callbacks; the unit API over
  * HTTP for the units), and two real units in process (the daemon with the sim VMC, the sim NFC reader, the
- * sim payment driver, the real journal and outbox, the fleet link). One ManualClock drives the fleet and the
+ * real journal and outbox, the fleet link; unit A pays through the emulator's V10 interface, unit B through the
+ * sim payment driver). One ManualClock drives the fleet and the
  * units; the emulator's clock is moved to match before each fleet step.
  *
  * A member signs up (accepted in the emulator's app), the units receive the signed list, then go offline
- * from the fleet; the member vends within the allowance at unit A (plan vends), exceeds it and pays normally,
+ * from the fleet; the member vends within the allowance at unit A (plan vends), exceeds it and pays normally
+ * (V10, checked in and accepted in the emulator's app),
  * vends once more at unit B (the fleet's day allowance is now exceeded: overage); back online the outboxes
  * deliver everything; the fleet bills the month's fee and the overage; a company's month of vends at unit B
  * becomes one invoice equal to the vends, paid in the emulator's app; a failing card suspends a member after
@@ -35,7 +37,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSimNfcStation, SimTag } from "../drivers/nfc/sim.js";
 import { consentRefreshToken, emulatorEndpoints } from "../scripts/reconcileDay.js";
 import { loadConfig } from "../src/config/load.js";
-import { ManualClock } from "../src/core/clock.js";
+import { ManualClock, systemClock } from "../src/core/clock.js";
 import { fingerprint, generateUnitKey, loadUnitKey, verifyRequest } from "../src/core/fleetAuth.js";
 import { UNIT_API } from "../src/core/fleetWire.js";
 import { seededRandom } from "../src/core/random.js";
@@ -135,6 +137,12 @@ describe.skipIf(skip)(
     const logger = pino({ level: "debug" }, { write: (l: string) => void logs.push(l) });
     const units: Unit[] = [];
 
+    function v10Target() {
+      const { baseUrl, tokenUrl, clientId, clientSecret, merchantVat, merchantBrandId, merchantLocationId } =
+        emu.info.v10;
+      return { baseUrl, tokenUrl, clientId, clientSecret, merchantVat, merchantBrandId, merchantLocationId };
+    }
+
     /** The emulator's clock catches up with the fleet's (units moved the shared clock). */
     function syncEmu(): void {
       const behind = clock.now() - emu.clock.now();
@@ -154,10 +162,11 @@ describe.skipIf(skip)(
         body: JSON.stringify(body),
       }).then(async (r) => ({ status: r.statusCode, body: await r.body.text() }));
 
-    async function startUnit(id: string): Promise<Unit> {
+    /** A unit; `v10`: it pays through the emulator's V10 interface, else through the sim payment driver. */
+    async function startUnit(id: string, v10: boolean): Promise<Unit> {
       const udir = join(dir, id);
       mkdirSync(udir);
-      v10Unit(udir, id, NOWHERE);
+      v10Unit(udir, id, v10 ? v10Target() : NOWHERE);
       const key = generateUnitKey();
       const keyFile = join(udir, "fleet.key");
       writeFileSync(keyFile, key.privatePem, { mode: 0o600 });
@@ -202,7 +211,12 @@ describe.skipIf(skip)(
       const nfc = createSimNfcStation({ clock, badges: [] });
       const daemon = await startTestDaemon(loaded, {
         clock,
-        deps: { devices: { payment, nfc }, version: "9.9.9", logger: logger.child({ unit: id }) },
+        deps: {
+          devices: v10 ? { nfc } : { payment, nfc },
+          version: "9.9.9",
+          logger: logger.child({ unit: id }),
+          requestClock: systemClock,
+        },
       });
       const u = { id, dir: udir, daemon, nfc, payment };
       units.push(u);
@@ -385,8 +399,8 @@ describe.skipIf(skip)(
       });
 
       // 3. Two units start and receive the signed list through their heartbeats.
-      const a = await startUnit("vm-a");
-      const b = await startUnit("vm-b");
+      const a = await startUnit("vm-a", true);
+      const b = await startUnit("vm-b", false);
       const listFile = (u: Unit) => join(u.dir, "entitlements.json");
       for (const u of [a, b])
         await u.daemon.until(() => existsSync(listFile(u)), 120_000, `${u.id}'s entitlement list`);
@@ -454,13 +468,41 @@ describe.skipIf(skip)(
         await tap(a);
         await vend(a, 1, 150);
       }
-      expect(a.payment.ledger).toEqual([]);
+      const v10Moves = () =>
+        emu
+          .ledger()
+          .filter((e) => e.interface === "v10")
+          .map((e) => [e.kind, e.amount]);
+      expect(v10Moves()).toEqual([]);
+      // Over the allowance: the normal payment through the emulator; the member checks in and accepts in the app.
       await tap(a);
-      await vend(a, 1, 150);
+      const beacon = a.daemon.daemon.engine?.pos?.beaconId ?? "";
+      const before = a.daemon.vmc.vends.length;
+      a.daemon.vmc.requestVend(1, 150);
+      // The emulator's time moves with the unit's here (its payment steps are timed in emulator time).
+      const step = async () => {
+        await a.daemon.advance(200);
+        syncEmu();
+      };
+      for (let i = 0; ; i++) {
+        if (i > 300) throw new Error("the payment was never issued to the member");
+        await step();
+        emu.userSimulation.checkin(beacon, DK_USER);
+        if (emu.userSimulation.accept(beacon, DK_USER).status === 200) break;
+      }
+      for (let i = 0; ; i++) {
+        if (i > 600) throw new Error("the paid vend was not delivered and captured");
+        await step();
+        const captured = v10Moves().some((m) => m[0] === "captured");
+        if (captured && a.daemon.vmc.vends.length > before && a.daemon.daemon.engine?.idle === true) break;
+      }
       expect(a.daemon.display.screens).toContainEqual(
         expect.objectContaining({ message: expect.stringMatching(/^Plan allowance used up/) }),
       );
-      expect(a.payment.ledger.map((e) => e.kind)).toEqual(["reserved", "captured"]);
+      expect(v10Moves()).toEqual([
+        ["reserved", 150],
+        ["captured", 150],
+      ]);
       await tap(b);
       await vend(b, 2, 150);
       expect(b.payment.ledger).toEqual([]);
@@ -484,7 +526,7 @@ describe.skipIf(skip)(
       ).toEqual([
         ["vm-a", "plan", 1, 150, 0, memberId, planId],
         ["vm-a", "plan", 1, 150, 0, memberId, planId],
-        ["vm-a", "sim", 1, 150, 150, null, null],
+        ["vm-a", "v10", 1, 150, 150, null, null],
         ["vm-b", "plan", 2, 150, 0, memberId, planId],
         ["vm-b", "sim", 1, 200, 200, null, null],
         ["vm-b", "sim", 1, 200, 200, null, null],
@@ -624,6 +666,17 @@ describe.skipIf(skip)(
         expect(
           run.result.lines.filter((l) => l.class === "refundMatched").map((l) => [l.order_id, l.expected]),
         ).toEqual([[refundId, 50]]);
+        // The member's paid vend at A, through V10, matched with its unit and session.
+        const paid = sales.find((x) => x.driver === "v10");
+        expect(run.result.lines).toContainEqual(
+          expect.objectContaining({
+            class: "matched",
+            unit_id: "vm-a",
+            session_id: paid?.session_id,
+            expected: 150,
+            reported: 150,
+          }),
+        );
         expect(matched).toEqual(
           expect.arrayContaining([
             [fees[0]?.id, 9900],
