@@ -13,7 +13,7 @@
  * deliver everything; the fleet bills the month's fee and the overage; a company's month of vends at unit B
  * becomes one invoice equal to the vends, paid in the emulator's app; a failing card suspends a member after
  * the grace period; the whole range reconciles clean against the transaction report. Also: lists the fleet
- * serves that are tampered or signed by a config key are refused by the unit (the list in force stays), and
+ * serves that are signed by a config key or an unknown key, expired or tampered are refused by the unit (the list in force stays), and
  * the badge UID appears in no log line and in neither journal nor the fleet database (files and WALs).
  *
  * Needs `openssl` (the test certificate, as the wave-1 plans and invoices tests); skipped without it.
