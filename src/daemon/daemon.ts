@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { CheckinDisplay } from "../../drivers/display/display.js";
 import { createDisplay } from "../../drivers/display/factory.js";
 import type { GpioPort } from "../../drivers/gpio/port.js";
+import type { NfcStation } from "../../drivers/nfc/station.js";
 import type { VendController } from "../../drivers/vmc/controller.js";
 import { createVendController } from "../../drivers/vmc/factory.js";
 import type { LoadedConfig, VenddConfig } from "../config/load.js";
@@ -52,7 +53,7 @@ export interface DaemonDeps {
   /** Serve the control socket (default true). */
   control?: boolean;
   /** Already-created devices (tests); otherwise created from config. */
-  devices?: { payment?: PaymentDriver; vmc?: VendController; display?: CheckinDisplay };
+  devices?: { payment?: PaymentDriver; vmc?: VendController; display?: CheckinDisplay; nfc?: NfcStation };
 }
 
 export interface Daemon {
@@ -129,7 +130,18 @@ export async function startDaemon(loaded: LoadedConfig, deps: DaemonDeps): Promi
     journal.close();
     throw err;
   }
-  return runUnit(loaded, { ...deps, clock }, { journal, payment, vmc, display, gpio });
+  return runUnit(
+    loaded,
+    { ...deps, clock },
+    {
+      journal,
+      payment,
+      vmc,
+      display,
+      gpio,
+      ...(deps.devices?.nfc === undefined ? {} : { nfc: deps.devices.nfc }),
+    },
+  );
 }
 
 async function openDisplay(config: VenddConfig, logger: Logger): Promise<CheckinDisplay> {

@@ -184,6 +184,46 @@ describe("fleet link", () => {
     expect(journal.outboxStats().lastSeq).toBe(52);
   });
 
+  it("fetches the entitlement list when the heartbeat advertises a new ETag; a failure is retried and never stops the outbox", async () => {
+    const calls: (string | null)[] = [];
+    let failing = false;
+    const l = link({
+      entitlements: async (held) => {
+        calls.push(held);
+        if (failing) throw new Error("fleet answered 500");
+        return `"e${calls.length}"`;
+      },
+    });
+    // No list advertised: nothing fetched.
+    await l.round();
+    expect(calls).toEqual([]);
+    fleet.entitlementsEtag = '"e1"';
+    clock.advance(60_000);
+    await l.round();
+    expect(calls).toEqual([null]);
+    expect(l.heldEntitlementsEtag()).toBe('"e1"');
+    // Same ETag at the next heartbeats: no fetch.
+    clock.advance(60_000);
+    await l.round();
+    expect(calls).toHaveLength(1);
+    // A new list, and the fetch fails: the list held stays, sales still go out, retried at the next heartbeat.
+    fleet.entitlementsEtag = '"e2"';
+    failing = true;
+    sale();
+    clock.advance(60_000);
+    const wait = await l.round();
+    expect(calls).toEqual([null, '"e1"']);
+    expect(l.heldEntitlementsEtag()).toBe('"e1"');
+    expect(l.status().state).toBe("ok");
+    expect(wait).toBeLessThanOrEqual(60_000);
+    expect(fleet.stored(UNIT)).toHaveLength(1);
+    failing = false;
+    clock.advance(60_000);
+    await l.round();
+    expect(calls).toEqual([null, '"e1"', '"e1"']);
+    expect(l.heldEntitlementsEtag()).toBe('"e3"');
+  });
+
   it("warns when the backlog exceeds backlogWarnEvents", () => {
     for (let i = 0; i < 4; i++) sale();
     expect(link({ backlogWarnEvents: 3 }).status().warning).toBe("4 events wait for the fleet (more than 3)");

@@ -82,6 +82,13 @@ export interface FleetLinkOptions {
   transport?: FleetTransport;
   /** Crash points of the crash tests (default none). */
   faults?: FleetFaultPoints;
+  /**
+   * Issue 18: fetches and installs the entitlement list when a heartbeat answer advertises an
+   * `entitlementsEtag` other than the one held. Gets the ETag held (null before the first list) and
+   * returns the ETag now held (null: keep the advertised one). A failure is logged and tried again at the
+   * next heartbeat; it never fails the round (the outbox keeps flowing) and never touches vending.
+   */
+  entitlements?: (held: string | null) => Promise<string | null>;
 }
 
 export const DEFAULT_FLEET_BACKOFF: Backoff = { baseDelayMs: 5_000, maxDelayMs: 600_000 };
@@ -129,6 +136,7 @@ export class FleetLink {
   private readonly transport: FleetTransport;
   private readonly base: string;
   private signal: AbortSignal | undefined;
+  private entitlementsEtag: string | null = null;
 
   constructor(private readonly o: FleetLinkOptions) {
     this.transport = o.transport ?? undiciTransport;
@@ -250,6 +258,26 @@ export class FleetLink {
     if (!parsed.ok) throw new Error(`heartbeat answer: ${parsed.error}`);
     this.lastAckAt = this.o.clock.now();
     this.committed(parsed.value.committed);
+    await this.syncEntitlements(parsed.value.entitlementsEtag ?? null);
+  }
+
+  /** The ETag of the entitlement list the unit holds (null before the first). */
+  heldEntitlementsEtag(): string | null {
+    return this.entitlementsEtag;
+  }
+
+  private async syncEntitlements(advertised: string | null): Promise<void> {
+    const fetch = this.o.entitlements;
+    if (fetch === undefined || advertised === null || advertised === this.entitlementsEtag) return;
+    try {
+      this.entitlementsEtag = (await fetch(this.entitlementsEtag)) ?? advertised;
+    } catch (err) {
+      if (this.signal?.aborted === true) return;
+      this.o.logger.warn(
+        { err: err instanceof Error ? err.message : String(err) },
+        "the entitlement list could not be fetched: the list in force stays, tried again at the next heartbeat",
+      );
+    }
   }
 
   /** Applies the fleet's committed seq: renumbers a replaced journal, else marks delivered. */

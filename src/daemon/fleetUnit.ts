@@ -12,6 +12,7 @@ import { loadUnitKey, type UnitKeyPair } from "../core/fleetAuth.js";
 import type { FaultData, Heartbeat, ServiceData } from "../core/fleetWire.js";
 import type { SqliteJournal } from "../journal/sqlite.js";
 import { readUpdateOutcome } from "../update/state.js";
+import { type EntitlementStore, fetchEntitlements } from "./entitlements.js";
 import { FleetLink, type FleetStatus } from "./fleetLink.js";
 import type { ReasonCode, UnitStatus } from "./status.js";
 
@@ -38,6 +39,8 @@ export interface FleetUnitDeps {
   status(): UnitStatus;
   onStatus(listener: (s: UnitStatus) => void): () => void;
   faults?: FleetFaultPoints;
+  /** The unit's entitlement list (issue 18), kept current from the fleet when the config has one. */
+  entitlements?: EntitlementStore;
 }
 
 export interface FleetUnit {
@@ -201,6 +204,9 @@ export function startFleetUnit(d: FleetUnitDeps): FleetUnit | null {
     };
   };
 
+  const stopping = new AbortController();
+  const store = d.entitlements;
+  const signer = { key, clock: d.clock };
   const link = new FleetLink({
     url: fleet.url,
     unitId: d.config.unit.id,
@@ -215,8 +221,20 @@ export function startFleetUnit(d: FleetUnitDeps): FleetUnit | null {
     backlogWarnEvents: fleet.backlogWarnEvents,
     backlogWarnMs: fleet.backlogWarnHours * 3_600_000,
     ...(d.faults === undefined ? {} : { faults: d.faults }),
+    ...(store === undefined
+      ? {}
+      : {
+          entitlements: async (held: string | null) => {
+            const r = await fetchEntitlements(fleet.url, signer, held, store, { signal: stopping.signal });
+            if (r.status === "updated")
+              logger.info(
+                { serial: r.list.serial, members: r.list.members.length },
+                "entitlement list installed",
+              );
+            return r.status === "updated" ? r.etag : null;
+          },
+        }),
   });
-  const stopping = new AbortController();
   const running = link.run(stopping.signal);
   return {
     status: () => link.status(),

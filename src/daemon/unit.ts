@@ -1,5 +1,6 @@
 import type { CheckinDisplay } from "../../drivers/display/display.js";
 import type { GpioPort } from "../../drivers/gpio/port.js";
+import type { NfcStation } from "../../drivers/nfc/station.js";
 import { type VendController, VmcError } from "../../drivers/vmc/controller.js";
 import type { LoadedConfig } from "../config/load.js";
 import { engineOptions } from "../config/seams.js";
@@ -32,6 +33,8 @@ export interface Devices {
   vmc: VendController;
   display: CheckinDisplay;
   gpio: GpioPort | null;
+  /** An NFC station already created (tests reach the simulated reader through it); otherwise from config. */
+  nfc?: NfcStation;
 }
 
 /**
@@ -184,6 +187,7 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
       engine: control,
       gpio: d.gpio,
       ...(members === null ? {} : { members: members.gate }),
+      ...(d.nfc === undefined ? {} : { devices: { nfc: d.nfc } }),
     });
     if (stopping.signal.aborted) return;
     housekeeping = startHousekeeping({
@@ -257,6 +261,8 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
     status: () => state.status(),
     onStatus: (l) => state.onStatus(l),
     ...(deps.fleetFaults === undefined ? {} : { faults: deps.fleetFaults }),
+    // Issue 18: the heartbeat's entitlementsEtag keeps the member list current (fetched, verified, installed).
+    ...(members === null ? {} : { entitlements: members.store }),
   });
   auditUpdateOutcome(config, journal, logger);
   const readyTimer = clock.setTimer(deps.readyGraceMs ?? 10_000, () => state.ready());

@@ -70,6 +70,37 @@ describe("journal outbox", () => {
     j.close();
   });
 
+  it("a plan vend's session event carries driver plan and the member's ids, never the badge hash", () => {
+    const j = journal();
+    const orderId = j.nextOrderId();
+    const badge = "ab".repeat(32);
+    j.openSession({
+      id: "p1",
+      orderId,
+      flow: "selection",
+      item: 4,
+      price: 200,
+      driver: "plan",
+      member: { memberId: "m-1", planId: "plan-1", badge, day: "2023-11-14", month: "2023-11" },
+    });
+    j.approveVend("p1", 4, 200);
+    j.recordVend("p1", "success");
+    j.closeSession("p1", "captured", "plan vend");
+    const [event] = j.outboxPending(10);
+    const e = UnitEvent.parse(event);
+    if (e.kind !== "session") throw new Error("kind");
+    expect(e.data).toMatchObject({
+      sessionId: "p1",
+      driver: "plan",
+      price: 200,
+      result: "captured",
+      captured: 0,
+      member: { memberId: "m-1", planId: "plan-1" },
+    });
+    expect(JSON.stringify(e)).not.toContain(badge);
+    j.close();
+  });
+
   it("writes nothing when the transaction closing the session rolls back", () => {
     const j = journal();
     sale(j, "s1", { close: false });

@@ -84,6 +84,9 @@ export class OutboxStore {
       ),
       session: db.prepare("SELECT * FROM sessions WHERE id = ?"),
       vends: db.prepare("SELECT item, price, outcome FROM vends WHERE session_id = ? ORDER BY id"),
+      member: db.prepare(
+        "SELECT member_id AS memberId, plan_id AS planId FROM plan_sessions WHERE session_id = ?",
+      ),
       done: db.prepare(
         "SELECT op, coalesce(sum(amount), 0) AS amount FROM intents WHERE session_id = ? AND state = 'done' GROUP BY op",
       ),
@@ -113,6 +116,8 @@ export class OutboxStore {
       (this.stmts.done.all(sessionId) as { op: string; amount: number }[]).map((r) => [r.op, r.amount]),
     );
     const vends = this.stmts.vends.all(sessionId) as SessionData["vends"];
+    // A plan vend (issue 18) names its member (ids only: the badge hash stays in the journal).
+    const member = this.stmts.member.get(sessionId) as { memberId: string; planId: string } | undefined;
     return {
       sessionId: s.id,
       orderId: s.order_id,
@@ -131,6 +136,7 @@ export class OutboxStore {
       closedAt: s.closed_at,
       vends: vends.slice(0, 100).map((v) => ({ item: v.item, price: v.price, outcome: v.outcome })),
       review: s.review === 1,
+      ...(member === undefined ? {} : { member: { memberId: member.memberId, planId: member.planId } }),
     };
   }
 

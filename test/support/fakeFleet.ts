@@ -32,6 +32,8 @@ export class FakeFleet {
   /** Every event received, duplicates included. */
   received = 0;
   heartbeats: Heartbeat[] = [];
+  /** What heartbeat answers advertise as the entitlement list's ETag (issue 18); absent when null. */
+  entitlementsEtag: string | null = null;
   requests = 0;
   /** Refused requests by code (signature, replay, ...). */
   readonly refusals: string[] = [];
@@ -216,6 +218,7 @@ export class FakeFleet {
             now: (this.opts.now ?? Date.now)(),
             committed: this.committed(r.value.unitId),
             bundleEtag: null,
+            ...(this.entitlementsEtag === null ? {} : { entitlementsEtag: this.entitlementsEtag }),
           },
         };
       }

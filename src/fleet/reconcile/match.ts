@@ -76,6 +76,28 @@ export interface ReconResult {
   clean: boolean;
 }
 
+/**
+ * A payment the fleet itself asked for (issue 18), not a vend: a plan's monthly charge and an overage one-off
+ * (the subscriptions provider is their payment point, the charge's external id their order id), a refund of
+ * one of them (its own external id), or a company invoice (the issuer is its payment point, the invoice
+ * number its order id). Reported under the payment point of the provider or the issuer.
+ */
+export interface BillingRow {
+  kind: "planCharge" | "overage" | "planRefund" | "invoice";
+  /** The order id the report carries (external id, or the invoice number). */
+  orderId: string;
+  /** Set for invoices: the issuer (numbers are unique per issuer only). */
+  point?: string;
+  /** The fleet's own id (charge, overage, refund or invoice id), shown as the line's session. */
+  ref: string;
+  /** Who is billed (member or company id), shown in the reason. */
+  payer: string;
+  /** `YYYY-MM-DD`: the day it was paid (or refunded), in the fleet's time zone. */
+  day: string;
+  /** Paid (a refund: refunded), minor units. */
+  amount: Minor;
+}
+
 export interface MatchInput {
   from: string;
   to: string;
@@ -86,6 +108,8 @@ export interface MatchInput {
   points?: ReadonlyMap<string, string>;
   /** Time zone of `sales.day` (days of report lines the fleet does not know). */
   timeZone: string;
+  /** Plan charges, overages, their refunds and invoices paid in the range (issue 18). */
+  billing?: readonly BillingRow[];
 }
 
 interface Group {
@@ -116,8 +140,16 @@ export function previousDay(day: string): string {
 /** Reconciles; see the module comment. */
 export function reconcile(input: MatchInput): ReconResult {
   const groups = new Map<string, Group>();
+  // Invoice numbers repeat across issuers: an issuer's lines are keyed by point and number.
+  const issuers = new Set<string>();
+  for (const b of input.billing ?? []) if (b.point !== undefined) issuers.add(b.point);
+  const keyOf = (orderId: string, point: string | undefined): string =>
+    point === undefined ? orderId : `${point}#${orderId}`;
   for (const l of input.lines) {
-    const key = l.orderId ?? `#${l.paymentTransactionId}`;
+    const key =
+      l.orderId === null
+        ? `#${l.paymentTransactionId}`
+        : keyOf(l.orderId, issuers.has(l.paymentPointId) ? l.paymentPointId : undefined);
     let g = groups.get(key);
     if (g === undefined) {
       g = { payments: [], refunds: [], fees: [] };
@@ -212,6 +244,45 @@ export function reconcile(input: MatchInput): ReconResult {
       if (refundLines.length > 0) expect(refundLines[0]?.transferReference ?? null, -s.refunded);
     }
     if (g !== undefined) fee(s.day, s.unit_id, g);
+  }
+
+  for (const b of input.billing ?? []) {
+    const key = keyOf(b.orderId, b.point);
+    const g = groups.get(key);
+    seen.add(key);
+    const refund = b.kind === "planRefund";
+    const reported = g === undefined ? [] : refund ? g.refunds : g.payments;
+    const got = refund ? -sum(reported) : sum(reported);
+    const what =
+      b.kind === "planCharge"
+        ? "plan charge"
+        : b.kind === "overage"
+          ? "overage payment"
+          : b.kind === "planRefund"
+            ? "plan refund"
+            : `invoice ${b.orderId}`;
+    let cls: LineClass = refund ? "refundMatched" : "matched";
+    let reason = `${what} of ${b.payer} reported`;
+    if (got !== b.amount) {
+      cls = refund ? "refundUnmatched" : got === 0 ? "missingInReport" : "amountMismatch";
+      reason =
+        got === 0
+          ? `${what} of ${b.payer}: paid in the fleet, not in the report`
+          : `${what} of ${b.payer}: fleet ${b.amount}, report ${got}`;
+    }
+    lines.push({
+      day: b.day,
+      class: cls,
+      unit_id: null,
+      session_id: b.ref,
+      order_id: b.orderId,
+      reference: ids(reported),
+      expected: b.amount,
+      reported: got,
+      reason,
+    });
+    if (reported.length > 0) expect(reported[0]?.transferReference ?? null, refund ? -b.amount : b.amount);
+    if (g !== undefined) fee(b.day, null, g);
   }
 
   for (const [key, g] of groups) {

@@ -5,8 +5,10 @@
  */
 import type { Kysely } from "kysely";
 import type { ReportingClient, ReportLine, TransferRef } from "../../payment/reporting/client.js";
+import { dayOf } from "../context.js";
 import type { FleetDatabase } from "../db/schema.js";
-import { type ReconLine, type ReconResult, reconcile, type SaleRow } from "./match.js";
+import type { InvoicesDatabase } from "../invoices/schema.js";
+import { type BillingRow, type ReconLine, type ReconResult, reconcile, type SaleRow } from "./match.js";
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -98,6 +100,89 @@ export async function loadSales(db: Kysely<FleetDatabase>, from: string, to: str
     .execute();
 }
 
+/**
+ * The payments the fleet asked for itself (issue 18) settled in [from, to] (days in `timeZone`): executed plan
+ * charges, captured overages, issued plan refunds (by their last update) and paid invoices (by `paid_at`).
+ */
+export async function loadBilling(
+  db: Kysely<FleetDatabase>,
+  from: string,
+  to: string,
+  timeZone: string,
+): Promise<BillingRow[]> {
+  const start = dayStart(from, timeZone);
+  const end = dayStart(nextDay(to), timeZone);
+  const rows: BillingRow[] = [];
+  const charges = await db
+    .selectFrom("plan_charges")
+    .select(["id", "member_id", "amount", "updated_at"])
+    .where("state", "=", "executed")
+    .where("updated_at", ">=", start)
+    .where("updated_at", "<", end)
+    .execute();
+  for (const c of charges)
+    rows.push({
+      kind: "planCharge",
+      orderId: c.id,
+      ref: c.id,
+      payer: c.member_id,
+      day: dayOf(c.updated_at, timeZone),
+      amount: c.amount,
+    });
+  const overages = await db
+    .selectFrom("plan_overages")
+    .select(["id", "member_id", "amount", "updated_at"])
+    .where("state", "=", "captured")
+    .where("updated_at", ">=", start)
+    .where("updated_at", "<", end)
+    .execute();
+  for (const o of overages)
+    rows.push({
+      kind: "overage",
+      orderId: o.id,
+      ref: o.id,
+      payer: o.member_id,
+      day: dayOf(o.updated_at, timeZone),
+      amount: o.amount,
+    });
+  const refunds = await db
+    .selectFrom("plan_refunds")
+    .select(["id", "member_id", "amount", "updated_at"])
+    .where("state", "=", "issued")
+    .where("updated_at", ">=", start)
+    .where("updated_at", "<", end)
+    .execute();
+  for (const r of refunds)
+    rows.push({
+      kind: "planRefund",
+      orderId: r.id,
+      ref: r.id,
+      payer: r.member_id,
+      day: dayOf(r.updated_at, timeZone),
+      // Requested amounts are always stored (a full refund stores what was left).
+      amount: r.amount ?? 0,
+    });
+  // The invoice tables exist in every fleet database (migration 0003_invoices); only the static type widens.
+  const invoices = await (db as unknown as Kysely<InvoicesDatabase>)
+    .selectFrom("invoices")
+    .select(["id", "company_id", "issuer_id", "number", "total", "paid_at"])
+    .where("status", "=", "paid")
+    .where("paid_at", ">=", start)
+    .where("paid_at", "<", end)
+    .execute();
+  for (const i of invoices)
+    rows.push({
+      kind: "invoice",
+      orderId: String(i.number),
+      point: i.issuer_id,
+      ref: i.id,
+      payer: i.company_id,
+      day: dayOf(i.paid_at ?? start, timeZone),
+      amount: i.total,
+    });
+  return rows;
+}
+
 /** Stores a result; returns the run id. */
 export async function saveRun(db: Kysely<FleetDatabase>, r: ReconResult, runAt: number): Promise<number> {
   return db.transaction().execute(async (tx) => {
@@ -146,6 +231,7 @@ export async function runReconcile(
     ...(o.paymentPoints === undefined ? {} : { points: o.paymentPoints }),
   });
   const sales = await loadSales(db, o.from, o.to);
+  const billing = await loadBilling(db, o.from, o.to, o.timeZone);
   const started = performance.now();
   const result = reconcile({
     from: o.from,
@@ -154,6 +240,7 @@ export async function runReconcile(
     lines: report.lines,
     transfers: report.transfers,
     timeZone: o.timeZone,
+    billing,
     ...(o.points === undefined ? {} : { points: o.points }),
   });
   const matchMs = performance.now() - started;
