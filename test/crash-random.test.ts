@@ -10,8 +10,8 @@ import {
 // reliability.md §7 rung 3, random moments: the unit (`vendd run`, built CLI) is SIGKILLed at seeded random
 // moments, counted from each spawn so that kills land in start-up and recovery as well as mid-vend, and
 // restarted at once while the VMC keeps requesting vends; afterwards every exactly-once invariant holds.
-// 180 kills in all in `npm test`, spread over both drivers and both flows; the older interface polls each
-// second, so its share is modest. `npm run soak` multiplies the kills by VENDD_SOAK_SCALE (default there 4).
+// 210 kills in all in `npm test`, spread over both drivers and both flows; the older interface polls each
+// second, so its runs are long for their 40 kills (fewer leave a run without one completed vend). `npm run soak` multiplies the kills by VENDD_SOAK_SCALE (default there 4).
 // The four runs are concurrent, each with its own emulator and VMC simulator.
 
 const SCALE = Math.max(1, Number(process.env.VENDD_SOAK_SCALE ?? 1) || 1);
@@ -31,13 +31,13 @@ const PLANS: readonly RandomKillPlan[] = [
   },
   {
     shape: { driver: "legacy", flow: "selection" },
-    kills: 25 * SCALE,
+    kills: 40 * SCALE,
     schedule: { minMs: 200, maxMs: 2800, from: "spawn" },
     seed: 3003,
   },
   {
     shape: { driver: "legacy", flow: "checkin" },
-    kills: 25 * SCALE,
+    kills: 40 * SCALE,
     schedule: { minMs: 200, maxMs: 2800, from: "spawn" },
     seed: 4004,
   },
