@@ -351,6 +351,7 @@ export function fleetPlugins(s: FleetServices, opts: { secureCookies: boolean })
     registerDashboard(app, ctx, {
       secureCookies: opts.secureCookies,
       nav: fleetNav(s),
+      bundleUploadHref: "/bundles/upload",
       extend: (web, tools) => mountPages(web, ctx, s, tools),
     }),
   );

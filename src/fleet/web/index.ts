@@ -46,6 +46,8 @@ import {
 export interface DashboardOptions {
   /** Mark the session cookie Secure (set when the fleet is served over TLS, directly or behind a proxy). */
   secureCookies?: boolean;
+  /** The bundle upload form's path (mounted by `extend`): the bundles page links to it for managers. */
+  bundleUploadHref?: string;
   /** Nav entries for the pages `extend` adds, as [href, label]. */
   nav?: readonly (readonly [string, string])[];
   /**
@@ -177,6 +179,7 @@ export async function registerDashboard(
       timeZone: ctx.timeZone,
       now: ctx.clock.now(),
       ...(opts.nav === undefined ? {} : { extraNav: opts.nav }),
+      ...(opts.bundleUploadHref === undefined ? {} : { bundleUploadHref: opts.bundleUploadHref }),
     });
     const sendHtml = (reply: FastifyReply, body: string, status = 200) =>
       reply.code(status).type("text/html; charset=utf-8").send(body);

@@ -22,6 +22,8 @@ export interface PageContext {
   now: number;
   /** Nav entries after the built-in ones (the pages other modules mount in the dashboard). */
   extraNav?: readonly (readonly [string, string])[];
+  /** Where managers upload bundles from the browser, if the server offers it. */
+  bundleUploadHref?: string;
 }
 
 /** Minor units as a decimal string with the currency's digits; negative nets keep their sign. */
@@ -322,7 +324,11 @@ export function salesPage(pc: PageContext, v: SalesView): string {
 }
 
 export function bundlesPage(pc: PageContext, bundles: readonly BundleSummary[]): string {
-  const body =
+  const upload =
+    pc.bundleUploadHref !== undefined && pc.session.role === "manager"
+      ? html`<p><a href="${pc.bundleUploadHref}">Upload a bundle</a></p>`
+      : "";
+  const list =
     bundles.length === 0
       ? html`<p class="muted">No bundles uploaded. Upload signed bundles with <code>vendd fleet bundle</code>.</p>`
       : html`${bundles.map(
@@ -340,5 +346,5 @@ uploaded by ${b.uploadedBy} at ${time(b.uploadedAt, pc.timeZone)}${b.expiresAt =
                 )}</tbody></table>`
           }`,
         )}`;
-  return layout(pc, "/bundles", "Bundles", body);
+  return layout(pc, "/bundles", "Bundles", html`${upload}${list}`);
 }
