@@ -4,12 +4,13 @@
  * secrets; no error message carries a secret's value. `vendd fleet serve --config` refuses to start on a
  * broken file (exit 2, the reason on stderr).
  */
+import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultFleetConfig, FleetConfigError, loadFleetConfig } from "../src/fleet/config.js";
-import { vendd } from "./cli-support.js";
+import { CLI, vendd } from "./cli-support.js";
 
 const SECRETS = {
   plansCallbackApiKey: "cb-key-0123456789abcdef",
@@ -170,6 +171,78 @@ describe("fleet config", () => {
       ),
     ).toMatch(/plans needs publicUrl/);
   });
+
+  it("vendd fleet serve --config serves every section; flags override the file; no secret is printed", async () => {
+    write("serve-secrets.yaml", secretsYaml(SECRETS));
+    const cfgFile = write(
+      "serve.yaml",
+      `db: serve.db
+listen: 127.0.0.1:1
+publicUrl: https://fleet.example.com
+secretsFile: serve-secrets.yaml
+logLevel: info
+plans:
+  userRedirectUrl: https://fleet.example.com/thanks
+  countryCode: DK
+  subscriptions: {baseUrl: "http://127.0.0.1:9", tokenUrl: "http://127.0.0.1:9/token", clientId: c, providerId: p}
+invoices: {baseUrl: "http://127.0.0.1:9"}
+`,
+    );
+    const child = spawn(
+      process.execPath,
+      [CLI, "fleet", "serve", "--config", cfgFile, "--listen", "127.0.0.1:0"],
+      {
+        env: { ...process.env, VENDD_FAULT_POINT: "", VENDD_FLEET_DB: "" },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    let out = "";
+    let err = "";
+    child.stderr?.on("data", (d: Buffer) => {
+      err += d.toString();
+    });
+    const exited = new Promise<number | null>((ok) => child.once("exit", (code) => ok(code)));
+    const url = await new Promise<string>((ok, fail) => {
+      const timer = setTimeout(() => fail(new Error(`not serving: ${err}`)), 20_000);
+      child.stdout?.on("data", (d: Buffer) => {
+        out += d.toString();
+        const m = /serving (http:\/\/\S+)/.exec(out);
+        if (m?.[1] !== undefined) {
+          clearTimeout(timer);
+          ok(m[1]);
+        }
+      });
+    });
+    try {
+      expect(out).toContain(join(dir, "serve.db"));
+      expect((await fetch(`${url}/login`)).status).toBe(200);
+      const plans = await fetch(`${url}/plans`, { redirect: "manual" });
+      expect([plans.status, plans.headers.get("location")]).toEqual([303, "/login"]);
+      expect((await fetch(`${url}/plans/signup/nope`)).status).toBe(404);
+      const cb = await fetch(`${url}/invoices/callbacks`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: "wrong" },
+        body: "[]",
+      });
+      expect(cb.status).toBe(401);
+      const cbOk = await fetch(`${url}/invoices/callbacks`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: SECRETS.invoicesCallbackSecret },
+        body: "[]",
+      });
+      expect(cbOk.status).toBe(200);
+      expect((await fetch(`${url}/api/unit/v1/entitlements`)).status).toBe(401);
+    } finally {
+      child.kill("SIGTERM");
+    }
+    expect(await exited).toBe(0);
+    for (const v of Object.values(SECRETS)) {
+      expect(out).not.toContain(v);
+      expect(err).not.toContain(v);
+    }
+    // The unreachable services were reported, without secrets.
+    expect(err + out).toMatch(/could not set the callback URL/);
+  }, 30_000);
 
   it("vendd fleet serve --config refuses a broken file: exit 2 and the reason", async () => {
     const bad = write("serve-bad.yaml", "listen: 127.0.0.1:0\nplans: {countryCode: SE}\n");

@@ -202,7 +202,8 @@ export async function fleetServeCommand(argv: string[]): Promise<number> {
     ...(https === undefined ? {} : { https }),
     ...(logLevel === undefined ? {} : { logLevel }),
   });
-  await configureCallbacks(cfg, services, server.ctx.logger);
+  // In the background: serving does not wait on the payment services (a failure is logged).
+  void configureCallbacks(cfg, services, server.ctx.logger);
   const jobs = startFleetJobs(server.ctx, services, cfg.schedules);
   if (jobs.started.length > 0) server.ctx.logger.info({ jobs: jobs.started }, "scheduled jobs started");
   return new Promise<number>((resolve) => {
