@@ -242,6 +242,12 @@ invoices: {baseUrl: "http://127.0.0.1:9"}
     }
     // The unreachable services were reported, without secrets.
     expect(err + out).toMatch(/could not set the callback URL/);
+    // The admin commands take the database from the file, without needing the secrets.
+    const units = await vendd(["fleet", "units", "--config", cfgFile, "--json"], {
+      env: { VENDD_FLEET_DB: "" },
+    });
+    expect(units.code, units.stderr).toBe(0);
+    expect(JSON.parse(units.stdout)).toEqual({ units: [] });
   }, 30_000);
 
   it("vendd fleet serve --config refuses a broken file: exit 2 and the reason", async () => {

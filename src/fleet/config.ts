@@ -221,6 +221,18 @@ function secretKeys(doc: unknown, at: string[] = []): string[] {
   return out;
 }
 
+/**
+ * Only the database of the fleet config at `path` (resolved like `loadFleetConfig`), for the admin commands
+ * that need nothing else: they do not need the sections' secrets. Throws FleetConfigError.
+ */
+export function fleetConfigDb(path: string): string | undefined {
+  const abs = resolve(path);
+  const doc = readYaml(abs, "fleet config");
+  const m = check(Main, doc, `fleet config ${abs}`);
+  if (m.db === undefined) return undefined;
+  return /^postgres(ql)?:\/\//.test(m.db) || m.db === ":memory:" ? m.db : resolve(dirname(abs), m.db);
+}
+
 /** The configuration with nothing in it: unit API and dashboard on the defaults. */
 export function defaultFleetConfig(): FleetConfig {
   return {
