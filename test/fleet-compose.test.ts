@@ -7,7 +7,8 @@
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseMultipart } from "../src/fleet/compose.js";
+import { parseMultipart, startFleetJobs } from "../src/fleet/compose.js";
+import { defaultFleetConfig } from "../src/fleet/config.js";
 import { invoicesDb } from "../src/fleet/invoices/store.js";
 import { approveUnit } from "../src/fleet/units.js";
 import { SESSION_COOKIE } from "../src/fleet/web/index.js";
@@ -319,6 +320,24 @@ describe("composed fleet server", () => {
       payload: "[]",
     });
     expect(plans.statusCode).toBe(401);
+  });
+
+  it("jobs: the plan and invoice cycles are scheduled, run through their lock, and stop", async () => {
+    const jobs = startFleetJobs(f.ctx, f.services, defaultFleetConfig().schedules);
+    try {
+      // No reporting configured: no nightly reconciliation.
+      expect(jobs.started).toEqual(["planCycle", "invoiceCycle"]);
+      expect(await jobs.run("planCycle")).toBe(true);
+      // The invoice run is for the month before the clock's (2026-10): the seeded company has its invoice.
+      expect(await jobs.run("invoiceCycle")).toBe(true);
+      const invoices = await invoicesDb(f.ctx).selectFrom("invoices").select("month").execute();
+      expect(invoices).toEqual([{ month: "2026-10" }]);
+    } finally {
+      await jobs.stop();
+    }
+    const none = startFleetJobs(f.ctx, {}, defaultFleetConfig().schedules);
+    expect(none.started).toEqual([]);
+    await none.stop();
   });
 
   it("units: GET /entitlements behind unit auth; the heartbeat answers the newest list's ETag", async () => {
