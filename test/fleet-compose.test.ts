@@ -251,6 +251,21 @@ describe("composed fleet server", () => {
       payload: body,
     });
     expect(r.statusCode, r.body).toBe(422);
+    // Without a manager's session the body is refused before it is read.
+    for (const cookie of [undefined, viewer.cookie]) {
+      const refused = await f.app.inject({
+        method: "POST",
+        url: "/bundles/upload",
+        headers: {
+          host: HOST,
+          origin: ORIGIN,
+          ...(cookie === undefined ? {} : { cookie }),
+          "content-type": `multipart/form-data; boundary=${boundary}`,
+        },
+        payload: body,
+      });
+      expect(refused.statusCode).toBe(403);
+    }
     expect(r.body).toContain("Refused (truncated)");
     expect((await f.ctx.db.selectFrom("bundles").select("id").execute()).length).toBe(seeded);
 

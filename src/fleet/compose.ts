@@ -55,8 +55,9 @@ import {
 } from "./reconcile/page.js";
 import type { ReportingSettings } from "./reconcile/settings.js";
 import type { FleetPlugin } from "./server.js";
+import { sessionOf } from "./web/accounts.js";
 import { type Html, html } from "./web/html.js";
-import { type DashboardTools, registerDashboard } from "./web/index.js";
+import { type DashboardTools, registerDashboard, SESSION_COOKIE, sameOrigin } from "./web/index.js";
 import { layout, messagePage } from "./web/pages.js";
 
 /** What the optional sections need at run time (built from the config by the CLI, or given by tests). */
@@ -278,59 +279,71 @@ async function mountPages(
   });
 
   // Bundle upload for managers (the page itself is the dashboard's /bundles; the form is at /bundles/upload).
-  web.addContentTypeParser(
-    "multipart/form-data",
-    { parseAs: "buffer", bodyLimit: MAX_UPLOAD_BYTES },
-    (req, body, done) => {
-      try {
-        const parts = parseMultipart(body as Buffer, String(req.headers["content-type"] ?? ""));
-        done(null, { ...parts.fields, __files: parts.files });
-      } catch (e) {
-        const err = e instanceof Error ? e : new Error("bad multipart body");
-        (err as Error & { statusCode?: number }).statusCode = 400;
-        done(err, undefined);
-      }
-    },
-  );
-  web.get("/bundles/upload", async (req, reply) =>
-    page(
-      req,
-      reply,
-      "/bundles",
-      "Upload a bundle",
-      html`<h1>Upload a bundle</h1>${bundleForm(t.session(req).csrf)}`,
-    ),
-  );
-  web.post(
-    "/bundles/upload",
-    { preHandler: t.managerOnly, bodyLimit: MAX_UPLOAD_BYTES },
-    async (req, reply) => {
-      const body = req.body as { __files?: Record<string, Buffer> } | undefined;
-      const bytes = body?.__files?.bundle;
-      const sess = t.session(req);
-      const again = (status: number, msg: string) =>
-        page(
-          req,
-          reply,
-          "/bundles",
-          "Upload a bundle",
-          html`<h1>Upload a bundle</h1>${bundleForm(sess.csrf, html`<p class="error" role="alert">${msg}</p>`)}`,
-          status,
-        );
-      if (bytes === undefined || bytes.length === 0) return again(400, "Choose a bundle file.");
-      try {
-        const stored = await storeBundle(ctx, bytes, sess.username);
-        ctx.logger.info(
-          { bundle: stored.id, by: sess.username, created: stored.created },
-          "bundle uploaded from the dashboard",
-        );
-        return reply.redirect("/bundles", 303);
-      } catch (e) {
-        if (e instanceof BundleUploadError) return again(422, `Refused (${e.code}): ${e.message}`);
-        throw e;
-      }
-    },
-  );
+  // In a scope of its own: only this route parses multipart bodies, and a request that is not a manager's
+  // session from this site is refused before its (up to 64 MiB) body is read.
+  await web.register(async (up) => {
+    up.addHook("onRequest", async (req, reply) => {
+      if (req.method !== "POST") return undefined;
+      const token = req.cookies[SESSION_COOKIE];
+      const who = token === undefined ? null : await sessionOf(ctx, token);
+      if (!sameOrigin(req) || who === null || who.role !== "manager")
+        return t.sendHtml(reply, messagePage("Refused", "Only a manager may upload bundles."), 403);
+      return undefined;
+    });
+    up.addContentTypeParser(
+      "multipart/form-data",
+      { parseAs: "buffer", bodyLimit: MAX_UPLOAD_BYTES },
+      (req, body, done) => {
+        try {
+          const parts = parseMultipart(body as Buffer, String(req.headers["content-type"] ?? ""));
+          done(null, { ...parts.fields, __files: parts.files });
+        } catch (e) {
+          const err = e instanceof Error ? e : new Error("bad multipart body");
+          (err as Error & { statusCode?: number }).statusCode = 400;
+          done(err, undefined);
+        }
+      },
+    );
+    web.get("/bundles/upload", async (req, reply) =>
+      page(
+        req,
+        reply,
+        "/bundles",
+        "Upload a bundle",
+        html`<h1>Upload a bundle</h1>${bundleForm(t.session(req).csrf)}`,
+      ),
+    );
+    up.post(
+      "/bundles/upload",
+      { preHandler: t.managerOnly, bodyLimit: MAX_UPLOAD_BYTES },
+      async (req, reply) => {
+        const body = req.body as { __files?: Record<string, Buffer> } | undefined;
+        const bytes = body?.__files?.bundle;
+        const sess = t.session(req);
+        const again = (status: number, msg: string) =>
+          page(
+            req,
+            reply,
+            "/bundles",
+            "Upload a bundle",
+            html`<h1>Upload a bundle</h1>${bundleForm(sess.csrf, html`<p class="error" role="alert">${msg}</p>`)}`,
+            status,
+          );
+        if (bytes === undefined || bytes.length === 0) return again(400, "Choose a bundle file.");
+        try {
+          const stored = await storeBundle(ctx, bytes, sess.username);
+          ctx.logger.info(
+            { bundle: stored.id, by: sess.username, created: stored.created },
+            "bundle uploaded from the dashboard",
+          );
+          return reply.redirect("/bundles", 303);
+        } catch (e) {
+          if (e instanceof BundleUploadError) return again(422, `Refused (${e.code}): ${e.message}`);
+          throw e;
+        }
+      },
+    );
+  });
 }
 
 /** The plugins of `vendd fleet serve` for the configured services. */
