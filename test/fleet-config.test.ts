@@ -4,10 +4,11 @@
  * secrets; no error message carries a secret's value. `vendd fleet serve --config` refuses to start on a
  * broken file (exit 2, the reason on stderr).
  */
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Agent, fetch as undiciFetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultFleetConfig, FleetConfigError, loadFleetConfig } from "../src/fleet/config.js";
 import { CLI, vendd } from "./cli-support.js";
@@ -248,6 +249,62 @@ invoices: {baseUrl: "http://127.0.0.1:9"}
     });
     expect(units.code, units.stderr).toBe(0);
     expect(JSON.parse(units.stdout)).toEqual({ units: [] });
+  }, 30_000);
+
+  it("tls in the config: serves HTTPS with HSTS (needs the openssl tool for a self-signed cert)", async () => {
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-keyout",
+        join(dir, "tls.key"),
+        "-out",
+        join(dir, "tls.crt"),
+        "-days",
+        "1",
+        "-subj",
+        "/CN=127.0.0.1",
+      ],
+      { stdio: "ignore" },
+    );
+    const cfgFile = write("tls.yaml", "db: tls.db\ntls: {cert: tls.crt, key: tls.key}\n");
+    const child = spawn(
+      process.execPath,
+      [CLI, "fleet", "serve", "--config", cfgFile, "--listen", "127.0.0.1:0"],
+      {
+        env: { ...process.env, VENDD_FAULT_POINT: "", VENDD_FLEET_DB: "" },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    const exited = new Promise<number | null>((ok) => child.once("exit", (code) => ok(code)));
+    let out = "";
+    const url = await new Promise<string>((ok, fail) => {
+      const timer = setTimeout(() => fail(new Error("not serving")), 20_000);
+      child.stdout?.on("data", (d: Buffer) => {
+        out += d.toString();
+        const m = /serving (https:\/\/\S+)/.exec(out);
+        if (m?.[1] !== undefined) {
+          clearTimeout(timer);
+          ok(m[1]);
+        }
+      });
+    });
+    const agent = new Agent({ connect: { rejectUnauthorized: false } });
+    try {
+      const r = await undiciFetch(`${url}/login`, { dispatcher: agent });
+      expect(r.status).toBe(200);
+      expect(r.headers.get("strict-transport-security")).toBe("max-age=31536000");
+    } finally {
+      child.kill("SIGTERM");
+      await agent.close();
+    }
+    expect(await exited).toBe(0);
   }, 30_000);
 
   it("vendd fleet serve --config refuses a broken file: exit 2 and the reason", async () => {
