@@ -12,13 +12,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Fleet, MANAGER, seededRange, startFleet, UNITS, XSS } from "./support/fleetDashboard.js";
+import { type ComposedFleet, startComposedFleet } from "./support/fleetCompose.js";
+import { MANAGER, seededRange, UNITS, XSS } from "./support/fleetDashboard.js";
 
 const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = join("test-artifacts", "fleet-browser");
 
 describe("fleet dashboard in Chromium", () => {
-  let fleet: Fleet;
+  let fleet: ComposedFleet;
   let base: string;
   let profile: string;
   let browser: BrowserContext;
@@ -30,7 +31,8 @@ describe("fleet dashboard in Chromium", () => {
     if (!existsSync(CHROMIUM))
       throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (.ci/run installs it)`);
     mkdirSync(ARTIFACTS, { recursive: true });
-    fleet = await startFleet();
+    // The composed server (unit API, dashboard, reconciliation, plans, invoices) on the seeded database.
+    fleet = await startComposedFleet();
     base = await fleet.app.listen({ host: "127.0.0.1", port: 0 });
     profile = mkdtempSync(join(tmpdir(), "vendd-chromium-"));
     browser = await chromium.launchPersistentContext(profile, {
@@ -180,5 +182,58 @@ describe("fleet dashboard in Chromium", () => {
     await page.goto(`${base}/units`);
     expect(new URL(page.url()).pathname).toBe("/login");
     expect(problems).toEqual([]);
+  }, 30_000);
+
+  it("renders reconciliation, plans, members, usage, companies and invoices; a manager cancels an invoice", async () => {
+    await page.goto(`${base}/login`);
+    await page.fill("input[name=username]", MANAGER.username);
+    await page.fill("input[name=password]", MANAGER.password);
+    await Promise.all([page.waitForURL(`${base}/`), page.click("button[type=submit]")]);
+    const visits: [string, string, RegExp][] = [
+      ["reconcile", "/reconcile", /^Reconciliation$/],
+      ["reconcile-run", `/reconcile/${fleet.runId}`, /^Reconciliation 2026-11-24$/],
+      [
+        "reconcile-lines",
+        `/reconcile/${fleet.runId}/lines?day=2026-11-24&all=1`,
+        /^Reconciliation 2026-11-24$/,
+      ],
+      ["plans", "/plans", /^Plans$/],
+      ["members", "/plans/members", /^Members$/],
+      ["member", `/plans/members/${fleet.memberId}`, /^Ada Lovelace$/],
+      ["usage", "/plans/usage", /^Plan usage \d{4}-\d{2}$/],
+      ["companies", "/companies", /^Companies$/],
+      ["invoices", "/invoices", /^Invoices$/],
+      ["invoice", `/invoices/${fleet.invoiceId}`, /^Invoice 1 · Acme/],
+      ["bundle-upload", "/bundles/upload", /^Upload a bundle$/],
+    ];
+    for (const [name, path, h1] of visits) {
+      await page.goto(`${base}${path}`);
+      expect(new URL(page.url()).pathname, path).toBe(path.split("?")[0]);
+      expect((await page.textContent("h1"))?.trim(), path).toMatch(h1);
+      expect(await page.$$eval("header nav a", (as) => as.map((a) => a.getAttribute("href")))).toEqual(
+        expect.arrayContaining([
+          "/reconcile",
+          "/plans",
+          "/plans/members",
+          "/plans/usage",
+          "/companies",
+          "/invoices",
+        ]),
+      );
+      await shot(name);
+    }
+    // Seeded `<script>` text in a line's reason and a company's name stays text.
+    await page.goto(`${base}/reconcile/${fleet.runId}/lines`);
+    expect(await page.textContent("main")).toContain(`not in the report ${XSS}`);
+    await page.goto(`${base}/invoices/${fleet.invoiceId}`);
+    await Promise.all([
+      page.waitForURL(`${base}/invoices/${fleet.invoiceId}`),
+      page.click("form[action$='/cancel'] button"),
+    ]);
+    expect(await page.textContent("main")).toContain("Status cancelled");
+    expect(fleet.cancelled).toEqual(["remote-1"]);
+    await shot("invoice-cancelled");
+    expect(problems).toEqual([]);
+    expect(dialogs).toEqual([]);
   }, 30_000);
 });

@@ -169,6 +169,7 @@ export const RECONCILE_OPTIONS = {
 
 /** `vendd fleet serve|units|approve|revoke|bundle upload` (src/cli/fleetServe.ts, fleetAdmin.ts). */
 export const FLEET_SERVER_OPTIONS = {
+  config: { type: "string", value: "FILE" },
   db: { type: "string", value: "FILE|URL" },
   listen: { type: "string", value: "HOST:PORT" },
   "time-zone": { type: "string", value: "TZ" },
@@ -324,9 +325,9 @@ export const COMMANDS: readonly CommandHelp[] = [
     command: "fleet",
     words: "fleet serve",
     options: FLEET_SERVER_OPTIONS,
-    only: ["db", "listen", "time-zone", "bundle-key", "log-level"],
+    only: ["config", "db", "listen", "time-zone", "bundle-key", "log-level"],
     summary:
-      "the fleet server: unit API (and dashboard); SQLite file by default, postgres://URL to scale out",
+      "the fleet server: unit API, dashboard, plans, invoices, reconciliation and their schedules (--config FILE); flags override the file",
   },
   {
     command: "fleet",

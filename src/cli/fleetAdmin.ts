@@ -8,6 +8,7 @@ import { systemClock } from "../core/clock.js";
 import { createLogger } from "../core/log.js";
 import { printable } from "../core/printable.js";
 import { BundleUploadError, storeBundle } from "../fleet/bundles.js";
+import { FleetConfigError, fleetConfigDb } from "../fleet/config.js";
 import type { FleetContext } from "../fleet/context.js";
 import { openFleetDb } from "../fleet/db/open.js";
 import { approveUnit, revokeUnit } from "../fleet/units.js";
@@ -24,6 +25,16 @@ async function withDb(name: string, argv: string[], positionals: number, action:
     if (args.help) {
       process.stdout.write(FLEET_SERVER_USAGE);
       return 0;
+    }
+    if (args.config !== undefined) {
+      // Only the database is taken from the fleet config here (--db or $VENDD_FLEET_DB win).
+      try {
+        const db = fleetConfigDb(args.config);
+        if (!args.dbGiven && db !== undefined) args = { ...args, db };
+      } catch (e) {
+        if (e instanceof FleetConfigError) throw new FleetUsageError(e.message);
+        throw e;
+      }
     }
     if (args.positionals.length !== positionals)
       throw new FleetUsageError(

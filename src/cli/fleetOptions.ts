@@ -5,13 +5,14 @@
 import { parseArgs } from "node:util";
 import { FLEET_SERVER_OPTIONS } from "./commands.js";
 
-export const FLEET_SERVER_USAGE = `usage: vendd fleet serve [--db FILE|URL] [--listen HOST:PORT] [--time-zone TZ] [--bundle-key FILE]...
-                         [--log-level LEVEL]
+export const FLEET_SERVER_USAGE = `usage: vendd fleet serve [--config FILE] [--db FILE|URL] [--listen HOST:PORT] [--time-zone TZ]
+                         [--bundle-key FILE]... [--log-level LEVEL]
        vendd fleet units [--db FILE|URL] [--json]
        vendd fleet approve UNIT [--db FILE|URL] [--by NAME]
        vendd fleet revoke UNIT [--db FILE|URL] [--by NAME]
        vendd fleet bundle upload FILE [--db FILE|URL] [--bundle-key FILE]... [--by NAME]
 
+  --config      fleet config (YAML, see config/fleet.example.yaml); the flags below override it
   --db          SQLite file (default ./fleet.db, or $VENDD_FLEET_DB) or postgres://user@host/db
   --listen      where the server listens (default 127.0.0.1:8380)
   --time-zone   IANA zone in which sales days are counted (default $TZ, else UTC)
@@ -26,7 +27,11 @@ export class FleetUsageError extends Error {
 }
 
 export interface FleetArgs {
+  /** The fleet config file (`vendd fleet serve --config`). */
+  config: string | undefined;
   db: string;
+  /** Whether the database came from --db or $VENDD_FLEET_DB (and so overrides the config's `db`). */
+  dbGiven: boolean;
   listen: string | undefined;
   timeZone: string | undefined;
   bundleKeys: string[];
@@ -55,7 +60,9 @@ export function parseFleetArgs(argv: string[], env: NodeJS.ProcessEnv = process.
   const v = parsed.values;
   const envDb = env.VENDD_FLEET_DB;
   return {
+    config: v.config,
     db: v.db ?? (envDb !== undefined && envDb !== "" ? envDb : DEFAULT_FLEET_DB),
+    dbGiven: v.db !== undefined || (envDb !== undefined && envDb !== ""),
     listen: v.listen,
     timeZone: v["time-zone"],
     bundleKeys: v["bundle-key"] ?? [],

@@ -3,9 +3,16 @@
  * requests finish, the database is closed). `vendd fleet serve` alone serves ./fleet.db on 127.0.0.1:8380.
  */
 import { readFileSync } from "node:fs";
+import { systemClock } from "../core/clock.js";
 import { fleetServerFaultPointsFromEnv, NO_FLEET_SERVER_FAULTS } from "../core/faults.js";
 import { printable } from "../core/printable.js";
-import { startFleetServer } from "../fleet/server.js";
+import { type FleetServices, fleetPlugins, startFleetJobs } from "../fleet/compose.js";
+import { defaultFleetConfig, type FleetConfig, FleetConfigError, loadFleetConfig } from "../fleet/config.js";
+import { configureProvider, loadEntitlementKey } from "../fleet/plans/index.js";
+import { loadReportingSettings, ReportingSettingsError } from "../fleet/reconcile/settings.js";
+import { type RunningFleetServer, startFleetServer } from "../fleet/server.js";
+import { InvoicesClient } from "../payment/invoices/client.js";
+import { SubscriptionsClient } from "../payment/subscriptions/client.js";
 import { type PublicKey, parsePublicKey } from "../update/minisign.js";
 import {
   checkTimeZone,
@@ -42,11 +49,107 @@ function reportingZone(given: string | undefined, env: NodeJS.ProcessEnv): strin
   }
 }
 
+/** Builds the clients and settings of the configured sections (reads the entitlement key). */
+async function servicesOf(cfg: FleetConfig): Promise<FleetServices> {
+  const services: FleetServices = {};
+  const reporting = cfg.reporting;
+  // Loaded at each run, so a rotated refresh token written to its secrets file is picked up.
+  if (reporting !== undefined) {
+    loadReportingSettings(reporting.settingsFile); // refuse to start on a broken reporting file
+    services.reporting = () => loadReportingSettings(reporting.settingsFile);
+  }
+  const p = cfg.plans;
+  if (p !== undefined) {
+    let entitlementKey: Awaited<ReturnType<typeof loadEntitlementKey>> | null = null;
+    if (p.entitlementKeyFile !== undefined && p.entitlementPassphraseFile !== undefined) {
+      try {
+        entitlementKey = await loadEntitlementKey(p.entitlementKeyFile, p.entitlementPassphraseFile);
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        throw new FleetConfigError(
+          `plans.entitlementKeyFile: ${code === undefined ? (e as Error).message : `${code} reading the key or passphrase file`}`,
+        );
+      }
+    }
+    services.plans = {
+      client: new SubscriptionsClient({ ...p.subscriptions, clock: systemClock }),
+      settings: {
+        publicUrl: p.publicUrl,
+        userRedirectUrl: p.userRedirectUrl,
+        callbackApiKey: p.callbackApiKey,
+        csrfSecret: p.csrfSecret,
+        badgeSalt: p.badgeSalt,
+        entitlementKey,
+        countryCode: p.countryCode,
+        autoReserve: p.autoReserve,
+      },
+    };
+  }
+  const i = cfg.invoices;
+  if (i !== undefined) {
+    const token = i.accessToken;
+    services.invoices = {
+      client: new InvoicesClient({
+        baseUrl: i.baseUrl,
+        accessToken: () => token,
+        clock: systemClock,
+        random: Math.random,
+      }),
+      auth: i.callbackAuth,
+    };
+  }
+  return services;
+}
+
+/** Tells the payment services where to call back (once at start; a failure is logged, serving goes on). */
+async function configureCallbacks(
+  cfg: FleetConfig,
+  s: FleetServices,
+  log: RunningFleetServer["ctx"]["logger"],
+) {
+  if (s.plans !== undefined) {
+    try {
+      await configureProvider(s.plans.client, s.plans.settings);
+    } catch (e) {
+      log.error(
+        { error: e instanceof Error ? e.message : "failed" },
+        "plans: could not set the callback URL and key at the service",
+      );
+    }
+  }
+  if (s.invoices !== undefined && cfg.publicUrl !== undefined) {
+    const url = `${cfg.publicUrl}/invoices/callbacks`;
+    const a = s.invoices.auth;
+    try {
+      if (a.kind === "basic") await s.invoices.client.setCallbackBasic(url, a.username, a.password);
+      else await s.invoices.client.setCallbackApiKey(url, a.key);
+    } catch (e) {
+      log.error(
+        { error: e instanceof Error ? e.message : "failed" },
+        "invoices: could not set the callback URL at the service",
+      );
+    }
+  }
+}
+
+function readPem(file: string, what: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (e) {
+    throw new FleetUsageError(
+      `tls.${what} ${printable(file, 200)}: ${(e as NodeJS.ErrnoException).code ?? "unreadable"}`,
+    );
+  }
+}
+
 export async function fleetServeCommand(argv: string[]): Promise<number> {
   let args: ReturnType<typeof parseFleetArgs>;
   let listen: { host: string; port: number };
   let timeZone: string;
   let bundleKeys: PublicKey[];
+  let cfg: FleetConfig;
+  let services: FleetServices;
+  let https: { cert: Buffer; key: Buffer } | undefined;
   try {
     args = parseFleetArgs(argv);
     if (args.help) {
@@ -55,42 +158,69 @@ export async function fleetServeCommand(argv: string[]): Promise<number> {
     }
     if (args.positionals.length > 0)
       throw new FleetUsageError(`unexpected ${printable(args.positionals.join(" "), 64)}`);
-    bundleKeys = args.bundleKeys.map((file) => readBundleKey(file));
-    listen = parseListen(args.listen ?? DEFAULT_LISTEN);
-    timeZone = reportingZone(args.timeZone, process.env);
+    cfg = args.config === undefined ? defaultFleetConfig() : loadFleetConfig(args.config);
+    // Flags (and $VENDD_FLEET_DB) override the file.
+    bundleKeys = (args.bundleKeys.length > 0 ? args.bundleKeys : cfg.bundleKeys).map((file) =>
+      readBundleKey(file),
+    );
+    listen = parseListen(args.listen ?? cfg.listen ?? DEFAULT_LISTEN);
+    timeZone = reportingZone(args.timeZone ?? cfg.timeZone, process.env);
+    https =
+      cfg.tls === undefined
+        ? undefined
+        : { cert: readPem(cfg.tls.cert, "cert"), key: readPem(cfg.tls.key, "key") };
+    services = await servicesOf(cfg);
   } catch (err) {
     if (err instanceof FleetUsageError) {
       process.stderr.write(`vendd fleet serve: ${err.message}\n${FLEET_SERVER_USAGE}`);
       return 2;
     }
+    if (err instanceof FleetConfigError || err instanceof ReportingSettingsError) {
+      process.stderr.write(`vendd fleet serve: ${err.message}\n`);
+      return 2;
+    }
     throw err;
   }
+  const db = args.dbGiven || cfg.db === undefined ? args.db : cfg.db;
   // Only the fleet's own fault points: a unit's VENDD_FAULT_POINT in the same environment arms nothing here.
   const spec = process.env.VENDD_FAULT_POINT ?? "";
   const faults = spec.startsWith("fleet.")
     ? fleetServerFaultPointsFromEnv(process.env)
     : NO_FLEET_SERVER_FAULTS;
+  const logLevel = args.logLevel ?? cfg.logLevel;
   const server = await startFleetServer({
-    db: args.db,
+    db,
     host: listen.host,
     port: listen.port,
     timeZone,
     faults,
     bundleKeys,
-    ...(args.logLevel === undefined ? {} : { logLevel: args.logLevel }),
+    plugins: fleetPlugins(services, { secureCookies: https !== undefined || cfg.trustProxy }),
+    entitlements: services.plans !== undefined,
+    trustProxy: cfg.trustProxy,
+    secrets: cfg.secrets,
+    ...(https === undefined ? {} : { https }),
+    ...(logLevel === undefined ? {} : { logLevel }),
   });
+  // In the background: serving does not wait on the payment services (a failure is logged).
+  void configureCallbacks(cfg, services, server.ctx.logger);
+  const jobs = startFleetJobs(server.ctx, services, cfg.schedules);
+  if (jobs.started.length > 0) server.ctx.logger.info({ jobs: jobs.started }, "scheduled jobs started");
   return new Promise<number>((resolve) => {
     const stop = (signal: NodeJS.Signals): void => {
       process.off("SIGTERM", stop);
       process.off("SIGINT", stop);
       server.ctx.logger.info({ signal }, "fleet server stopping");
-      server.close().then(
-        () => resolve(0),
-        (err: unknown) => {
-          process.stderr.write(`vendd fleet serve: ${err instanceof Error ? err.message : String(err)}\n`);
-          resolve(1);
-        },
-      );
+      jobs
+        .stop()
+        .then(() => server.close())
+        .then(
+          () => resolve(0),
+          (err: unknown) => {
+            process.stderr.write(`vendd fleet serve: ${err instanceof Error ? err.message : String(err)}\n`);
+            resolve(1);
+          },
+        );
     };
     process.on("SIGTERM", stop);
     process.on("SIGINT", stop);

@@ -4,7 +4,7 @@
  * fact is in the database (one SQLite file, or PostgreSQL shared by several fleet processes behind a load
  * balancer), so any number of processes can serve one PostgreSQL database.
  */
-import Fastify, { type FastifyInstance } from "fastify";
+import Fastify, { type FastifyInstance, type preHandlerHookHandler } from "fastify";
 import type pino from "pino";
 import { systemClock, type Timer } from "../core/clock.js";
 import { type FleetServerFaultPoints, NO_FLEET_SERVER_FAULTS } from "../core/faults.js";
@@ -14,7 +14,13 @@ import type { FleetContext } from "./context.js";
 import { isPostgresUrl, openFleetDb } from "./db/open.js";
 import { registerUnitApi, UNIT_BODY_LIMIT } from "./unitApi.js";
 
-export type FleetPlugin = (app: FastifyInstance, ctx: FleetContext) => Promise<void>;
+/** What a plugin may need from the server besides the app and context. */
+export interface FleetPluginTools {
+  /** The unit API's authentication (signature, nonce, approved unit) for unit routes mounted outside it. */
+  unitAuth: preHandlerHookHandler;
+}
+
+export type FleetPlugin = (app: FastifyInstance, ctx: FleetContext, tools: FleetPluginTools) => Promise<void>;
 
 export interface FleetAppOptions {
   /** Registered after the unit API, in order (the dashboard). */
@@ -23,6 +29,12 @@ export interface FleetAppOptions {
   faults?: FleetServerFaultPoints;
   /** How often expired nonces are deleted, ms; default one minute. */
   noncePurgeMs?: number;
+  /** Heartbeat answers carry the entitlement list's ETag (plans configured). */
+  entitlements?: boolean;
+  /** Serve HTTPS with this PEM certificate chain and key. */
+  https?: { cert: Buffer; key: Buffer };
+  /** Trust X-Forwarded-* from a TLS-terminating proxy (request protocol and address). */
+  trustProxy?: boolean;
 }
 
 /** Deletes nonces whose timestamp window has passed (a replay of them is refused as clock skew). */
@@ -38,10 +50,14 @@ export async function createFleetApp(
   const app = Fastify({
     loggerInstance: ctx.logger,
     bodyLimit: UNIT_BODY_LIMIT,
-    trustProxy: false,
+    trustProxy: opts.trustProxy ?? false,
+    ...(opts.https === undefined ? {} : { https: opts.https }),
   }) as unknown as FastifyInstance;
-  await registerUnitApi(app, ctx, { faults: opts.faults ?? NO_FLEET_SERVER_FAULTS });
-  for (const plugin of opts.plugins ?? []) await plugin(app, ctx);
+  const unitAuth = await registerUnitApi(app, ctx, {
+    faults: opts.faults ?? NO_FLEET_SERVER_FAULTS,
+    ...(opts.entitlements === undefined ? {} : { entitlements: opts.entitlements }),
+  });
+  for (const plugin of opts.plugins ?? []) await plugin(app, ctx, { unitAuth });
 
   const every = opts.noncePurgeMs ?? 60_000;
   let timer: Timer | null = null;
@@ -78,12 +94,17 @@ export interface FleetServerOptions {
   logger?: pino.Logger;
   /** Keys an uploaded bundle must be signed by (FleetContext.bundleKeys). */
   bundleKeys?: readonly PublicKey[];
+  entitlements?: boolean;
+  https?: { cert: Buffer; key: Buffer };
+  trustProxy?: boolean;
+  /** More values the logger must redact (secrets from the fleet config). */
+  secrets?: readonly string[];
 }
 
 export interface RunningFleetServer {
   app: FastifyInstance;
   ctx: FleetContext;
-  /** `http://host:port` it listens on. */
+  /** `http(s)://host:port` it listens on. */
   url: string;
   /** Where the database is, password removed. */
   where: string;
@@ -92,7 +113,7 @@ export interface RunningFleetServer {
 
 /** Opens the database (migrating it), builds the app and listens. */
 export async function startFleetServer(opts: FleetServerOptions): Promise<RunningFleetServer> {
-  const secrets: string[] = [];
+  const secrets: string[] = [...(opts.secrets ?? [])];
   if (isPostgresUrl(opts.db)) {
     try {
       const pw = decodeURIComponent(new URL(opts.db).password);
@@ -116,6 +137,9 @@ export async function startFleetServer(opts: FleetServerOptions): Promise<Runnin
     app = await createFleetApp(ctx, {
       ...(opts.plugins === undefined ? {} : { plugins: opts.plugins }),
       ...(opts.faults === undefined ? {} : { faults: opts.faults }),
+      ...(opts.entitlements === undefined ? {} : { entitlements: opts.entitlements }),
+      ...(opts.https === undefined ? {} : { https: opts.https }),
+      ...(opts.trustProxy === undefined ? {} : { trustProxy: opts.trustProxy }),
     });
     await app.listen({ host: opts.host, port: opts.port });
   } catch (err) {
@@ -129,7 +153,7 @@ export async function startFleetServer(opts: FleetServerOptions): Promise<Runnin
   return {
     app,
     ctx,
-    url: `http://${host}:${port}`,
+    url: `${opts.https === undefined ? "http" : "https"}://${host}:${port}`,
     where: fdb.where,
     close() {
       closing ??= (async () => {

@@ -6,7 +6,13 @@
  * replay. Only `enroll` accepts a key the fleet does not know; the others need an approved unit, and a
  * body's `unitId` must be the key's own unit.
  */
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type {
+  FastifyError,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  preHandlerHookHandler,
+} from "fastify";
 import type * as z from "zod";
 import { type FleetServerFaultPoints, NO_FLEET_SERVER_FAULTS } from "../core/faults.js";
 import { fingerprint, MAX_SKEW_MS, verifyRequest } from "../core/fleetAuth.js";
@@ -39,6 +45,11 @@ interface Authed {
 
 export interface UnitApiOptions {
   faults?: FleetServerFaultPoints;
+  /**
+   * Plans are configured: the heartbeat answer carries `entitlementsEtag`, the ETag of the newest signed
+   * entitlement list (`plan_entitlements`), so units fetch `GET /entitlements` when it changes.
+   */
+  entitlements?: boolean;
 }
 
 function refuse(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
@@ -51,8 +62,9 @@ export async function registerUnitApi(
   app: FastifyInstance,
   ctx: FleetContext,
   opts: UnitApiOptions = {},
-): Promise<void> {
+): Promise<preHandlerHookHandler> {
   const faults = opts.faults ?? NO_FLEET_SERVER_FAULTS;
+  let unitAuth: preHandlerHookHandler | null = null;
   await app.register(
     async (api) => {
       const auth = new WeakMap<FastifyRequest, Authed>();
@@ -77,7 +89,10 @@ export async function registerUnitApi(
         );
       });
 
-      api.addHook("preHandler", async (req, reply) => {
+      const authenticate = async (
+        req: FastifyRequest,
+        reply: FastifyReply,
+      ): Promise<FastifyReply | undefined> => {
         const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
         const now = ctx.clock.now();
         const v = verifyRequest(req.method, req.url, req.headers, body, now);
@@ -122,7 +137,11 @@ export async function registerUnitApi(
           );
         }
         auth.set(req, { publicKey: v.publicKey, unit });
-      });
+        return undefined;
+      };
+      api.addHook("preHandler", authenticate);
+      // For unit routes mounted outside this scope (GET /entitlements): the same signature, nonce and status checks.
+      unitAuth = authenticate;
 
       /** The request's verified key and unit, and its body parsed with `schema`; null when refused. */
       const parsed = <T>(
@@ -243,10 +262,19 @@ export async function registerUnitApi(
             .executeTakeFirstOrThrow();
         });
         const bundle = await newestBundleFor(ctx, unitId);
+        const list = opts.entitlements
+          ? await ctx.db
+              .selectFrom("plan_entitlements")
+              .select("etag")
+              .orderBy("serial", "desc")
+              .limit(1)
+              .executeTakeFirst()
+          : undefined;
         return reply.send({
           now: ctx.clock.now(),
           committed: unit.committed_seq,
           bundleEtag: bundle === null ? null : etagOf(bundle.sha256),
+          ...(opts.entitlements ? { entitlementsEtag: list?.etag ?? null } : {}),
         });
       });
 
@@ -267,6 +295,8 @@ export async function registerUnitApi(
     // Per-request lines only from warn up: 10,000 units' heartbeats would drown the log at info.
     { prefix: UNIT_API, logLevel: "warn" },
   );
+  if (unitAuth === null) throw new Error("unit API did not register");
+  return unitAuth;
 }
 
 function enrolled(reply: FastifyReply, status: UnitRow["status"], fp: string): FastifyReply {

@@ -18,6 +18,11 @@ export interface NightlyOptions {
   pattern?: string;
   /** Days reconciled each night, ending yesterday (default 1). */
   days?: number;
+  /**
+   * Wraps each scheduled run (not `runNow`): the fleet server passes its job lock, so that of several fleet
+   * processes on one PostgreSQL database only one reconciles.
+   */
+  lock?: (run: () => Promise<void>) => Promise<void>;
   /** Called after each run (tests, the dashboard's "last run"). */
   onRun?: (r: { runId: number; result: ReconResult } | { error: string }) => void;
 }
@@ -92,8 +97,11 @@ export function startNightlyReconcile(ctx: FleetContext, opts: NightlyOptions): 
     return running;
   };
 
+  const lock = opts.lock ?? ((run: () => Promise<void>) => run());
   const job = new Cron(opts.pattern ?? "30 4 * * *", { timezone: ctx.timeZone, protect: true }, async () => {
-    await runNow();
+    await lock(async () => {
+      await runNow();
+    });
   });
 
   return {

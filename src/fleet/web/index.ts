@@ -12,7 +12,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import fastifyCookie from "@fastify/cookie";
 import fastifyFormbody from "@fastify/formbody";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from "fastify";
 import { sql } from "kysely";
 import { z } from "zod";
 import type { FleetContext } from "../context.js";
@@ -46,6 +46,26 @@ import {
 export interface DashboardOptions {
   /** Mark the session cookie Secure (set when the fleet is served over TLS, directly or behind a proxy). */
   secureCookies?: boolean;
+  /** The bundle upload form's path (mounted by `extend`): the bundles page links to it for managers. */
+  bundleUploadHref?: string;
+  /** Nav entries for the pages `extend` adds, as [href, label]. */
+  nav?: readonly (readonly [string, string])[];
+  /**
+   * More pages and forms, registered inside the dashboard's scope: behind its login, CSRF and same-origin
+   * checks and security headers (the fleet server mounts reconciliation, plans and invoices this way).
+   */
+  extend?: (web: FastifyInstance, tools: DashboardTools) => Promise<void>;
+}
+
+/** What `extend` gets to render pages in the dashboard's layout. */
+export interface DashboardTools {
+  /** The logged-in session of a request (every non-public route has one). */
+  session(req: FastifyRequest): Session;
+  /** The page context for `layout` (session, time zone, now, nav). */
+  pageContext(req: FastifyRequest): PageContext;
+  sendHtml(reply: FastifyReply, body: string, status?: number): FastifyReply;
+  /** A preHandler that answers 403 unless the session is a manager's. */
+  managerOnly: preHandlerHookHandler;
 }
 
 export const SESSION_COOKIE = "vendd_session";
@@ -158,6 +178,8 @@ export async function registerDashboard(
       session: session(req),
       timeZone: ctx.timeZone,
       now: ctx.clock.now(),
+      ...(opts.nav === undefined ? {} : { extraNav: opts.nav }),
+      ...(opts.bundleUploadHref === undefined ? {} : { bundleUploadHref: opts.bundleUploadHref }),
     });
     const sendHtml = (reply: FastifyReply, body: string, status = 200) =>
       reply.code(status).type("text/html; charset=utf-8").send(body);
@@ -194,10 +216,14 @@ export async function registerDashboard(
       sessions.set(req, s);
       if (unsafe) {
         const body: unknown = req.body;
+        // `_csrf`, or `csrf` (the plans module's manager forms name it so).
+        const fields = typeof body === "object" && body !== null ? (body as Record<string, unknown>) : null;
         const field =
-          typeof body === "object" && body !== null && "_csrf" in body
-            ? (body as Record<string, unknown>)._csrf
-            : req.headers["x-csrf-token"];
+          fields !== null && "_csrf" in fields
+            ? fields._csrf
+            : fields !== null && "csrf" in fields
+              ? fields.csrf
+              : req.headers["x-csrf-token"];
         if (!csrfMatches(field, s.csrf)) {
           ctx.logger.warn(
             { url: url.slice(0, 200), user: s.username },
@@ -424,5 +450,17 @@ export async function registerDashboard(
       };
     });
     web.get("/api/v1/bundles", async () => ({ bundles: await listBundles(ctx) }));
+
+    if (opts.extend !== undefined)
+      await opts.extend(web, {
+        session,
+        pageContext: pc,
+        sendHtml,
+        managerOnly: async (req, reply) => {
+          if (session(req).role !== "manager")
+            return sendHtml(reply, messagePage("Refused", "Only a manager may do this."), 403);
+          return undefined;
+        },
+      });
   });
 }

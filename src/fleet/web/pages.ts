@@ -20,6 +20,10 @@ export interface PageContext {
   session: Session;
   timeZone: string;
   now: number;
+  /** Nav entries after the built-in ones (the pages other modules mount in the dashboard). */
+  extraNav?: readonly (readonly [string, string])[];
+  /** Where managers upload bundles from the browser, if the server offers it. */
+  bundleUploadHref?: string;
 }
 
 /** Minor units as a decimal string with the currency's digits; negative nets keep their sign. */
@@ -80,15 +84,16 @@ function head(title: string): Html {
 <script src="/static/uPlot.iife.min.js" defer></script><script src="/static/app.js" defer></script></head>`;
 }
 
-export function layout(pc: PageContext, path: string, title: string, body: Html): string {
-  const nav = NAV.map(
+/** `ownHeading`: the body brings its own `<h1>` (pages rendered by other modules). */
+export function layout(pc: PageContext, path: string, title: string, body: Html, ownHeading = false): string {
+  const nav = [...NAV, ...(pc.extraNav ?? [])].map(
     ([href, label]) => html`<a href="${href}"${href === path ? raw(' class="here"') : ""}>${label}</a>`,
   );
   return html`<!doctype html><html lang="en">${head(title)}<body>
 <header><span class="brand">vendd fleet</span><nav>${nav}</nav>
 <span class="who">${pc.session.username} (${pc.session.role})</span>
 <form method="post" action="/logout"><input type="hidden" name="_csrf" value="${pc.session.csrf}"><button type="submit">Log out</button></form>
-</header><main><h1>${title}</h1>
+</header><main>${ownHeading ? "" : html`<h1>${title}</h1>`}
 ${body}
 </main></body></html>`.value;
 }
@@ -319,7 +324,11 @@ export function salesPage(pc: PageContext, v: SalesView): string {
 }
 
 export function bundlesPage(pc: PageContext, bundles: readonly BundleSummary[]): string {
-  const body =
+  const upload =
+    pc.bundleUploadHref !== undefined && pc.session.role === "manager"
+      ? html`<p><a href="${pc.bundleUploadHref}">Upload a bundle</a></p>`
+      : "";
+  const list =
     bundles.length === 0
       ? html`<p class="muted">No bundles uploaded. Upload signed bundles with <code>vendd fleet bundle</code>.</p>`
       : html`${bundles.map(
@@ -337,5 +346,5 @@ uploaded by ${b.uploadedBy} at ${time(b.uploadedAt, pc.timeZone)}${b.expiresAt =
                 )}</tbody></table>`
           }`,
         )}`;
-  return layout(pc, "/bundles", "Bundles", body);
+  return layout(pc, "/bundles", "Bundles", html`${upload}${list}`);
 }

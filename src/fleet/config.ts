@@ -1,0 +1,336 @@
+/**
+ * The fleet server's configuration file (`vendd fleet serve --config FILE`, YAML): where the database is,
+ * where to listen, TLS or a TLS proxy, bundle keys, and the optional sections that switch on reconciliation
+ * (`reporting`), member plans (`plans`), company invoices (`invoices`) and their schedules (`schedules`).
+ *
+ * Secrets (client secrets, API keys, access tokens, the sign-up form's CSRF secret, the badge salt) are never
+ * in this file: they come from the file named by `secretsFile` or from environment variables, and a key that
+ * looks like a secret in the main file is refused. Errors name the file and the field, never a value.
+ */
+import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import YAML from "yaml";
+import { z } from "zod";
+
+export class FleetConfigError extends Error {
+  override readonly name = "FleetConfigError";
+}
+
+const httpsUrl = z
+  .string()
+  .url()
+  .refine((u) => u.startsWith("https://"), "must be an https:// URL")
+  .transform((u) => u.replace(/\/+$/, ""));
+const anyUrl = z
+  .string()
+  .url()
+  .refine((u) => /^https?:\/\//.test(u), "must be an http(s):// URL")
+  .transform((u) => u.replace(/\/+$/, ""));
+const file = z.string().min(1).max(4096);
+const timeZone = z.string().refine((tz) => {
+  try {
+    new Intl.DateTimeFormat("en", { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}, "not an IANA time zone (e.g. Europe/Oslo, UTC)");
+/** A 5-field cron pattern (minute hour day month weekday), checked loosely here and by croner at start. */
+const cronPattern = z.string().regex(/^\S+( \S+){4}$/, "a cron pattern of 5 fields, e.g. '30 4 * * *'");
+const hhmm = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, "HH:MM, e.g. 06:00");
+
+const Main = z.strictObject({
+  db: z.string().min(1).optional(),
+  listen: z.string().min(1).optional(),
+  timeZone: timeZone.optional(),
+  logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace"]).optional(),
+  /** The fleet's public https origin (callbacks, sign-up links). */
+  publicUrl: httpsUrl.optional(),
+  /** Serve HTTPS directly with this certificate chain and key (PEM files). */
+  tls: z.strictObject({ cert: file, key: file }).optional(),
+  /** Behind a TLS-terminating proxy: trust X-Forwarded-* and mark cookies Secure. */
+  trustProxy: z.boolean().optional(),
+  bundleKeys: z.array(file).max(16).optional(),
+  /** YAML file of secrets (mode 0600), relative to this file. */
+  secretsFile: file.optional(),
+  reporting: z
+    .strictObject({
+      /** The reporting settings file of `vendd fleet reconcile --reporting` (it names its own secrets). */
+      settingsFile: file,
+    })
+    .optional(),
+  plans: z
+    .strictObject({
+      userRedirectUrl: httpsUrl,
+      countryCode: z.enum(["DK", "FI"]),
+      autoReserve: z.boolean().default(false),
+      /** Encrypted minisign secret key that signs the entitlement lists, and the file with its passphrase. */
+      entitlementKeyFile: file.optional(),
+      entitlementPassphraseFile: file.optional(),
+      subscriptions: z.strictObject({
+        baseUrl: anyUrl,
+        tokenUrl: anyUrl,
+        clientId: z.string().min(1).max(200),
+        providerId: z.string().min(1).max(200),
+      }),
+    })
+    .refine(
+      (p) => (p.entitlementKeyFile === undefined) === (p.entitlementPassphraseFile === undefined),
+      "entitlementKeyFile and entitlementPassphraseFile go together",
+    )
+    .optional(),
+  invoices: z
+    .strictObject({
+      baseUrl: anyUrl,
+      /** How the service authenticates its callbacks: `apikey`, or `basic` with this user name. */
+      callbackAuth: z.enum(["apikey", "basic"]).default("apikey"),
+      callbackUsername: z.string().min(1).max(200).optional(),
+    })
+    .refine(
+      (i) => i.callbackAuth !== "basic" || i.callbackUsername !== undefined,
+      "callbackAuth basic needs callbackUsername",
+    )
+    .optional(),
+  schedules: z
+    .strictObject({
+      /** Nightly reconciliation (cron, fleet time zone; default '30 4 * * *'), `false` to switch off. */
+      reconcile: z.union([cronPattern, z.literal(false)]).default("30 4 * * *"),
+      /** Days reconciled each night, ending yesterday. */
+      reconcileDays: z.number().int().min(1).max(31).default(1),
+      /** Plan cycle (charges, suspensions, entitlement lists) every N minutes of the hour (1–30); 0: off. */
+      planCycleMinutes: z.number().int().min(0).max(30).default(10),
+      /** Day of the month (1–28) on which last month's company invoices are made; 0 switches off. */
+      invoiceDay: z.number().int().min(0).max(28).default(2),
+      invoiceTime: hhmm.default("06:00"),
+    })
+    .optional(),
+});
+
+const Secrets = z.strictObject({
+  plansCallbackApiKey: z
+    .string()
+    .regex(/^[A-Za-z0-9\-._~+/]{16,200}=*$/, "a token68 value of at least 16 characters")
+    .optional(),
+  plansCsrfSecret: z.string().min(32, "at least 32 characters").optional(),
+  badgeSalt: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{16,}$/, "base64url, at least 16 characters")
+    .optional(),
+  subscriptionsClientSecret: z.string().min(1).optional(),
+  invoicesAccessToken: z.string().min(1).optional(),
+  invoicesCallbackSecret: z.string().min(16, "at least 16 characters").optional(),
+});
+type Secrets = z.infer<typeof Secrets>;
+
+/** Environment variables that may stand in for each secret (the secrets file wins). */
+export const SECRET_ENV: Record<keyof Secrets, string> = {
+  plansCallbackApiKey: "VENDD_PLANS_CALLBACK_API_KEY",
+  plansCsrfSecret: "VENDD_PLANS_CSRF_SECRET",
+  badgeSalt: "VENDD_PLANS_BADGE_SALT",
+  subscriptionsClientSecret: "VENDD_SUBSCRIPTIONS_CLIENT_SECRET",
+  invoicesAccessToken: "VENDD_INVOICES_ACCESS_TOKEN",
+  invoicesCallbackSecret: "VENDD_INVOICES_CALLBACK_SECRET",
+};
+
+const SECRET_KEY = /secret|password|passphrase$|apikey|api_key|token$|salt$/i;
+
+export interface FleetConfig {
+  /** The file it was read from (absolute), or null for the built-in defaults. */
+  path: string | null;
+  db?: string;
+  listen?: string;
+  timeZone?: string;
+  logLevel?: string;
+  publicUrl?: string;
+  tls?: { cert: string; key: string };
+  trustProxy: boolean;
+  bundleKeys: string[];
+  reporting?: { settingsFile: string };
+  plans?: {
+    publicUrl: string;
+    userRedirectUrl: string;
+    countryCode: "DK" | "FI";
+    autoReserve: boolean;
+    entitlementKeyFile?: string;
+    entitlementPassphraseFile?: string;
+    callbackApiKey: string;
+    csrfSecret: Buffer;
+    badgeSalt: string;
+    subscriptions: {
+      baseUrl: string;
+      tokenUrl: string;
+      clientId: string;
+      providerId: string;
+      clientSecret: string;
+    };
+  };
+  invoices?: {
+    baseUrl: string;
+    accessToken: string;
+    callbackAuth: { kind: "apikey"; key: string } | { kind: "basic"; username: string; password: string };
+  };
+  schedules: {
+    reconcile: string | false;
+    reconcileDays: number;
+    planCycleMinutes: number;
+    invoiceDay: number;
+    invoiceTime: string;
+  };
+  /** Every secret value read, for the logger's redaction list. */
+  secrets: string[];
+}
+
+function readYaml(path: string, what: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    throw new FleetConfigError(`${what} ${path}: ${(e as NodeJS.ErrnoException).code ?? "unreadable"}`);
+  }
+  try {
+    return YAML.parse(text) as unknown;
+  } catch (e) {
+    const line = e instanceof YAML.YAMLParseError ? ` (line ${e.linePos?.[0]?.line ?? "?"})` : "";
+    throw new FleetConfigError(`${what} ${path}: not valid YAML${line}`);
+  }
+}
+
+function check<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
+  const r = schema.safeParse(value ?? {});
+  if (r.success) return r.data;
+  // Paths and messages only, never the values.
+  const list = r.error.issues
+    .map((i) => {
+      const where = i.path.join(".") || "(top)";
+      if (i.code === "unrecognized_keys") return `${where}: unknown key(s) ${i.keys.join(", ")}`;
+      return `${where}: ${i.message}`;
+    })
+    .join("; ");
+  throw new FleetConfigError(`${what}: ${list}`);
+}
+
+/** Keys anywhere in `doc` that look like secrets (dotted paths). */
+function secretKeys(doc: unknown, at: string[] = []): string[] {
+  if (typeof doc !== "object" || doc === null) return [];
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(doc)) {
+    const path = [...at, k];
+    if (SECRET_KEY.test(k) && k !== "secretsFile" && !/File$/.test(k)) out.push(path.join("."));
+    out.push(...secretKeys(v, path));
+  }
+  return out;
+}
+
+/**
+ * Only the database of the fleet config at `path` (resolved like `loadFleetConfig`), for the admin commands
+ * that need nothing else: they do not need the sections' secrets. Throws FleetConfigError.
+ */
+export function fleetConfigDb(path: string): string | undefined {
+  const abs = resolve(path);
+  const doc = readYaml(abs, "fleet config");
+  const m = check(Main, doc, `fleet config ${abs}`);
+  if (m.db === undefined) return undefined;
+  return /^postgres(ql)?:\/\//.test(m.db) || m.db === ":memory:" ? m.db : resolve(dirname(abs), m.db);
+}
+
+/** The configuration with nothing in it: unit API and dashboard on the defaults. */
+export function defaultFleetConfig(): FleetConfig {
+  return {
+    path: null,
+    trustProxy: false,
+    bundleKeys: [],
+    schedules: check(Main.shape.schedules.unwrap(), {}, "schedules"),
+    secrets: [],
+  };
+}
+
+/**
+ * Reads and checks the fleet configuration at `path` and its secrets (the `secretsFile`, else `env`);
+ * relative file names are resolved against the file's directory. Throws FleetConfigError.
+ */
+export function loadFleetConfig(path: string, env: NodeJS.ProcessEnv = process.env): FleetConfig {
+  const abs = resolve(path);
+  const base = dirname(abs);
+  const doc = readYaml(abs, "fleet config");
+  const leaked = secretKeys(doc);
+  if (leaked.length > 0)
+    throw new FleetConfigError(
+      `fleet config ${abs}: ${leaked.join(", ")}: secrets do not belong in the main file; put them in secretsFile or the environment`,
+    );
+  const m = check(Main, doc, `fleet config ${abs}`);
+  const at = (f: string): string => resolve(base, f);
+
+  let fileSecrets: Secrets = {};
+  if (m.secretsFile !== undefined) {
+    const sp = at(m.secretsFile);
+    fileSecrets = check(Secrets, readYaml(sp, "fleet secrets"), `fleet secrets ${sp}`);
+  }
+  const envSecrets: Record<string, string> = {};
+  for (const [key, name] of Object.entries(SECRET_ENV)) {
+    const v = env[name];
+    if (v !== undefined && v !== "") envSecrets[key] = v;
+  }
+  const s: Secrets = { ...check(Secrets, envSecrets, "fleet secrets from the environment"), ...fileSecrets };
+  const need = (key: keyof Secrets, section: string): string => {
+    const v = s[key];
+    if (v === undefined)
+      throw new FleetConfigError(
+        `fleet config ${abs}: ${section} needs the secret ${key} (in secretsFile, or $${SECRET_ENV[key]})`,
+      );
+    return v;
+  };
+
+  const cfg: FleetConfig = {
+    path: abs,
+    trustProxy: m.trustProxy ?? false,
+    bundleKeys: (m.bundleKeys ?? []).map(at),
+    schedules: m.schedules ?? defaultFleetConfig().schedules,
+    secrets: [],
+  };
+  if (m.db !== undefined) cfg.db = /^postgres(ql)?:\/\//.test(m.db) || m.db === ":memory:" ? m.db : at(m.db);
+  if (m.listen !== undefined) cfg.listen = m.listen;
+  if (m.timeZone !== undefined) cfg.timeZone = m.timeZone;
+  if (m.logLevel !== undefined) cfg.logLevel = m.logLevel;
+  if (m.publicUrl !== undefined) cfg.publicUrl = m.publicUrl;
+  if (m.tls !== undefined) cfg.tls = { cert: at(m.tls.cert), key: at(m.tls.key) };
+  if (m.reporting !== undefined) cfg.reporting = { settingsFile: at(m.reporting.settingsFile) };
+  if (m.plans !== undefined) {
+    if (m.publicUrl === undefined)
+      throw new FleetConfigError(`fleet config ${abs}: plans needs publicUrl (the service calls it back)`);
+    const p = m.plans;
+    cfg.plans = {
+      publicUrl: m.publicUrl,
+      userRedirectUrl: p.userRedirectUrl,
+      countryCode: p.countryCode,
+      autoReserve: p.autoReserve,
+      ...(p.entitlementKeyFile === undefined ? {} : { entitlementKeyFile: at(p.entitlementKeyFile) }),
+      ...(p.entitlementPassphraseFile === undefined
+        ? {}
+        : { entitlementPassphraseFile: at(p.entitlementPassphraseFile) }),
+      callbackApiKey: need("plansCallbackApiKey", "plans"),
+      csrfSecret: Buffer.from(need("plansCsrfSecret", "plans"), "utf8"),
+      badgeSalt: need("badgeSalt", "plans"),
+      subscriptions: { ...p.subscriptions, clientSecret: need("subscriptionsClientSecret", "plans") },
+    };
+    cfg.secrets.push(
+      cfg.plans.callbackApiKey,
+      cfg.plans.csrfSecret.toString("utf8"),
+      cfg.plans.badgeSalt,
+      cfg.plans.subscriptions.clientSecret,
+    );
+  }
+  if (m.invoices !== undefined) {
+    const i = m.invoices;
+    const secret = need("invoicesCallbackSecret", "invoices");
+    cfg.invoices = {
+      baseUrl: i.baseUrl,
+      accessToken: need("invoicesAccessToken", "invoices"),
+      callbackAuth:
+        i.callbackAuth === "basic"
+          ? { kind: "basic", username: i.callbackUsername ?? "", password: secret }
+          : { kind: "apikey", key: secret },
+    };
+    cfg.secrets.push(cfg.invoices.accessToken, secret);
+  }
+  return cfg;
+}

@@ -1,0 +1,188 @@
+/**
+ * The composed fleet (src/fleet/compose.ts) on the dashboard's seeded database, plus what the added pages
+ * show: a plan with a company-paid member, a company with a sent invoice, and a reconciliation run with a
+ * line that does not reconcile. The payment services are not called by the pages: the plans client points
+ * at a closed port, the invoices client is a recording fake.
+ */
+import pino from "pino";
+import { ManualClock } from "../../src/core/clock.js";
+import { type FleetServices, fleetPlugins } from "../../src/fleet/compose.js";
+import type { FleetContext } from "../../src/fleet/context.js";
+import { openFleetDb } from "../../src/fleet/db/open.js";
+import { buildInvoice } from "../../src/fleet/invoices/build.js";
+import { assignUnit, createCompany, insertDraft, invoicesDb } from "../../src/fleet/invoices/store.js";
+import { addCompanyMember, createPlan } from "../../src/fleet/plans/index.js";
+import { createFleetApp } from "../../src/fleet/server.js";
+import type { InvoicesClient } from "../../src/payment/invoices/client.js";
+import { SubscriptionsClient } from "../../src/payment/subscriptions/client.js";
+import { type Fleet, NOW, seed, TZ, UNITS, XSS } from "./fleetDashboard.js";
+
+export const BADGE_SALT = "c2FsdC1mb3ItdGVzdHMtb25seQ";
+export const ISSUER = "0f8fad5b-d9cb-469f-a165-70867728950e";
+
+export interface ComposedFleet extends Fleet {
+  services: FleetServices;
+  /** Remote ids the fake invoice client was asked to cancel. */
+  cancelled: string[];
+  planId: string;
+  memberId: string;
+  invoiceId: string;
+  runId: number;
+}
+
+export async function seedComposed(
+  ctx: FleetContext,
+): Promise<{ planId: string; memberId: string; invoiceId: string; runId: number }> {
+  const planId = await createPlan(ctx, {
+    name: "Coffee club",
+    price: 9900,
+    currency: "DKK",
+    dayItems: 3,
+    dayAmount: null,
+    monthItems: 40,
+    monthAmount: null,
+    units: ["*"],
+  });
+  const company = await createCompany(ctx, {
+    name: `Acme ${XSS}`,
+    orgNumber: "12345678",
+    delivery: "link",
+    issuerId: ISSUER,
+  });
+  await assignUnit(ctx, company, UNITS.lobby);
+  const memberId = await addCompanyMember(
+    ctx,
+    { badgeSalt: BADGE_SALT },
+    { planId, companyId: company, name: "Ada Lovelace", badgeUid: "04A1B2C3D4" },
+  );
+  const built = buildInvoice([
+    { articleNumber: "7", description: "Coffee", quantity: 12, unit: "pcs", unitPrice: 2500, vatBp: 2500 },
+  ]);
+  const draft = await insertDraft(ctx, {
+    companyId: company,
+    month: "2026-10",
+    issuerId: ISSUER,
+    delivery: "link",
+    currency: "DKK",
+    issueDate: "2026-11-02",
+    dueDate: "2026-11-16",
+    built,
+  });
+  if (draft === null) throw new Error("no draft");
+  await invoicesDb(ctx)
+    .updateTable("invoices")
+    .set({ status: "sent", remote_status: "Created", remote_id: "remote-1", sent_at: NOW - 86_400_000 })
+    .where("id", "=", draft.id)
+    .execute();
+  const run = await ctx.db
+    .insertInto("recon_runs")
+    .values({
+      run_at: NOW - 3_600_000,
+      from_day: "2026-11-24",
+      to_day: "2026-11-24",
+      clean: 0,
+      summary: JSON.stringify({ counts: { matched: 1, missingInReport: 1 }, transfers: [] }),
+    })
+    .returning("id")
+    .executeTakeFirstOrThrow();
+  await ctx.db
+    .insertInto("recon_lines")
+    .values([
+      {
+        run_id: run.id,
+        day: "2026-11-24",
+        class: "matched",
+        unit_id: UNITS.lobby,
+        session_id: "s1",
+        order_id: "o1",
+        reference: "r1",
+        expected: 2500,
+        reported: 2500,
+        reason: "",
+      },
+      {
+        run_id: run.id,
+        day: "2026-11-24",
+        class: "missingInReport",
+        unit_id: UNITS.lobby,
+        session_id: "s2",
+        order_id: "o2",
+        reference: null,
+        expected: 2500,
+        reported: null,
+        reason: `not in the report ${XSS}`,
+      },
+    ])
+    .execute();
+  return { planId, memberId, invoiceId: draft.id, runId: run.id };
+}
+
+/** Services for the composed app: plans (client on a closed port), invoices (recording fake client). */
+export function testServices(clock: ManualClock, cancelled: string[]): FleetServices {
+  const invoices = {
+    async cancel(id: string) {
+      cancelled.push(id);
+    },
+    async details() {
+      throw new Error("not used");
+    },
+  } as unknown as InvoicesClient;
+  return {
+    plans: {
+      client: new SubscriptionsClient({
+        baseUrl: "http://127.0.0.1:9",
+        tokenUrl: "http://127.0.0.1:9/token",
+        clientId: "c",
+        clientSecret: "s",
+        providerId: "p",
+        clock,
+      }),
+      settings: {
+        publicUrl: "https://fleet.example",
+        userRedirectUrl: "https://fleet.example/thanks",
+        callbackApiKey: "callback-key-0123456789",
+        csrfSecret: Buffer.from("x".repeat(32)),
+        badgeSalt: BADGE_SALT,
+        entitlementKey: null,
+        countryCode: "DK",
+        autoReserve: false,
+      },
+    },
+    invoices: { client: invoices, auth: { kind: "apikey", key: "invoice-callback-key-1" } },
+  };
+}
+
+/** The composed app (unit API, dashboard and every configured page) on a seeded in-memory database. */
+export async function startComposedFleet(): Promise<ComposedFleet> {
+  const clock = new ManualClock(NOW);
+  const db = await openFleetDb(":memory:");
+  const ctx: FleetContext = {
+    db: db.db,
+    dialect: db.dialect,
+    clock,
+    logger: pino({ level: "silent" }),
+    timeZone: TZ,
+  };
+  await seed(ctx);
+  const ids = await seedComposed(ctx);
+  const cancelled: string[] = [];
+  const services = testServices(clock, cancelled);
+  const app = await createFleetApp(ctx, {
+    plugins: fleetPlugins(services, { secureCookies: false }),
+    entitlements: true,
+  });
+  await app.ready();
+  return {
+    app,
+    ctx,
+    clock,
+    db,
+    services,
+    cancelled,
+    ...ids,
+    close: async () => {
+      await app.close();
+      await db.close();
+    },
+  };
+}
