@@ -38,7 +38,7 @@ import { createSimNfcStation, SimTag } from "../drivers/nfc/sim.js";
 import { consentRefreshToken, emulatorEndpoints } from "../scripts/reconcileDay.js";
 import { loadConfig } from "../src/config/load.js";
 import { ManualClock, systemClock } from "../src/core/clock.js";
-import { fingerprint, generateUnitKey, loadUnitKey, verifyRequest } from "../src/core/fleetAuth.js";
+import { fingerprint, generateUnitKey, loadUnitKey } from "../src/core/fleetAuth.js";
 import { UNIT_API } from "../src/core/fleetWire.js";
 import { seededRandom } from "../src/core/random.js";
 import { type Emulator, startEmulator } from "../src/emulator/index.js";
@@ -315,8 +315,9 @@ describe.skipIf(skip)(
         INVOICE_AUTH.password,
       );
 
-      // The units' side: the signed unit API, the entitlement route behind the same signature check, and
-      // (standing in for `vendd fleet serve`'s composition) the list's ETag in heartbeat answers.
+      // The units' side as `vendd fleet serve` composes it: the signed unit API with the list's ETag in
+      // heartbeat answers, and the entitlement route behind the unit API's own signature, nonce and status
+      // checks.
       unitApi = Fastify();
       unitApi.addHook("onRequest", async (req, reply) => {
         if (offline && req.url.startsWith(UNIT_API)) {
@@ -324,30 +325,8 @@ describe.skipIf(skip)(
           req.raw.socket.destroy();
         }
       });
-      unitApi.addHook("onSend", async (req, reply, payload) => {
-        if (req.url !== `${UNIT_API}/heartbeat` || reply.statusCode !== 200 || typeof payload !== "string")
-          return payload;
-        const latest = await ctx.db
-          .selectFrom("plan_entitlements")
-          .select("etag")
-          .orderBy("serial", "desc")
-          .limit(1)
-          .executeTakeFirst();
-        const body = JSON.parse(payload) as Record<string, unknown>;
-        return JSON.stringify({ ...body, entitlementsEtag: latest?.etag ?? null });
-      });
-      await registerUnitApi(unitApi, ctx);
-      registerEntitlementRoute(unitApi, ctx, async (req, reply) => {
-        const v = verifyRequest(req.method, req.url, req.headers, Buffer.alloc(0), ctx.clock.now());
-        const unit = v.ok
-          ? await ctx.db
-              .selectFrom("units")
-              .select("status")
-              .where("public_key", "=", v.publicKey)
-              .executeTakeFirst()
-          : undefined;
-        if (unit?.status !== "approved") await reply.code(401).send({ error: "unauthorized" });
-      });
+      const unitAuth = await registerUnitApi(unitApi, ctx, { entitlements: true });
+      registerEntitlementRoute(unitApi, ctx, unitAuth);
       await unitApi.listen({ port: 0, host: "127.0.0.1" });
 
       planId = await createPlan(ctx, {
