@@ -182,14 +182,6 @@ describe.skipIf(skip)(
           enrolled_at: clock.now(),
           decided_by: "manager",
           decided_at: clock.now(),
-          committed_seq: 0,
-          last_seen_at: null,
-          last_heartbeat: null,
-          config_version: null,
-          release_version: null,
-          backlog_events: 0,
-          backlog_oldest_at: null,
-          unresolved: 0,
         })
         .execute();
       const port = (unitApi.server.address() as AddressInfo).port;

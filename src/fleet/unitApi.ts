@@ -197,16 +197,6 @@ export async function registerUnitApi(
             label: body.label,
             status: "pending",
             enrolled_at: ctx.clock.now(),
-            decided_by: null,
-            decided_at: null,
-            committed_seq: 0,
-            last_seen_at: null,
-            last_heartbeat: null,
-            config_version: null,
-            release_version: null,
-            backlog_events: 0,
-            backlog_oldest_at: null,
-            unresolved: 0,
           })
           .onConflict((oc) => oc.doNothing())
           .executeTakeFirst();
