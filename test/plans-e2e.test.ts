@@ -310,7 +310,8 @@ describe.skipIf(skip)(
       // The units' side as `vendd fleet serve` composes it: the signed unit API with the list's ETag in
       // heartbeat answers, and the entitlement route behind the unit API's own signature, nonce and status
       // checks.
-      unitApi = Fastify();
+      // Teardown cuts the units' keep-alive connections rather than waiting for them.
+      unitApi = Fastify({ forceCloseConnections: true });
       unitApi.addHook("onRequest", async (req, reply) => {
         if (offline && req.url.startsWith(UNIT_API)) {
           reply.hijack();
