@@ -16,7 +16,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { connect, createServer } from "node:net";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -25,7 +25,7 @@ import { fingerprint, generateUnitKey, signRequest, type UnitKeyPair } from "../
 import { type EventBatch, type Heartbeat, UNIT_API, type UnitEvent } from "../src/core/fleetWire.js";
 import { openFleetDb } from "../src/fleet/db/open.js";
 import type { BenchFigure } from "./benchFigure.js";
-import { startPostgres } from "./postgresServer.js";
+import { freePort, startPostgres } from "./postgresServer.js";
 
 const UNITS = Number(process.env.VENDD_BENCH_FLEET_UNITS ?? 10_000);
 /** One simulated minute lasts this long: heartbeats arrive at UNITS / MINUTE_S per second. */
@@ -41,18 +41,6 @@ interface SimUnit {
   id: string;
   key: UnitKeyPair;
   seq: number;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const a = s.address();
-      const port = typeof a === "object" && a !== null ? a.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 async function waitForPort(port: number, child: ChildProcess, log: () => string): Promise<void> {

@@ -29,7 +29,8 @@ export function postgresBinDir(): string | null {
   return versions[0] === undefined ? null : join(root, versions[0], "bin");
 }
 
-function freePort(): Promise<number> {
+/** A free TCP port on 127.0.0.1 (the kernel picks it; closed again before it is returned). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.once("error", reject);

@@ -175,16 +175,6 @@ export async function insertSales(db: Kysely<FleetDatabase>, rows: readonly Sale
         label: unit,
         status: "approved",
         enrolled_at: 0,
-        decided_by: null,
-        decided_at: null,
-        committed_seq: 0,
-        last_seen_at: null,
-        last_heartbeat: null,
-        config_version: null,
-        release_version: null,
-        backlog_events: 0,
-        backlog_oldest_at: null,
-        unresolved: 0,
       })
       .execute();
   }

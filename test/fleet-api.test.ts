@@ -239,6 +239,29 @@ describe.each(["sqlite", "postgres"] as const)("fleet unit API on %s", (dialect)
     expect(JSON.parse(row.last_heartbeat ?? "null")).toEqual(hb);
   });
 
+  it("bundles: one targeting a fleet name goes to the units whose heartbeat names that fleet", async () => {
+    const inFleet = await approved("vm-0101");
+    const elsewhere = await approved("vm-0102");
+    const { bundle } = createBundle({
+      configText: "unit: {id: any}\n",
+      release: null,
+      version: 3,
+      targets: ["lobby-fleet"],
+      expires: "2031-01-01",
+    });
+    const stored = await storeBundle(ctx, signWith(bundle, [signer]), "ann", [
+      parsePublicKey(signer.publicKeyText),
+    ]);
+    const etagOfHeartbeat = async (unit: typeof inFleet, fleet: string | null) =>
+      ((await post(unit, "/heartbeat", { ...heartbeat(unit.id), fleet })).json as { bundleEtag: unknown })
+        .bundleEtag;
+    expect(await etagOfHeartbeat(inFleet, "lobby-fleet")).toBe(`"${stored.sha256}"`);
+    expect(await etagOfHeartbeat(elsewhere, "other-fleet")).toBeNull();
+    // GET /bundle goes by the fleet the unit's last heartbeat named.
+    expect((await send(app, inFleet.key, "GET", "/bundle", undefined, clock.now())).status).toBe(200);
+    expect((await send(app, elsewhere.key, "GET", "/bundle", undefined, clock.now())).status).toBe(404);
+  });
+
   it("bundles: stored when signed, newest for the unit by conditional GET, rollout pending → applied | rolledBack", async () => {
     const u = await approved("vm-0001");
     const other = await approved("vm-0002");

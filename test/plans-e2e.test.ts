@@ -182,14 +182,6 @@ describe.skipIf(skip)(
           enrolled_at: clock.now(),
           decided_by: "manager",
           decided_at: clock.now(),
-          committed_seq: 0,
-          last_seen_at: null,
-          last_heartbeat: null,
-          config_version: null,
-          release_version: null,
-          backlog_events: 0,
-          backlog_oldest_at: null,
-          unresolved: 0,
         })
         .execute();
       const port = (unitApi.server.address() as AddressInfo).port;
@@ -318,7 +310,8 @@ describe.skipIf(skip)(
       // The units' side as `vendd fleet serve` composes it: the signed unit API with the list's ETag in
       // heartbeat answers, and the entitlement route behind the unit API's own signature, nonce and status
       // checks.
-      unitApi = Fastify();
+      // Teardown cuts the units' keep-alive connections rather than waiting for them.
+      unitApi = Fastify({ forceCloseConnections: true });
       unitApi.addHook("onRequest", async (req, reply) => {
         if (offline && req.url.startsWith(UNIT_API)) {
           reply.hijack();

@@ -148,6 +148,11 @@ export const Heartbeat = z.strictObject({
   vmc: z.enum(["up", "down", "unknown"]),
   payment: z.enum(["up", "down", "unknown"]),
   unresolved: z.number().int().nonnegative(),
+  /**
+   * The unit's fleet name (`updates.fleet`), if any: a bundle whose targets name it is for this unit too,
+   * as the unit's own applier accepts it. Absent from units before this field.
+   */
+  fleet: text(64).nullable().optional(),
 });
 export type Heartbeat = z.infer<typeof Heartbeat>;
 

@@ -198,6 +198,7 @@ export function startFleetUnit(d: FleetUnitDeps): FleetUnit | null {
             : "up",
       // A session in progress is not a problem for the fleet to show: only one left unsettled, or open for
       // longer than any payment or vend can take (recovery's work).
+      fleet: d.config.updates.fleet,
       unresolved: journal
         .unresolved()
         .filter((r) => r.result === "unsettled" || d.clock.now() - r.openedAt > STALE_OPEN_MS).length,

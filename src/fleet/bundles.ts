@@ -141,14 +141,17 @@ function wrap<T>(fn: () => T): T {
 }
 
 /** Whether a bundle's targets name this unit (its id, or `*`). */
-export function targetsUnit(targetsJson: string, unitId: string): boolean {
+export function targetsUnit(targetsJson: string, unitId: string, fleetName: string | null = null): boolean {
   let targets: unknown;
   try {
     targets = JSON.parse(targetsJson);
   } catch {
     return false;
   }
-  return Array.isArray(targets) && targets.some((t) => t === unitId || t === "*");
+  return (
+    Array.isArray(targets) &&
+    targets.some((t) => t === unitId || t === "*" || (fleetName !== null && t === fleetName))
+  );
 }
 
 export interface BundleRef {
@@ -156,8 +159,15 @@ export interface BundleRef {
   sha256: string;
 }
 
-/** The newest unexpired bundle whose targets name this unit, or null. */
-export async function newestBundleFor(ctx: FleetContext, unitId: string): Promise<BundleRef | null> {
+/**
+ * The newest unexpired bundle whose targets name this unit or its fleet (the `fleet` its last heartbeat
+ * named: the unit's `updates.fleet`), or null.
+ */
+export async function newestBundleFor(
+  ctx: FleetContext,
+  unitId: string,
+  fleetName: string | null = null,
+): Promise<BundleRef | null> {
   const rows = await ctx.db
     .selectFrom("bundles")
     .select(["id", "sha256", "targets", "expires_at"])
@@ -167,7 +177,7 @@ export async function newestBundleFor(ctx: FleetContext, unitId: string): Promis
   const now = ctx.clock.now();
   for (const r of rows) {
     if (r.expires_at !== null && r.expires_at <= now) continue;
-    if (targetsUnit(r.targets, unitId)) return { id: r.id, sha256: r.sha256 };
+    if (targetsUnit(r.targets, unitId, fleetName)) return { id: r.id, sha256: r.sha256 };
   }
   return null;
 }

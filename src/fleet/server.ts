@@ -43,6 +43,9 @@ export async function purgeNonces(ctx: FleetContext): Promise<number> {
   return Number(r.numDeletedRows);
 }
 
+/** How long `close()` lets in-flight requests finish before it cuts the connections, ms. */
+export const CLOSE_GRACE_MS = 5_000;
+
 export async function createFleetApp(
   ctx: FleetContext,
   opts: FleetAppOptions = {},
@@ -157,7 +160,14 @@ export async function startFleetServer(opts: FleetServerOptions): Promise<Runnin
     where: fdb.where,
     close() {
       closing ??= (async () => {
-        await app.close();
+        // In-flight requests get CLOSE_GRACE_MS to finish; then every connection is cut (a browser's
+        // keep-alive or a stalled client must not keep SIGTERM from ending the process).
+        const cut = setTimeout(() => app.server.closeAllConnections(), CLOSE_GRACE_MS);
+        try {
+          await app.close();
+        } finally {
+          clearTimeout(cut);
+        }
         await fdb.close();
       })();
       return closing;

@@ -197,16 +197,6 @@ export async function registerUnitApi(
             label: body.label,
             status: "pending",
             enrolled_at: ctx.clock.now(),
-            decided_by: null,
-            decided_at: null,
-            committed_seq: 0,
-            last_seen_at: null,
-            last_heartbeat: null,
-            config_version: null,
-            release_version: null,
-            backlog_events: 0,
-            backlog_oldest_at: null,
-            unresolved: 0,
           })
           .onConflict((oc) => oc.doNothing())
           .executeTakeFirst();
@@ -261,7 +251,7 @@ export async function registerUnitApi(
             .where("id", "=", unitId)
             .executeTakeFirstOrThrow();
         });
-        const bundle = await newestBundleFor(ctx, unitId);
+        const bundle = await newestBundleFor(ctx, unitId, hb.fleet ?? null);
         const list = opts.entitlements
           ? await ctx.db
               .selectFrom("plan_entitlements")
@@ -281,7 +271,7 @@ export async function registerUnitApi(
       api.get("/bundle", async (req, reply) => {
         const a = auth.get(req);
         if (a === undefined || a.unit === null) return refuse(reply, 401, "unsigned", "not signed");
-        const bundle = await newestBundleFor(ctx, a.unit.id);
+        const bundle = await newestBundleFor(ctx, a.unit.id, await fleetNameOf(ctx, a.unit.id));
         if (bundle === null) return refuse(reply, 404, "no_bundle", "no bundle targets this unit");
         await markPending(ctx, bundle.id, a.unit.id);
         const etag = etagOf(bundle.sha256);
@@ -302,6 +292,24 @@ export async function registerUnitApi(
 function enrolled(reply: FastifyReply, status: UnitRow["status"], fp: string): FastifyReply {
   if (status === "revoked") return refuse(reply, 403, "revoked", "this unit has been revoked");
   return reply.code(status === "approved" ? 200 : 202).send({ status, fingerprint: fp });
+}
+
+/** The fleet name the unit's last heartbeat named (its `updates.fleet`), or null. */
+async function fleetNameOf(ctx: FleetContext, unitId: string): Promise<string | null> {
+  const row = await ctx.db
+    .selectFrom("units")
+    .select("last_heartbeat")
+    .where("id", "=", unitId)
+    .executeTakeFirst();
+  if (row?.last_heartbeat == null) return null;
+  let json: unknown;
+  try {
+    json = JSON.parse(row.last_heartbeat);
+  } catch {
+    return null;
+  }
+  const hb = parseWire(Heartbeat, json);
+  return hb.ok ? (hb.value.fleet ?? null) : null;
 }
 
 export function etagOf(sha256: string): string {

@@ -25,16 +25,16 @@ export interface UnitsTable {
   /** Manager who approved or revoked, and when. */
   decided_by: string | null;
   decided_at: number | null;
-  /** Highest seq with every event 1..committed_seq stored. */
-  committed_seq: number;
+  /** Highest seq with every event 1..committed_seq stored (0 at enrolment, the column's default). */
+  committed_seq: Generated<number>;
   last_seen_at: number | null;
   /** The last heartbeat, as the unit sent it (JSON of fleetWire `Heartbeat`). */
   last_heartbeat: string | null;
   config_version: string | null;
   release_version: string | null;
-  backlog_events: number;
+  backlog_events: Generated<number>;
   backlog_oldest_at: number | null;
-  unresolved: number;
+  unresolved: Generated<number>;
 }
 
 export interface EventsTable {

@@ -39,14 +39,6 @@ async function addUnit(ctx: FleetContext, id: string): Promise<void> {
       enrolled_at: START - 60 * DAY,
       decided_by: "test",
       decided_at: START - 60 * DAY,
-      committed_seq: 0,
-      last_seen_at: null,
-      last_heartbeat: null,
-      config_version: null,
-      release_version: null,
-      backlog_events: 0,
-      backlog_oldest_at: null,
-      unresolved: 0,
     })
     .execute();
 }

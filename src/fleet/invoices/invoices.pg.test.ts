@@ -128,16 +128,6 @@ describe.skipIf(postgresBinDir() === null)("invoice numbers on PostgreSQL under 
           label: `p${i}`,
           status: "approved",
           enrolled_at: START,
-          decided_by: null,
-          decided_at: null,
-          committed_seq: 0,
-          last_seen_at: null,
-          last_heartbeat: null,
-          config_version: null,
-          release_version: null,
-          backlog_events: 0,
-          backlog_oldest_at: null,
-          unresolved: 0,
         })
         .execute();
       const id = await createCompany(ctx, {

@@ -64,16 +64,6 @@ describe("plans: parts", () => {
         label: "l",
         status: "approved",
         enrolled_at: now,
-        decided_by: null,
-        decided_at: null,
-        committed_seq: 0,
-        last_seen_at: null,
-        last_heartbeat: null,
-        config_version: null,
-        release_version: null,
-        backlog_events: 0,
-        backlog_oldest_at: null,
-        unresolved: 0,
       })
       .execute();
     await ctx.db

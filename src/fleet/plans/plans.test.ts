@@ -301,14 +301,6 @@ describe.skipIf(skip)("fleet plans against the emulator (seed 000)", () => {
         enrolled_at: START,
         decided_by: "manager",
         decided_at: START,
-        committed_seq: 0,
-        last_seen_at: null,
-        last_heartbeat: null,
-        config_version: null,
-        release_version: null,
-        backlog_events: 0,
-        backlog_oldest_at: null,
-        unresolved: 0,
       })
       .execute();
     await ctx.db
