@@ -10,13 +10,12 @@
  * 3. storing the result (recon_runs / recon_lines) → ms;
  * 4. the whole run (`runReconcile`: fetch, read the sales, match, store) minus the paging → ms, < 2,000.
  */
-import { pathToFileURL } from "node:url";
 import { startEmulator } from "../src/emulator/index.js";
 import { openFleetDb } from "../src/fleet/db/open.js";
 import { reconcile } from "../src/fleet/reconcile/match.js";
 import { fetchReport, loadSales, runReconcile, saveRun } from "../src/fleet/reconcile/run.js";
 import { ReportingClient } from "../src/payment/reporting/client.js";
-import type { BenchFigure } from "./benchFigure.js";
+import { type BenchFigure, runFiguresWhenMain } from "./benchFigure.js";
 import { consentRefreshToken, emulatorEndpoints, insertSales, seedDay } from "./reconcileDay.js";
 
 const DAY = "2026-11-24";
@@ -99,19 +98,4 @@ export async function benchReconcile(): Promise<BenchFigure[]> {
   }
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  benchReconcile().then(
-    (figures) => {
-      for (const f of figures)
-        process.stdout.write(
-          `${f.name}  ${f.figure} ${f.unit}  target ${f.target}  ${f.pass ? "pass" : "FAIL"}\n`,
-        );
-    },
-    (err: unknown) => {
-      process.stderr.write(
-        `bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
-      );
-      process.exitCode = 1;
-    },
-  );
-}
+runFiguresWhenMain(import.meta.url, benchReconcile);

@@ -10,10 +10,9 @@
  * The emulator runs in process (the client shares its event loop, so the figures include both sides).
  */
 import { randomUUID } from "node:crypto";
-import { pathToFileURL } from "node:url";
 import { Agent, request } from "undici";
 import { type Emulator, startEmulator } from "../src/emulator/index.js";
-import type { BenchFigure } from "./benchFigure.js";
+import { type BenchFigure, runFiguresWhenMain } from "./benchFigure.js";
 
 const PAYMENTS = 40_000;
 const REFUNDS = 20_000;
@@ -222,20 +221,4 @@ export async function benchReporting(): Promise<BenchFigure[]> {
   }
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  benchReporting().then(
-    (figures) => {
-      for (const f of figures) {
-        process.stdout.write(
-          `${f.name}  ${f.figure} ${f.unit}  target ${f.target}  ${f.pass ? "pass" : "FAIL"}\n`,
-        );
-      }
-    },
-    (err: unknown) => {
-      process.stderr.write(
-        `bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
-      );
-      process.exitCode = 1;
-    },
-  );
-}
+runFiguresWhenMain(import.meta.url, benchReporting);

@@ -3,13 +3,13 @@
  * service, prints a table (check, status, detail) or one JSON line, and exits 1 when any check failed.
  * Exit codes: 0 every check ok or skipped, 1 a check failed or the config is invalid, 2 usage error.
  */
-import { parseArgs } from "node:util";
 import { pino } from "pino";
 import { ConfigError, DEFAULT_CONFIG_FILE, type LoadedConfig, loadConfig } from "../config/load.js";
 import { systemClock } from "../core/clock.js";
 import { type DoctorDeps, defaultDoctorDeps } from "../doctor/deps.js";
 import { runDoctor } from "../doctor/plan.js";
 import { allPassed, type CheckResult, formatJson, formatTable } from "../doctor/run.js";
+import { parseOptionsOrExit } from "./cliArgs.js";
 import { DOCTOR_OPTIONS } from "./commands.js";
 import type { CliIo } from "./config.js";
 
@@ -28,22 +28,8 @@ export async function doctorCommand(
   deps?: (loaded: LoadedConfig) => DoctorDeps,
 ): Promise<number> {
   const out = io ?? { stdout: process.stdout, stderr: process.stderr, env: process.env };
-  let values: { config?: string; secrets?: string; json?: boolean; help?: boolean };
-  try {
-    values = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: DOCTOR_OPTIONS,
-    }).values;
-  } catch (err) {
-    out.stderr.write(`vendd doctor: ${err instanceof Error ? err.message : String(err)}\n${HELP}`);
-    return 2;
-  }
-  if (values.help) {
-    out.stdout.write(HELP);
-    return 0;
-  }
+  const values = parseOptionsOrExit("doctor", argv, DOCTOR_OPTIONS, HELP, out);
+  if (typeof values === "number") return values;
   const file = values.config ?? DEFAULT_CONFIG_FILE;
   let loaded: LoadedConfig;
   try {

@@ -5,7 +5,6 @@
  * (or the report or database could not be read), 2 usage error.
  */
 import { existsSync } from "node:fs";
-import { parseArgs } from "node:util";
 import { systemClock } from "../core/clock.js";
 import { formatAmount } from "../core/money.js";
 import { isPostgresUrl, openFleetDb, redactUrl } from "../fleet/db/open.js";
@@ -13,6 +12,7 @@ import { problems, type ReconLine, type ReconResult } from "../fleet/reconcile/m
 import { isDay, runReconcile } from "../fleet/reconcile/run.js";
 import { loadReportingSettings } from "../fleet/reconcile/settings.js";
 import { ReportingClient } from "../payment/reporting/client.js";
+import { parseOptionsOrExit } from "./cliArgs.js";
 import { FLEET_RECONCILE_OPTIONS } from "./commands.js";
 import { formatColumns } from "./table.js";
 
@@ -115,29 +115,8 @@ export function renderTable(r: ReconResult, runId: number | null): string {
 /** Runs `vendd fleet reconcile` with `argv` the arguments after `reconcile`. */
 export async function fleetReconcileCommand(argv: string[], io?: CliIo): Promise<number> {
   const out = io ?? { stdout: process.stdout, stderr: process.stderr, env: process.env };
-  let values: {
-    from?: string;
-    to?: string;
-    format?: string;
-    db?: string;
-    reporting?: string;
-    help?: boolean;
-  };
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: FLEET_RECONCILE_OPTIONS,
-    }));
-  } catch (e) {
-    out.stderr.write(`vendd fleet reconcile: ${(e as Error).message}\n${HELP}`);
-    return 2;
-  }
-  if (values.help) {
-    out.stdout.write(HELP);
-    return 0;
-  }
+  const values = parseOptionsOrExit("fleet reconcile", argv, FLEET_RECONCILE_OPTIONS, HELP, out);
+  if (typeof values === "number") return values;
   const format = values.format ?? "table";
   if (
     values.from === undefined ||

@@ -8,7 +8,6 @@
  * reconciles, 1 something does not (or a source could not be read), 2 usage error.
  */
 import { existsSync } from "node:fs";
-import { parseArgs } from "node:util";
 import { dayOf } from "../fleet/context.js";
 import { reconcile, type SaleRow } from "../fleet/reconcile/match.js";
 import { dayStart, fetchReport, isDay, nextDay } from "../fleet/reconcile/run.js";
@@ -16,6 +15,7 @@ import { loadReportingSettings } from "../fleet/reconcile/settings.js";
 import { exportSessions } from "../journal/export.js";
 import { describeRefusal } from "../journal/problems.js";
 import { ReportingClient } from "../payment/reporting/client.js";
+import { parseOptionsOrExit } from "./cliArgs.js";
 import { RECONCILE_OPTIONS } from "./commands.js";
 import type { CliIo } from "./config.js";
 import { renderCsv, renderTable } from "./fleetReconcile.js";
@@ -37,30 +37,8 @@ const ORDER_ID = /^(.+)-(\d{10})-(\d+)$/;
 
 export async function reconcileCommand(argv: string[], io?: CliIo): Promise<number> {
   const out = io ?? { stdout: process.stdout, stderr: process.stderr, env: process.env };
-  let values: {
-    journal?: string;
-    config?: string;
-    from?: string;
-    to?: string;
-    reporting?: string;
-    format?: string;
-    help?: boolean;
-  };
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: RECONCILE_OPTIONS,
-    }));
-  } catch (e) {
-    out.stderr.write(`vendd reconcile: ${(e as Error).message}\n${HELP}`);
-    return 2;
-  }
-  if (values.help) {
-    out.stdout.write(HELP);
-    return 0;
-  }
+  const values = parseOptionsOrExit("reconcile", argv, RECONCILE_OPTIONS, HELP, out);
+  if (typeof values === "number") return values;
   const format = values.format ?? "table";
   const { from, to } = values;
   if (

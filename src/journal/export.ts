@@ -10,22 +10,11 @@
 import Database from "better-sqlite3";
 import { SessionData } from "../core/fleetWire.js";
 import { classifyJournalError } from "./problems.js";
+import type { SessionDbRow } from "./rows.js";
 
-interface Row {
-  id: string;
-  order_id: string;
-  flow: string;
-  item: number;
-  price: number;
-  driver: string;
-  payment_id: string | null;
-  opened_at: number;
-  approved_amount: number | null;
-  decision_amount: number | null;
-  decision_reason: string | null;
-  review: number;
+/** A finished session (`SELECT s.*`, so the sessions row, its result and close time set) with its sums. */
+interface Row extends Omit<SessionDbRow, "result" | "closed_at"> {
   result: string;
-  reason: string | null;
   closed_at: number;
   captured: number | null;
   refunded: number | null;

@@ -123,6 +123,21 @@ export interface DraftInput {
   built: BuiltInvoice;
 }
 
+/** Whether the company already has an invoice (any status) for the month. */
+async function hasInvoice(
+  db: InvoicesDb | Transaction<InvoicesDatabase>,
+  companyId: string,
+  month: string,
+): Promise<boolean> {
+  const row = await db
+    .selectFrom("invoices")
+    .select("id")
+    .where("company_id", "=", companyId)
+    .where("month", "=", month)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /**
  * Inserts the month's invoice of a company as a draft with its articles and its number, in one transaction.
  * Returns null when the company already has an invoice for the month (also when a concurrent run inserted it
@@ -136,13 +151,7 @@ export async function insertDraft(
   const now = ctx.clock.now();
   try {
     return await db.transaction().execute(async (tx) => {
-      const existing = await tx
-        .selectFrom("invoices")
-        .select("id")
-        .where("company_id", "=", d.companyId)
-        .where("month", "=", d.month)
-        .executeTakeFirst();
-      if (existing !== undefined) return null;
+      if (await hasInvoice(tx, d.companyId, d.month)) return null;
       const number = await nextNumber(tx, d.issuerId);
       const id = randomUUID();
       await tx
@@ -182,13 +191,7 @@ export async function insertDraft(
     });
   } catch (e: unknown) {
     if (isUniqueViolation(e)) {
-      const again = await db
-        .selectFrom("invoices")
-        .select("id")
-        .where("company_id", "=", d.companyId)
-        .where("month", "=", d.month)
-        .executeTakeFirst();
-      if (again !== undefined) return null;
+      if (await hasInvoice(db, d.companyId, d.month)) return null;
     }
     throw e;
   }

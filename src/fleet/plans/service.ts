@@ -90,6 +90,63 @@ function newId(prefix: string): string {
   return `${prefix}${randomBytes(6).toString("hex")}`;
 }
 
+/** The plan `planId` if it exists and is active; else a 404 `PlansError`. */
+async function activePlan(ctx: FleetContext, planId: string) {
+  const plan = await ctx.db.selectFrom("plans").selectAll().where("id", "=", planId).executeTakeFirst();
+  if (plan === undefined || plan.active !== 1) throw new PlansError(404, "no such plan");
+  return plan;
+}
+
+/** A 409 `PlansError` when the badge already belongs to a pending, active or suspended member. */
+async function assertCardFree(ctx: FleetContext, badge: string): Promise<void> {
+  const taken = await ctx.db
+    .selectFrom("members")
+    .select("id")
+    .where("badge_hash", "=", badge)
+    .where("status", "in", ["pending", "active", "suspended"])
+    .executeTakeFirst();
+  if (taken !== undefined) throw new PlansError(409, "this card already belongs to a member");
+}
+
+/**
+ * A new member row: a sign-up starts `pending` (active once its agreement is), a company member starts
+ * `active` (activated now); no agreement, landing page or grace yet.
+ */
+async function insertMember(
+  ctx: FleetContext,
+  m: {
+    id: string;
+    planId: string;
+    status: "pending" | "active";
+    name: string;
+    phone: string | null;
+    badge: string;
+    companyId: string | null;
+  },
+): Promise<void> {
+  const now = ctx.clock.now();
+  await ctx.db
+    .insertInto("members")
+    .values({
+      id: m.id,
+      plan_id: m.planId,
+      status: m.status,
+      name: m.name,
+      phone: m.phone,
+      badge_hash: m.badge,
+      company_id: m.companyId,
+      agreement_id: null,
+      agreement_status: null,
+      landing_url: null,
+      grace_until: null,
+      reason: "",
+      created_at: now,
+      activated_at: m.status === "active" ? now : null,
+      updated_at: now,
+    })
+    .execute();
+}
+
 // ---- plans ------------------------------------------------------------------------------------------------
 
 export const PlanInput = z.strictObject({
@@ -154,37 +211,18 @@ export async function signUp(
   if (!r.success) throw new PlansError(400, `invalid sign-up: ${r.error.issues[0]?.path.join(".") ?? ""}`);
   const v = r.data;
   const badge = hashBadge(v.badgeUid, s.badgeSalt);
-  const plan = await ctx.db.selectFrom("plans").selectAll().where("id", "=", v.planId).executeTakeFirst();
-  if (plan === undefined || plan.active !== 1) throw new PlansError(404, "no such plan");
-  const taken = await ctx.db
-    .selectFrom("members")
-    .select("id")
-    .where("badge_hash", "=", badge)
-    .where("status", "in", ["pending", "active", "suspended"])
-    .executeTakeFirst();
-  if (taken !== undefined) throw new PlansError(409, "this card already belongs to a member");
-  const now = ctx.clock.now();
+  const plan = await activePlan(ctx, v.planId);
+  await assertCardFree(ctx, badge);
   const memberId = newId("m");
-  await ctx.db
-    .insertInto("members")
-    .values({
-      id: memberId,
-      plan_id: plan.id,
-      status: "pending",
-      name: v.name,
-      phone: v.phone ?? null,
-      badge_hash: badge,
-      company_id: v.companyId ?? null,
-      agreement_id: null,
-      agreement_status: null,
-      landing_url: null,
-      grace_until: null,
-      reason: "",
-      created_at: now,
-      activated_at: null,
-      updated_at: now,
-    })
-    .execute();
+  await insertMember(ctx, {
+    id: memberId,
+    planId: plan.id,
+    status: "pending",
+    name: v.name,
+    phone: v.phone ?? null,
+    badge,
+    companyId: v.companyId ?? null,
+  });
   const cb = `${s.publicUrl}/plans/callbacks/agreements/${memberId}`;
   let created: { id: string; landingUrl: string };
   try {
@@ -891,41 +929,18 @@ export async function addCompanyMember(
   input: { planId: string; companyId: string; name: string; badgeUid: string },
 ): Promise<string> {
   const badge = hashBadge(input.badgeUid, s.badgeSalt);
-  const plan = await ctx.db
-    .selectFrom("plans")
-    .select(["id", "active"])
-    .where("id", "=", input.planId)
-    .executeTakeFirst();
-  if (plan === undefined || plan.active !== 1) throw new PlansError(404, "no such plan");
-  const taken = await ctx.db
-    .selectFrom("members")
-    .select("id")
-    .where("badge_hash", "=", badge)
-    .where("status", "in", ["pending", "active", "suspended"])
-    .executeTakeFirst();
-  if (taken !== undefined) throw new PlansError(409, "this card already belongs to a member");
-  const now = ctx.clock.now();
+  const plan = await activePlan(ctx, input.planId);
+  await assertCardFree(ctx, badge);
   const id = newId("m");
-  await ctx.db
-    .insertInto("members")
-    .values({
-      id,
-      plan_id: plan.id,
-      status: "active",
-      name: input.name.trim().slice(0, 60),
-      phone: null,
-      badge_hash: badge,
-      company_id: input.companyId,
-      agreement_id: null,
-      agreement_status: null,
-      landing_url: null,
-      grace_until: null,
-      reason: "",
-      created_at: now,
-      activated_at: now,
-      updated_at: now,
-    })
-    .execute();
+  await insertMember(ctx, {
+    id,
+    planId: plan.id,
+    status: "active",
+    name: input.name.trim().slice(0, 60),
+    phone: null,
+    badge,
+    companyId: input.companyId,
+  });
   ctx.logger.info({ memberId: id, planId: plan.id, companyId: input.companyId }, "company member added");
   return id;
 }

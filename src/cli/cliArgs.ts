@@ -1,0 +1,38 @@
+/**
+ * The option parsing that subcommands without positionals share: strict `parseArgs` of their options table
+ * (src/cli/commands.ts), a usage error on stderr (exit 2) and `--help` on stdout (exit 0).
+ */
+import { type ParseArgsConfig, parseArgs } from "node:util";
+import type { CliIo } from "./config.js";
+
+type OptionsConfig = NonNullable<ParseArgsConfig["options"]>;
+
+type Values<O extends OptionsConfig> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: O; strict: true; allowPositionals: false }>
+>["values"];
+
+/**
+ * `argv` parsed against `options`, or the exit code when the command is done already: 2 after
+ * `vendd <command>: <why>` and `help` on stderr, 0 after `help` on stdout for `--help` (`options` must
+ * have a boolean `help`).
+ */
+export function parseOptionsOrExit<O extends OptionsConfig>(
+  command: string,
+  argv: string[],
+  options: O,
+  help: string,
+  out: CliIo,
+): Values<O> | number {
+  let values: Values<O>;
+  try {
+    ({ values } = parseArgs({ args: argv, strict: true, allowPositionals: false, options }));
+  } catch (e) {
+    out.stderr.write(`vendd ${command}: ${(e as Error).message}\n${help}`);
+    return 2;
+  }
+  if ("help" in values && values.help === true) {
+    out.stdout.write(help);
+    return 0;
+  }
+  return values;
+}
