@@ -31,6 +31,7 @@ import { openFleetDb } from "../src/fleet/db/open.js";
 import { approveUnit } from "../src/fleet/units.js";
 import { openSqliteJournal, type SqliteJournal } from "../src/journal/sqlite.js";
 import { CLI } from "./cli-support.js";
+import { journalSale } from "./support/journalSales.js";
 import { runSenderProcess } from "./support/senderProcess.js";
 
 const silent = pino({ level: "silent" });
@@ -113,23 +114,7 @@ async function enrol(url: string, db: string, unitId: string, key: UnitKeyPair):
 
 /** One sale through the journal (the engine's write path); every 7th is refunded in part after it closed. */
 function sell(j: SqliteJournal, id: string, price: number, refund: boolean): void {
-  const orderId = j.nextOrderId();
-  j.openSession({ id, orderId, flow: "selection", item: price % 9, price, driver: "v10" });
-  const start = j.recordIntent({ sessionId: id, op: "start", orderId, paymentId: null, amount: price });
-  j.completeIntent(start.id, "done", "ok");
-  j.setPaymentId(id, `pay-${id}`);
-  j.approveVend(id, price % 9, price);
-  j.recordVend(id, "success");
-  j.decide(id, { action: "capture", amount: price, reason: "vended", review: false });
-  const cap = j.recordIntent({
-    sessionId: id,
-    op: "capture",
-    orderId,
-    paymentId: `pay-${id}`,
-    amount: price,
-  });
-  j.completeIntent(cap.id, "done", "captured");
-  j.closeSession(id, "captured", "vended");
+  const orderId = journalSale(j, { id, item: price % 9, price, driver: "v10" });
   if (refund) {
     const r = j.recordIntent({
       sessionId: id,
