@@ -38,3 +38,15 @@ export function vendd(
     });
   });
 }
+
+/** Unit-config YAML lines for a V10 payment provider nobody listens on (port 9); the secret goes elsewhere. */
+export const UNREACHABLE_V10_YAML: readonly string[] = [
+  "payment:",
+  "  driver: v10",
+  "  v10:",
+  "    baseUrl: http://127.0.0.1:9/",
+  "    tokenUrl: http://127.0.0.1:9/t",
+  "    clientId: c",
+  "    merchantVat: DK12345678",
+  "    storeId: 6f1c2d3e-0000-4000-8000-000000000001",
+];
