@@ -10,24 +10,27 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the built `vendd` command (npm test builds it first, in pretest) with a time limit. */
+/**
+ * Runs the built `vendd` command (npm test builds it first, in pretest) with a time limit; `input`, when
+ * given, is written to its stdin (closed after), otherwise stdin is /dev/null.
+ */
 export function vendd(
   args: string[],
-  opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+  opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number; input?: string } = {},
 ): Promise<CliResult> {
   if (!existsSync(CLI))
     throw new Error(`${CLI} is missing: run \`npm run build\` (npm test does it in pretest)`);
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, [CLI, ...args], {
       env: { ...process.env, ...opts.env },
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: [opts.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
     });
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (d: Buffer) => {
+    child.stdout?.on("data", (d: Buffer) => {
       stdout += d.toString();
     });
-    child.stderr.on("data", (d: Buffer) => {
+    child.stderr?.on("data", (d: Buffer) => {
       stderr += d.toString();
     });
     const timer = setTimeout(() => child.kill("SIGKILL"), opts.timeoutMs ?? 60_000);
@@ -36,6 +39,7 @@ export function vendd(
       clearTimeout(timer);
       done({ code, stdout, stderr });
     });
+    if (opts.input !== undefined) child.stdin?.end(opts.input);
   });
 }
 
