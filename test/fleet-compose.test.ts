@@ -320,30 +320,24 @@ describe("composed fleet server", () => {
     expect(asViewer.body).not.toContain('href="/bundles/upload"');
   });
 
+  /** POSTs an empty JSON batch to a service's callback route with the given Authorization header. */
+  const postEmptyCallback = (url: string, authorization: string) =>
+    f.app.inject({
+      method: "POST",
+      url,
+      headers: { host: HOST, authorization, "content-type": "application/json" },
+      payload: "[]",
+    });
+
   it("public sign-up and the services' callbacks are mounted with their own authentication", async () => {
     const signUp = await f.app.inject({ url: `/plans/signup/${f.planId}`, headers: { host: HOST } });
     expect(signUp.statusCode).toBe(200);
     expect(signUp.body).toContain("Coffee club");
-    const inv = await f.app.inject({
-      method: "POST",
-      url: "/invoices/callbacks",
-      headers: { host: HOST, authorization: "wrong", "content-type": "application/json" },
-      payload: "[]",
-    });
+    const inv = await postEmptyCallback("/invoices/callbacks", "wrong");
     expect(inv.statusCode).toBe(401);
-    const invOk = await f.app.inject({
-      method: "POST",
-      url: "/invoices/callbacks",
-      headers: { host: HOST, authorization: "invoice-callback-key-1", "content-type": "application/json" },
-      payload: "[]",
-    });
+    const invOk = await postEmptyCallback("/invoices/callbacks", "invoice-callback-key-1");
     expect(invOk.statusCode).toBe(200);
-    const plans = await f.app.inject({
-      method: "POST",
-      url: "/plans/callbacks/payments",
-      headers: { host: HOST, authorization: "wrong", "content-type": "application/json" },
-      payload: "[]",
-    });
+    const plans = await postEmptyCallback("/plans/callbacks/payments", "wrong");
     expect(plans.statusCode).toBe(401);
   });
 
