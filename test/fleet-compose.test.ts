@@ -235,45 +235,32 @@ describe("composed fleet server", () => {
       Buffer.from([0, 1, 2, 3, 13, 10, 45, 45]),
       Buffer.from(`\r\n--${boundary}--\r\n`),
     ]);
-    // A body that is not multipart at all is a 4xx, and stores nothing.
-    const junk = await f.app.inject({
-      method: "POST",
-      url: "/bundles/upload",
-      headers: {
-        host: HOST,
-        origin: ORIGIN,
-        cookie: manager.cookie,
-        "content-type": "multipart/form-data; boundary=x",
-      },
-      payload: Buffer.from("junk"),
-    });
-    expect(junk.statusCode).toBeGreaterThanOrEqual(400);
-    expect(junk.statusCode).toBeLessThan(500);
-    const r = await f.app.inject({
-      method: "POST",
-      url: "/bundles/upload",
-      headers: {
-        host: HOST,
-        origin: ORIGIN,
-        cookie: manager.cookie,
-        "content-type": `multipart/form-data; boundary=${boundary}`,
-      },
-      payload: body,
-    });
-    expect(r.statusCode, r.body).toBe(422);
-    // Without a manager's session the body is refused before it is read.
-    for (const cookie of [undefined, viewer.cookie]) {
-      const refused = await f.app.inject({
+    /** POSTs `payload` to the upload form, with the session cookie when given. */
+    const upload = (
+      payload: Buffer,
+      cookie: string | undefined,
+      type = `multipart/form-data; boundary=${boundary}`,
+    ) =>
+      f.app.inject({
         method: "POST",
         url: "/bundles/upload",
         headers: {
           host: HOST,
           origin: ORIGIN,
           ...(cookie === undefined ? {} : { cookie }),
-          "content-type": `multipart/form-data; boundary=${boundary}`,
+          "content-type": type,
         },
-        payload: body,
+        payload,
       });
+    // A body that is not multipart at all is a 4xx, and stores nothing.
+    const junk = await upload(Buffer.from("junk"), manager.cookie, "multipart/form-data; boundary=x");
+    expect(junk.statusCode).toBeGreaterThanOrEqual(400);
+    expect(junk.statusCode).toBeLessThan(500);
+    const r = await upload(body, manager.cookie);
+    expect(r.statusCode, r.body).toBe(422);
+    // Without a manager's session the body is refused before it is read.
+    for (const cookie of [undefined, viewer.cookie]) {
+      const refused = await upload(body, cookie);
       expect(refused.statusCode).toBe(403);
     }
     expect(r.body).toContain("Refused (truncated)");
@@ -295,17 +282,7 @@ describe("composed fleet server", () => {
       signWith(bundle, [signer]),
       Buffer.from(`\r\n--${boundary}--\r\n`),
     ]);
-    const ok = await f.app.inject({
-      method: "POST",
-      url: "/bundles/upload",
-      headers: {
-        host: HOST,
-        origin: ORIGIN,
-        cookie: manager.cookie,
-        "content-type": `multipart/form-data; boundary=${boundary}`,
-      },
-      payload: good,
-    });
+    const ok = await upload(good, manager.cookie);
     expect(ok.statusCode, ok.body).toBe(303);
     expect(ok.headers.location).toBe("/bundles");
     const row = await f.ctx.db
