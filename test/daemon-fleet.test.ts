@@ -12,17 +12,7 @@ import { generateUnitKey } from "../src/core/fleetAuth.js";
 import { UnitEvent } from "../src/core/fleetWire.js";
 import { SimPaymentDriver } from "../src/payment/sim.js";
 import { FakeFleet } from "./support/fakeFleet.js";
-import { startTestDaemon, type TestDaemon, tempDir, v10Unit } from "./support/inprocess.js";
-
-const NOWHERE = {
-  baseUrl: "http://127.0.0.1:9",
-  tokenUrl: "http://127.0.0.1:9/t",
-  clientId: "c",
-  clientSecret: "s",
-  merchantVat: "DK12345678",
-  merchantBrandId: "b",
-  merchantLocationId: "l",
-};
+import { NOWHERE, startTestDaemon, type TestDaemon, tempDir, v10Unit } from "./support/inprocess.js";
 
 let dir: string;
 let unit: TestDaemon | undefined;

@@ -10,6 +10,7 @@ import { openSqliteJournal, type SqliteJournal } from "../src/journal/sqlite.js"
 import type { PaymentDriver } from "../src/payment/driver.js";
 import { SimPaymentDriver } from "../src/payment/sim.js";
 import {
+  NOWHERE,
   recordingNotifier,
   startTestDaemon,
   type TestDaemon,
@@ -24,16 +25,6 @@ afterEach(async () => {
   unit = undefined;
   rmSync(dir, { recursive: true, force: true });
 });
-
-const NOWHERE = {
-  baseUrl: "http://127.0.0.1:9",
-  tokenUrl: "http://127.0.0.1:9/t",
-  clientId: "c",
-  clientSecret: "s",
-  merchantVat: "DK12345678",
-  merchantBrandId: "b",
-  merchantLocationId: "l",
-};
 
 /** A payment driver that must never be used: every call is counted and fails. */
 function untouchable(): { driver: PaymentDriver; calls: string[] } {

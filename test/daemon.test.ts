@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Emulator, startEmulator } from "../src/emulator/index.js";
-import { CLI, vendd } from "./cli-support.js";
+import { CLI, UNREACHABLE_V10_YAML, vendd } from "./cli-support.js";
 
 const CANARY = "canary-Zq8-secret-7f3e91";
 let dir: string;
@@ -113,14 +113,7 @@ describe("vendd run", () => {
         `unit: { id: ${id}, name: Unreachable unit }`,
         `journal: { path: ${journal} }`,
         "display: { kind: none }",
-        "payment:",
-        "  driver: v10",
-        "  v10:",
-        "    baseUrl: http://127.0.0.1:9/",
-        "    tokenUrl: http://127.0.0.1:9/t",
-        "    clientId: c",
-        "    merchantVat: DK12345678",
-        "    storeId: 6f1c2d3e-0000-4000-8000-000000000001",
+        ...UNREACHABLE_V10_YAML,
       ].join("\n"),
     ),
     secrets: write(`${name}-secrets.yaml`, "v10: { clientSecret: degraded-unit-secret }\n"),

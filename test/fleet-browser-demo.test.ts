@@ -11,15 +11,20 @@
  * (`npx tsc -p tsconfig.build.json`). One browser launch. Screenshots: test-artifacts/fleet-browser-demo/.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openFleetDb } from "../src/fleet/db/open.js";
 import { CLI } from "./cli-support.js";
+import {
+  expectChart as expectDrawnChart,
+  launchWatchedChromium,
+  requireChromium,
+  shot as shotTo,
+} from "./support/browser.js";
 
-const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = join("test-artifacts", "fleet-browser-demo");
 const DEMO_UNITS = ["demo-1", "demo-2", "demo-3"];
 
@@ -32,14 +37,12 @@ describe("fleet dashboard in Chromium against vendd demo --fleet", () => {
   let base: string;
   let browser: BrowserContext;
   let page: Page;
-  const problems: string[] = [];
-  const dialogs: string[] = [];
+  let problems: string[];
+  let dialogs: string[];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM))
-      throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (.ci/run installs it)`);
+    requireChromium(ARTIFACTS);
     expect(existsSync(CLI), "build first: npx tsc -p tsconfig.build.json").toBe(true);
-    mkdirSync(ARTIFACTS, { recursive: true });
     dir = mkdtempSync(join(tmpdir(), "vendd-demo-fleet-browser-"));
     demo = spawn(
       process.execPath,
@@ -92,37 +95,7 @@ describe("fleet dashboard in Chromium against vendd demo --fleet", () => {
       await fdb.close();
     }
     const profile = join(dir, "chromium");
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      acceptDownloads: true,
-      viewport: { width: 1280, height: 900 },
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
-    page = browser.pages()[0] ?? (await browser.newPage());
-    page.on("console", (m) => {
-      if (m.type() === "error" || m.type() === "warning") problems.push(`console ${m.type()}: ${m.text()}`);
-    });
-    page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-    page.on("requestfailed", (r) =>
-      problems.push(`request failed: ${r.url()} ${r.failure()?.errorText ?? ""}`),
-    );
-    page.on("response", (r) => {
-      if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.url()}`);
-    });
-    page.on("dialog", (d) => {
-      dialogs.push(d.message());
-      void d.dismiss();
-    });
+    ({ browser, page, problems, dialogs } = await launchWatchedChromium(profile));
   }, 120_000);
 
   afterAll(async () => {
@@ -134,19 +107,8 @@ describe("fleet dashboard in Chromium against vendd demo --fleet", () => {
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   });
 
-  async function shot(name: string): Promise<void> {
-    await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
-  }
-
-  async function expectChart(): Promise<void> {
-    await page.waitForSelector("[data-chart][data-drawn=uplot] .uplot canvas", { timeout: 5000 });
-    const size = await page.$eval("[data-chart] .uplot canvas", (c) => {
-      const r = c.getBoundingClientRect();
-      return { w: r.width, h: r.height };
-    });
-    expect(size.w).toBeGreaterThan(100);
-    expect(size.h).toBeGreaterThan(100);
-  }
+  const shot = (name: string): Promise<void> => shotTo(page, ARTIFACTS, name);
+  const expectChart = (): Promise<void> => expectDrawnChart(page);
 
   it("logs in with the demo's manager, every page shows the demo's units and sales, CSV downloads; Ctrl-C ends consistent", async () => {
     const password = readFileSync(join(dir, "password"), "utf8").trim();

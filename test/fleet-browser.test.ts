@@ -7,15 +7,20 @@
  * Needs Debian's `chromium` at /usr/bin/chromium (`.ci/run` installs it). One browser launch, with a fresh
  * user data dir in a temp directory.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  expectChart as expectDrawnChart,
+  launchWatchedChromium,
+  requireChromium,
+  shot as shotTo,
+} from "./support/browser.js";
 import { type ComposedFleet, startComposedFleet } from "./support/fleetCompose.js";
 import { MANAGER, seededRange, UNITS, XSS } from "./support/fleetDashboard.js";
 
-const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = join("test-artifacts", "fleet-browser");
 
 describe("fleet dashboard in Chromium", () => {
@@ -24,48 +29,16 @@ describe("fleet dashboard in Chromium", () => {
   let profile: string;
   let browser: BrowserContext;
   let page: Page;
-  const problems: string[] = [];
-  const dialogs: string[] = [];
+  let problems: string[];
+  let dialogs: string[];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM))
-      throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (.ci/run installs it)`);
-    mkdirSync(ARTIFACTS, { recursive: true });
+    requireChromium(ARTIFACTS);
     // The composed server (unit API, dashboard, reconciliation, plans, invoices) on the seeded database.
     fleet = await startComposedFleet();
     base = await fleet.app.listen({ host: "127.0.0.1", port: 0 });
     profile = mkdtempSync(join(tmpdir(), "vendd-chromium-"));
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      acceptDownloads: true,
-      viewport: { width: 1280, height: 900 },
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
-    page = browser.pages()[0] ?? (await browser.newPage());
-    page.on("console", (m) => {
-      if (m.type() === "error" || m.type() === "warning") problems.push(`console ${m.type()}: ${m.text()}`);
-    });
-    page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-    page.on("requestfailed", (r) =>
-      problems.push(`request failed: ${r.url()} ${r.failure()?.errorText ?? ""}`),
-    );
-    page.on("response", (r) => {
-      if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.url()}`);
-    });
-    page.on("dialog", (d) => {
-      dialogs.push(d.message());
-      void d.dismiss();
-    });
+    ({ browser, page, problems, dialogs } = await launchWatchedChromium(profile));
   }, 30_000);
 
   afterAll(async () => {
@@ -74,20 +47,8 @@ describe("fleet dashboard in Chromium", () => {
     if (profile !== undefined) rmSync(profile, { recursive: true, force: true });
   });
 
-  async function shot(name: string): Promise<void> {
-    await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
-  }
-
-  async function expectChart(): Promise<void> {
-    await page.waitForSelector("[data-chart][data-drawn=uplot] .uplot canvas", { timeout: 5000 });
-    const size = await page.$eval("[data-chart] .uplot canvas", (c) => {
-      const r = c.getBoundingClientRect();
-      return { w: r.width, h: r.height, uplot: typeof (globalThis as unknown as { uPlot?: unknown }).uPlot };
-    });
-    expect(size.uplot).toBe("function");
-    expect(size.w).toBeGreaterThan(100);
-    expect(size.h).toBeGreaterThan(100);
-  }
+  const shot = (name: string): Promise<void> => shotTo(page, ARTIFACTS, name);
+  const expectChart = (): Promise<void> => expectDrawnChart(page);
 
   it("logs in, renders every page with data and charts, downloads the CSV, refuses a post without the token", async () => {
     await page.goto(`${base}/`);

@@ -235,45 +235,32 @@ describe("composed fleet server", () => {
       Buffer.from([0, 1, 2, 3, 13, 10, 45, 45]),
       Buffer.from(`\r\n--${boundary}--\r\n`),
     ]);
-    // A body that is not multipart at all is a 4xx, and stores nothing.
-    const junk = await f.app.inject({
-      method: "POST",
-      url: "/bundles/upload",
-      headers: {
-        host: HOST,
-        origin: ORIGIN,
-        cookie: manager.cookie,
-        "content-type": "multipart/form-data; boundary=x",
-      },
-      payload: Buffer.from("junk"),
-    });
-    expect(junk.statusCode).toBeGreaterThanOrEqual(400);
-    expect(junk.statusCode).toBeLessThan(500);
-    const r = await f.app.inject({
-      method: "POST",
-      url: "/bundles/upload",
-      headers: {
-        host: HOST,
-        origin: ORIGIN,
-        cookie: manager.cookie,
-        "content-type": `multipart/form-data; boundary=${boundary}`,
-      },
-      payload: body,
-    });
-    expect(r.statusCode, r.body).toBe(422);
-    // Without a manager's session the body is refused before it is read.
-    for (const cookie of [undefined, viewer.cookie]) {
-      const refused = await f.app.inject({
+    /** POSTs `payload` to the upload form, with the session cookie when given. */
+    const upload = (
+      payload: Buffer,
+      cookie: string | undefined,
+      type = `multipart/form-data; boundary=${boundary}`,
+    ) =>
+      f.app.inject({
         method: "POST",
         url: "/bundles/upload",
         headers: {
           host: HOST,
           origin: ORIGIN,
           ...(cookie === undefined ? {} : { cookie }),
-          "content-type": `multipart/form-data; boundary=${boundary}`,
+          "content-type": type,
         },
-        payload: body,
+        payload,
       });
+    // A body that is not multipart at all is a 4xx, and stores nothing.
+    const junk = await upload(Buffer.from("junk"), manager.cookie, "multipart/form-data; boundary=x");
+    expect(junk.statusCode).toBeGreaterThanOrEqual(400);
+    expect(junk.statusCode).toBeLessThan(500);
+    const r = await upload(body, manager.cookie);
+    expect(r.statusCode, r.body).toBe(422);
+    // Without a manager's session the body is refused before it is read.
+    for (const cookie of [undefined, viewer.cookie]) {
+      const refused = await upload(body, cookie);
       expect(refused.statusCode).toBe(403);
     }
     expect(r.body).toContain("Refused (truncated)");
@@ -295,17 +282,7 @@ describe("composed fleet server", () => {
       signWith(bundle, [signer]),
       Buffer.from(`\r\n--${boundary}--\r\n`),
     ]);
-    const ok = await f.app.inject({
-      method: "POST",
-      url: "/bundles/upload",
-      headers: {
-        host: HOST,
-        origin: ORIGIN,
-        cookie: manager.cookie,
-        "content-type": `multipart/form-data; boundary=${boundary}`,
-      },
-      payload: good,
-    });
+    const ok = await upload(good, manager.cookie);
     expect(ok.statusCode, ok.body).toBe(303);
     expect(ok.headers.location).toBe("/bundles");
     const row = await f.ctx.db
@@ -320,30 +297,24 @@ describe("composed fleet server", () => {
     expect(asViewer.body).not.toContain('href="/bundles/upload"');
   });
 
+  /** POSTs an empty JSON batch to a service's callback route with the given Authorization header. */
+  const postEmptyCallback = (url: string, authorization: string) =>
+    f.app.inject({
+      method: "POST",
+      url,
+      headers: { host: HOST, authorization, "content-type": "application/json" },
+      payload: "[]",
+    });
+
   it("public sign-up and the services' callbacks are mounted with their own authentication", async () => {
     const signUp = await f.app.inject({ url: `/plans/signup/${f.planId}`, headers: { host: HOST } });
     expect(signUp.statusCode).toBe(200);
     expect(signUp.body).toContain("Coffee club");
-    const inv = await f.app.inject({
-      method: "POST",
-      url: "/invoices/callbacks",
-      headers: { host: HOST, authorization: "wrong", "content-type": "application/json" },
-      payload: "[]",
-    });
+    const inv = await postEmptyCallback("/invoices/callbacks", "wrong");
     expect(inv.statusCode).toBe(401);
-    const invOk = await f.app.inject({
-      method: "POST",
-      url: "/invoices/callbacks",
-      headers: { host: HOST, authorization: "invoice-callback-key-1", "content-type": "application/json" },
-      payload: "[]",
-    });
+    const invOk = await postEmptyCallback("/invoices/callbacks", "invoice-callback-key-1");
     expect(invOk.statusCode).toBe(200);
-    const plans = await f.app.inject({
-      method: "POST",
-      url: "/plans/callbacks/payments",
-      headers: { host: HOST, authorization: "wrong", "content-type": "application/json" },
-      payload: "[]",
-    });
+    const plans = await postEmptyCallback("/plans/callbacks/payments", "wrong");
     expect(plans.statusCode).toBe(401);
   });
 

@@ -4,7 +4,6 @@
  * the events are marked delivered, after the mark); then a new process takes over. Every event must reach
  * the fleet exactly once, in seq order. Runs the built code (`npx tsc -p tsconfig.build.json`).
  */
-import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -15,9 +14,9 @@ import { generateUnitKey } from "../src/core/fleetAuth.js";
 import { UnitEvent } from "../src/core/fleetWire.js";
 import { openSqliteJournal } from "../src/journal/sqlite.js";
 import { FakeFleet } from "./support/fakeFleet.js";
+import { runSenderProcess } from "./support/senderProcess.js";
 
 const UNIT = "vm-kill";
-const dist = (p: string) => JSON.stringify(resolve("dist/src", p));
 
 let dir: string;
 let fleet: FakeFleet;
@@ -54,43 +53,14 @@ function runSender(
   keyFile: string,
   faultPoint: string | null,
 ): Promise<NodeJS.Signals | number> {
-  const script = `
-    import { readFileSync } from "node:fs";
-    import pino from "pino";
-    import { systemClock } from ${dist("core/clock.js")};
-    import { fleetFaultPointsFromEnv } from ${dist("core/faults.js")};
-    import { loadUnitKey } from ${dist("core/fleetAuth.js")};
-    import { openSqliteJournal } from ${dist("journal/sqlite.js")};
-    import { FleetLink } from ${dist("daemon/fleetLink.js")};
-    const journal = openSqliteJournal({ path: ${JSON.stringify(path)}, unitId: "${UNIT}", clock: systemClock, outbox: { currency: "DKK" } });
-    const link = new FleetLink({
-      url: ${JSON.stringify(fleet.url)}, unitId: "${UNIT}", key: loadUnitKey(readFileSync(${JSON.stringify(keyFile)}, "utf8")),
-      outbox: journal, clock: systemClock, random: () => 0.5, logger: pino({ level: "silent" }),
-      heartbeat: () => ({ state: "inService", reason: "", versions: { vendd: "t", config: null, release: null },
-        journal: { ok: true, detail: "ok" }, vmc: "up", payment: "up", unresolved: 0 }),
-      heartbeatMs: 60000, batchEvents: 7, backlogWarnEvents: 1000, backlogWarnMs: 86400000, timeoutMs: 5000,
-      backoff: { baseDelayMs: 2, maxDelayMs: 20 }, faults: fleetFaultPointsFromEnv(process.env),
-    });
-    for (let i = 0; i < 200 && journal.outboxStats().events > 0; i++) {
-      const wait = await link.round();
-      if (journal.outboxStats().events > 0) await systemClock.sleep(Math.min(wait, 20));
-    }
-    const left = journal.outboxStats().events;
-    journal.close();
-    process.exit(left === 0 ? 0 : 3);
-  `;
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
-      env: { ...process.env, VENDD_FAULT_POINT: faultPoint ?? "" },
-      stdio: ["ignore", "ignore", "inherit"],
-      cwd: resolve("."),
-    });
-    const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
-    child.on("error", fail);
-    child.on("exit", (code, signal) => {
-      clearTimeout(timer);
-      done(signal ?? code ?? -1);
-    });
+  return runSenderProcess({
+    journal: path,
+    unitId: UNIT,
+    keyFile,
+    fleetUrl: fleet.url,
+    currency: "DKK",
+    batchEvents: 7,
+    faultPoint,
   });
 }
 

@@ -17,7 +17,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type PostgresServer, postgresBinDir, startPostgres } from "../scripts/postgresServer.js";
@@ -31,6 +31,8 @@ import { openFleetDb } from "../src/fleet/db/open.js";
 import { approveUnit } from "../src/fleet/units.js";
 import { openSqliteJournal, type SqliteJournal } from "../src/journal/sqlite.js";
 import { CLI } from "./cli-support.js";
+import { journalSale } from "./support/journalSales.js";
+import { runSenderProcess } from "./support/senderProcess.js";
 
 const silent = pino({ level: "silent" });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -112,23 +114,7 @@ async function enrol(url: string, db: string, unitId: string, key: UnitKeyPair):
 
 /** One sale through the journal (the engine's write path); every 7th is refunded in part after it closed. */
 function sell(j: SqliteJournal, id: string, price: number, refund: boolean): void {
-  const orderId = j.nextOrderId();
-  j.openSession({ id, orderId, flow: "selection", item: price % 9, price, driver: "v10" });
-  const start = j.recordIntent({ sessionId: id, op: "start", orderId, paymentId: null, amount: price });
-  j.completeIntent(start.id, "done", "ok");
-  j.setPaymentId(id, `pay-${id}`);
-  j.approveVend(id, price % 9, price);
-  j.recordVend(id, "success");
-  j.decide(id, { action: "capture", amount: price, reason: "vended", review: false });
-  const cap = j.recordIntent({
-    sessionId: id,
-    op: "capture",
-    orderId,
-    paymentId: `pay-${id}`,
-    amount: price,
-  });
-  j.completeIntent(cap.id, "done", "captured");
-  j.closeSession(id, "captured", "vended");
+  const orderId = journalSale(j, { id, item: price % 9, price, driver: "v10" });
   if (refund) {
     const r = j.recordIntent({
       sessionId: id,
@@ -329,44 +315,14 @@ describe("units and a real fleet server on SQLite", () => {
 
   /** The sender alone in its own process over a journal file, until the backlog is empty or it is killed. */
   function senderProcess(path: string, unitId: string, keyFile: string, point: string | null) {
-    const dist = (p: string) => JSON.stringify(resolve("dist/src", p));
-    const script = `
-      import { readFileSync } from "node:fs";
-      import pino from "pino";
-      import { systemClock } from ${dist("core/clock.js")};
-      import { fleetFaultPointsFromEnv } from ${dist("core/faults.js")};
-      import { loadUnitKey } from ${dist("core/fleetAuth.js")};
-      import { openSqliteJournal } from ${dist("journal/sqlite.js")};
-      import { FleetLink } from ${dist("daemon/fleetLink.js")};
-      const journal = openSqliteJournal({ path: ${JSON.stringify(path)}, unitId: ${JSON.stringify(unitId)}, clock: systemClock, outbox: { currency: "NOK" } });
-      const link = new FleetLink({
-        url: ${JSON.stringify(fleet.url)}, unitId: ${JSON.stringify(unitId)}, key: loadUnitKey(readFileSync(${JSON.stringify(keyFile)}, "utf8")),
-        outbox: journal, clock: systemClock, random: () => 0.5, logger: pino({ level: "silent" }),
-        heartbeat: () => ({ state: "inService", reason: "", versions: { vendd: "t", config: null, release: null },
-          journal: { ok: true, detail: "ok" }, vmc: "up", payment: "up", unresolved: 0 }),
-        heartbeatMs: 60000, batchEvents: 5, backlogWarnEvents: 1000, backlogWarnMs: 86400000, timeoutMs: 5000,
-        backoff: { baseDelayMs: 2, maxDelayMs: 20 }, faults: fleetFaultPointsFromEnv(process.env),
-      });
-      for (let i = 0; i < 200 && journal.outboxStats().events > 0; i++) {
-        const wait = await link.round();
-        if (journal.outboxStats().events > 0) await systemClock.sleep(Math.min(wait, 20));
-      }
-      const left = journal.outboxStats().events;
-      journal.close();
-      process.exit(left === 0 ? 0 : 3);
-    `;
-    return new Promise<NodeJS.Signals | number>((done, fail) => {
-      const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
-        env: { ...process.env, VENDD_FAULT_POINT: point ?? "" },
-        stdio: ["ignore", "ignore", "inherit"],
-        cwd: resolve("."),
-      });
-      const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
-      child.on("error", fail);
-      child.on("exit", (code, signal) => {
-        clearTimeout(timer);
-        done(signal ?? code ?? -1);
-      });
+    return runSenderProcess({
+      journal: path,
+      unitId,
+      keyFile,
+      fleetUrl: fleet.url,
+      currency: "NOK",
+      batchEvents: 5,
+      faultPoint: point,
     });
   }
 

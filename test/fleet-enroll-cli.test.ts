@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { fingerprint, loadUnitKey } from "../src/core/fleetAuth.js";
-import { vendd } from "./cli-support.js";
+import { UNREACHABLE_V10_YAML, vendd } from "./cli-support.js";
 import { FakeFleet } from "./support/fakeFleet.js";
 
 let dir: string;
@@ -25,14 +25,7 @@ function config(unitId: string, url: string | null): string {
     [
       `unit: { id: ${unitId}, name: Lobby machine }`,
       `journal: { path: ${join(dir, "j.db")} }`,
-      "payment:",
-      "  driver: v10",
-      "  v10:",
-      "    baseUrl: http://127.0.0.1:9/",
-      "    tokenUrl: http://127.0.0.1:9/t",
-      "    clientId: c",
-      "    merchantVat: DK12345678",
-      "    storeId: 6f1c2d3e-0000-4000-8000-000000000001",
+      ...UNREACHABLE_V10_YAML,
       ...(url === null ? [] : [`fleet: { url: "${url}", keyFile: ${join(dir, `${unitId}.key`)} }`]),
     ].join("\n"),
   );

@@ -24,6 +24,9 @@ describe("vendd fleet reconcile", () => {
   let secretsPath: string;
   let firstRefresh: string;
   const args = () => ["--db", join(dir, "fleet.db"), "--reporting", join(dir, "reporting.yaml")];
+  /** `vendd fleet reconcile --from <from> --to <to> <rest>`. */
+  const reconcile = (from: string, to: string, ...rest: string[]) =>
+    vendd(["fleet", "reconcile", "--from", from, "--to", to, ...rest]);
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "vendd-recon-"));
@@ -64,7 +67,7 @@ describe("vendd fleet reconcile", () => {
   });
 
   it("a clean day exits 0 with the table; the rotated refresh token is stored", async () => {
-    const r = await vendd(["fleet", "reconcile", "--from", "2026-11-24", "--to", "2026-11-24", ...args()]);
+    const r = await reconcile("2026-11-24", "2026-11-24", ...args());
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/everything reconciles/);
@@ -80,32 +83,12 @@ describe("vendd fleet reconcile", () => {
   });
 
   it("an unknown transaction exits 1 and names its unit (csv and json)", async () => {
-    const csv = await vendd([
-      "fleet",
-      "reconcile",
-      "--from",
-      "2026-11-25",
-      "--to",
-      "2026-11-25",
-      "--format",
-      "csv",
-      ...args(),
-    ]);
+    const csv = await reconcile("2026-11-25", "2026-11-25", "--format", "csv", ...args());
     expect(csv.code).toBe(1);
     const unknown = csv.stdout.split("\r\n").filter((l) => l.includes(",unknownInFleet,"));
     expect(unknown).toHaveLength(1);
     expect(unknown[0]).toContain(`,vm2,,vm2-${EPOCH}-77777,`);
-    const json = await vendd([
-      "fleet",
-      "reconcile",
-      "--from",
-      "2026-11-25",
-      "--to",
-      "2026-11-25",
-      "--format",
-      "json",
-      ...args(),
-    ]);
+    const json = await reconcile("2026-11-25", "2026-11-25", "--format", "json", ...args());
     expect(json.code).toBe(1);
     const body = JSON.parse(json.stdout) as { clean: boolean; counts: Record<string, number>; runId: number };
     expect(body).toMatchObject({ clean: false, counts: { matched: 50, unknownInFleet: 1 } });
@@ -113,32 +96,19 @@ describe("vendd fleet reconcile", () => {
   });
 
   it("usage errors exit 2; a missing settings file exits 1", async () => {
-    expect((await vendd(["fleet", "reconcile", "--from", "2026-11-31", "--to", "2026-12-01"])).code).toBe(2);
+    expect((await reconcile("2026-11-31", "2026-12-01")).code).toBe(2);
     expect((await vendd(["fleet", "reconcile", "--from", "2026-11-24"])).code).toBe(2);
-    const r = await vendd([
-      "fleet",
-      "reconcile",
-      "--from",
-      "2026-11-24",
-      "--to",
-      "2026-11-24",
-      "--reporting",
-      join(dir, "none.yaml"),
-    ]);
+    const r = await reconcile("2026-11-24", "2026-11-24", "--reporting", join(dir, "none.yaml"));
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/none\.yaml: ENOENT/);
-    const nodb = await vendd([
-      "fleet",
-      "reconcile",
-      "--from",
+    const nodb = await reconcile(
       "2026-11-24",
-      "--to",
       "2026-11-24",
       "--reporting",
       join(dir, "reporting.yaml"),
       "--db",
       join(dir, "missing.db"),
-    ]);
+    );
     expect(nodb.code).toBe(1);
     expect(nodb.stderr).toMatch(/no fleet database at .*missing\.db/);
   });

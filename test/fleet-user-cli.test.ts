@@ -2,33 +2,20 @@
  * `vendd fleet user add|list|remove` (issue 16), through the built command: the password from a file or
  * standard input (never argv), the hash in the database, removal ending the user's sessions.
  */
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openFleetDb } from "../src/fleet/db/open.js";
 import { verifyPassword } from "../src/fleet/web/accounts.js";
-import { CLI, type CliResult, vendd } from "./cli-support.js";
+import { type CliResult, vendd } from "./cli-support.js";
 
 const dir = mkdtempSync(join(tmpdir(), "vendd-fleet-user-"));
 const db = join(dir, "fleet.db");
 
-function withStdin(args: string[], input: string): Promise<CliResult> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ["pipe", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr.on("data", (d: Buffer) => {
-      stderr += d.toString();
-    });
-    child.on("error", fail);
-    child.on("close", (code) => done({ code, stdout, stderr }));
-    child.stdin.end(input);
-  });
+/** `vendd fleet user add <name> --role <role> --db <db> --password-file <file>`. */
+function addUser(name: string, role: string, passwordFile: string): Promise<CliResult> {
+  return vendd(["fleet", "user", "add", name, "--role", role, "--db", db, "--password-file", passwordFile]);
 }
 
 describe("vendd fleet user", () => {
@@ -37,54 +24,20 @@ describe("vendd fleet user", () => {
   it("adds, lists and removes accounts; passwords never on the command line", async () => {
     const pw = join(dir, "pw");
     writeFileSync(pw, "correct horse battery\n", { mode: 0o600 });
-    const add = await vendd([
-      "fleet",
-      "user",
-      "add",
-      "mia",
-      "--role",
-      "manager",
-      "--db",
-      db,
-      "--password-file",
-      pw,
-    ]);
+    const add = await addUser("mia", "manager", pw);
     expect(add.code, add.stderr).toBe(0);
     expect(add.stdout).toContain("user mia added (manager)");
     expect(add.stdout + add.stderr).not.toContain("correct horse");
-    const viaStdin = await withStdin(
-      ["fleet", "user", "add", "vic", "--role", "viewer", "--db", db],
-      "viewer-secret-1\n",
-    );
+    const viaStdin = await vendd(["fleet", "user", "add", "vic", "--role", "viewer", "--db", db], {
+      input: "viewer-secret-1\n",
+    });
     expect(viaStdin.code, viaStdin.stderr).toBe(0);
 
-    const dup = await vendd([
-      "fleet",
-      "user",
-      "add",
-      "mia",
-      "--role",
-      "viewer",
-      "--db",
-      db,
-      "--password-file",
-      pw,
-    ]);
+    const dup = await addUser("mia", "viewer", pw);
     expect(dup.code).toBe(1);
     expect(dup.stderr).toContain("exists already");
     writeFileSync(pw, "short\n");
-    const short = await vendd([
-      "fleet",
-      "user",
-      "add",
-      "sam",
-      "--role",
-      "viewer",
-      "--db",
-      db,
-      "--password-file",
-      pw,
-    ]);
+    const short = await addUser("sam", "viewer", pw);
     expect(short.code).toBe(1);
     expect(short.stderr).toContain("at least 10 characters");
     const noRole = await vendd(["fleet", "user", "add", "sam", "--db", db, "--password-file", pw]);

@@ -70,7 +70,8 @@ import { SubscriptionsClient } from "../src/payment/subscriptions/client.js";
 import { signEntitlements, verifyEntitlements } from "../src/update/entitlements.js";
 import { parsePublicKey } from "../src/update/minisign.js";
 import { makeKey, type TestKey } from "../src/update/test-support.js";
-import { startTestDaemon, type TestDaemon, v10Unit } from "./support/inprocess.js";
+import { NOWHERE, startTestDaemon, type TestDaemon, v10Unit } from "./support/inprocess.js";
+import { until as waitUntil } from "./support/wait.js";
 
 const skip = !hasOpenssl();
 if (skip) console.warn("openssl missing: plans end-to-end test skipped");
@@ -84,26 +85,9 @@ const API_KEY = "fleet-callback-key.0123456789abcdef";
 const INVOICE_AUTH = { kind: "basic" as const, username: "fleet", password: "cb-secret-5f1e9a" };
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
-const NOWHERE = {
-  baseUrl: "http://127.0.0.1:9",
-  tokenUrl: "http://127.0.0.1:9/t",
-  clientId: "c",
-  clientSecret: "s",
-  merchantVat: "DK12345678",
-  merchantBrandId: "b",
-  merchantLocationId: "l",
-};
-
 /** Bounded real-time wait for network I/O (callbacks reaching the fleet). */
-async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const until = <T>(what: string, check: () => Promise<T | undefined>, ms?: number): Promise<T> =>
+  waitUntil(what, check, ms ?? 10_000);
 
 interface Unit {
   id: string;

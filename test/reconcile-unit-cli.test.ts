@@ -15,6 +15,7 @@ import { SessionData } from "../src/core/fleetWire.js";
 import { type Emulator, startEmulator } from "../src/emulator/index.js";
 import { openSqliteJournal } from "../src/journal/sqlite.js";
 import { vendd } from "./cli-support.js";
+import { journalSale } from "./support/journalSales.js";
 
 const SESSIONS = 30;
 
@@ -35,25 +36,21 @@ describe("vendd journal export and vendd reconcile (a unit without a fleet)", ()
     try {
       for (let i = 0; i < SESSIONS; i++) {
         clock.advance(60_000);
-        const orderId = j.nextOrderId();
         const id = `s${i}`;
         const price = 1000 + i * 10;
         const captured = i % 5 === 0 ? price - 200 : price;
-        j.openSession({ id, orderId, flow: "selection", item: i + 1, price, driver: "legacy" });
-        const start = j.recordIntent({ sessionId: id, op: "start", orderId, paymentId: null, amount: price });
-        j.completeIntent(start.id, "done", "");
-        j.setPaymentId(id, orderId);
-        j.approveVend(id, i + 1, price);
-        j.recordVend(id, "success");
-        j.decide(id, { action: "capture", amount: captured, reason: "vend delivered", review: false });
-        const cap = j.recordIntent({
-          sessionId: id,
-          op: "capture",
-          orderId,
-          paymentId: orderId,
-          amount: captured,
+        const orderId = journalSale(j, {
+          id,
+          item: i + 1,
+          price,
+          captured,
+          driver: "legacy",
+          paymentId: "order",
+          startDetail: "",
+          captureDetail: "",
+          reason: "vend delivered",
+          close: false,
         });
-        j.completeIntent(cap.id, "done", "");
         emu.clock.advance(60_000);
         emu.recordLedger({
           ...scope,

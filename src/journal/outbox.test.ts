@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { journalSale } from "../../test/support/journalSales.js";
 import { ManualClock } from "../core/clock.js";
 import { UnitEvent } from "../core/fleetWire.js";
 import { openSqliteJournal, type SqliteJournal } from "./sqlite.js";
@@ -22,24 +23,7 @@ function journal(clock = new ManualClock(1_700_000_000_000), path = ":memory:"):
 
 /** A selection sale: start done, one vend approved, captured, closed. */
 function sale(j: SqliteJournal, id: string, opts: { close?: boolean; price?: number } = {}): void {
-  const price = opts.price ?? 150;
-  const orderId = j.nextOrderId();
-  j.openSession({ id, orderId, flow: "selection", item: 3, price, driver: "v10" });
-  const start = j.recordIntent({ sessionId: id, op: "start", orderId, paymentId: null, amount: price });
-  j.completeIntent(start.id, "done", "ok");
-  j.setPaymentId(id, `pay-${id}`);
-  j.approveVend(id, 3, price);
-  j.recordVend(id, "success");
-  j.decide(id, { action: "capture", amount: price, reason: "vended", review: false });
-  const cap = j.recordIntent({
-    sessionId: id,
-    op: "capture",
-    orderId,
-    paymentId: `pay-${id}`,
-    amount: price,
-  });
-  j.completeIntent(cap.id, "done", "captured");
-  if (opts.close !== false) j.closeSession(id, "captured", "vended");
+  journalSale(j, { id, item: 3, price: opts.price ?? 150, driver: "v10", close: opts.close });
 }
 
 describe("journal outbox", () => {

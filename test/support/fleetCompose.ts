@@ -1,21 +1,13 @@
-/**
- * The composed fleet (src/fleet/compose.ts) on the dashboard's seeded database, plus what the added pages
- * show: a plan with a company-paid member, a company with a sent invoice, and a reconciliation run with a
- * line that does not reconcile. The payment services are not called by the pages: the plans client points
- * at a closed port, the invoices client is a recording fake.
- */
-import pino from "pino";
 import { ManualClock } from "../../src/core/clock.js";
 import { type FleetServices, fleetPlugins } from "../../src/fleet/compose.js";
 import type { FleetContext } from "../../src/fleet/context.js";
-import { openFleetDb } from "../../src/fleet/db/open.js";
 import { buildInvoice } from "../../src/fleet/invoices/build.js";
 import { assignUnit, createCompany, insertDraft, invoicesDb } from "../../src/fleet/invoices/store.js";
 import { addCompanyMember, createPlan } from "../../src/fleet/plans/index.js";
 import { createFleetApp } from "../../src/fleet/server.js";
 import type { InvoicesClient } from "../../src/payment/invoices/client.js";
 import { SubscriptionsClient } from "../../src/payment/subscriptions/client.js";
-import { type Fleet, NOW, seed, TZ, UNITS, XSS } from "./fleetDashboard.js";
+import { type Fleet, NOW, openTestFleet, seed, UNITS, XSS } from "./fleetDashboard.js";
 
 export const BADGE_SALT = "c2FsdC1mb3ItdGVzdHMtb25seQ";
 export const ISSUER = "0f8fad5b-d9cb-469f-a165-70867728950e";
@@ -155,14 +147,7 @@ export function testServices(clock: ManualClock, cancelled: string[]): FleetServ
 /** The composed app (unit API, dashboard and every configured page) on a seeded in-memory database. */
 export async function startComposedFleet(): Promise<ComposedFleet> {
   const clock = new ManualClock(NOW);
-  const db = await openFleetDb(":memory:");
-  const ctx: FleetContext = {
-    db: db.db,
-    dialect: db.dialect,
-    clock,
-    logger: pino({ level: "silent" }),
-    timeZone: TZ,
-  };
+  const { db, ctx } = await openTestFleet(":memory:", clock);
   await seed(ctx);
   const ids = await seedComposed(ctx);
   const cancelled: string[] = [];

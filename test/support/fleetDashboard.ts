@@ -186,11 +186,11 @@ export function seededRange(): { from: string; to: string } {
   return { from: addDays(to, -19), to };
 }
 
-export async function startFleet(
-  target = ":memory:",
-  opts: DashboardOptions & { seed?: boolean; clock?: ManualClock } = {},
-): Promise<Fleet> {
-  const clock = opts.clock ?? new ManualClock(NOW);
+/** The fleet database at `target` (migrated) and its context: silent logger, the seed's time zone. */
+export async function openTestFleet(
+  target: string,
+  clock: ManualClock,
+): Promise<{ db: FleetDb; ctx: FleetContext }> {
   const db = await openFleetDb(target);
   const ctx: FleetContext = {
     db: db.db,
@@ -199,6 +199,15 @@ export async function startFleet(
     logger: pino({ level: "silent" }),
     timeZone: TZ,
   };
+  return { db, ctx };
+}
+
+export async function startFleet(
+  target = ":memory:",
+  opts: DashboardOptions & { seed?: boolean; clock?: ManualClock } = {},
+): Promise<Fleet> {
+  const clock = opts.clock ?? new ManualClock(NOW);
+  const { db, ctx } = await openTestFleet(target, clock);
   if (opts.seed !== false) await seed(ctx);
   const app = Fastify({ logger: false });
   await registerDashboard(app, ctx, { secureCookies: opts.secureCookies ?? false });

@@ -58,6 +58,17 @@ export interface V10Target {
   merchantLocationId: string;
 }
 
+/** A V10 target nobody listens on (port 9): for units whose payment provider must never be reached. */
+export const NOWHERE: V10Target = {
+  baseUrl: "http://127.0.0.1:9",
+  tokenUrl: "http://127.0.0.1:9/t",
+  clientId: "c",
+  clientSecret: "s",
+  merchantVat: "DK12345678",
+  merchantBrandId: "b",
+  merchantLocationId: "l",
+};
+
 /** Writes a unit config for the V10 driver (short timeouts, no driver retries) and loads it. */
 export function v10Unit(dir: string, unitId: string, t: V10Target): LoadedConfig {
   const config = join(dir, "unit.yaml");

@@ -14,6 +14,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import pino from "pino";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { until as waitUntil } from "../../../test/support/wait.js";
 import { ManualClock } from "../../core/clock.js";
 import { type Emulator, startEmulator } from "../../emulator/index.js";
 import { DK_USER, FAILING_USER, START } from "../../emulator/subscriptions/testkit.js";
@@ -46,15 +47,9 @@ const API_KEY = "fleet-callback-key.0123456789abcdef";
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
-async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 8000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** Bounded real-time wait for network I/O (callbacks reaching the fleet). */
+const until = <T>(what: string, check: () => Promise<T | undefined>, ms?: number): Promise<T> =>
+  waitUntil(what, check, ms ?? 8000);
 
 describe.skipIf(skip)("fleet plans against the emulator (seed 000)", () => {
   let dir: string;

@@ -67,9 +67,9 @@ describe("subscriptions client transport", () => {
     await new Promise<void>((r) => server.close(() => r()));
   });
 
-  const client = () =>
+  const client = (baseUrl = base) =>
     new SubscriptionsClient({
-      baseUrl: base,
+      baseUrl,
       tokenUrl: `${base}/token`,
       clientId: "id",
       clientSecret: SECRET,
@@ -138,15 +138,7 @@ describe("subscriptions client transport", () => {
   });
 
   it("gives up after the policy's retries on a network failure", async () => {
-    const c = new SubscriptionsClient({
-      baseUrl: "http://127.0.0.1:1",
-      tokenUrl: `${base}/token`,
-      clientId: "id",
-      clientSecret: SECRET,
-      providerId: "prov",
-      clock,
-      random: () => 0.5,
-    });
+    const c = client("http://127.0.0.1:1");
     const err = await c.captureOneOff("a", "o").catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SubscriptionsError);
     expect(String(err)).toMatch(/network/);
