@@ -11,6 +11,8 @@ import type { FleetDatabase } from "./db/schema.js";
 
 export interface FleetContext {
   db: Kysely<FleetDatabase>;
+  /** FleetDb.light: PostgreSQL sessions with `synchronous_commit = off` (db/light.ts); absent: `db`. */
+  lightDb?: Kysely<FleetDatabase>;
   dialect: FleetDialect;
   clock: Clock;
   logger: pino.Logger;

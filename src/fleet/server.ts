@@ -129,6 +129,7 @@ export async function startFleetServer(opts: FleetServerOptions): Promise<Runnin
   const fdb = await openFleetDb(opts.db);
   const ctx: FleetContext = {
     db: fdb.db,
+    lightDb: fdb.light,
     dialect: fdb.dialect,
     clock: systemClock,
     logger,

@@ -26,7 +26,7 @@ import {
 } from "../core/fleetWire.js";
 import { bundleBytes, markPending, newestBundleFor } from "./bundles.js";
 import type { FleetContext } from "./context.js";
-import { lightTransaction } from "./db/light.js";
+import { lightWrite } from "./db/light.js";
 import { ingestBatch } from "./ingest.js";
 
 /** Largest request body the unit API reads: a full batch of 500 sessions is well under it. */
@@ -114,8 +114,8 @@ export async function registerUnitApi(
         // Recorded only for known keys (and enrolments): a stranger's requests write nothing.
         // Without its own fsync (db/light.ts): a nonce lost to a power cut of the fleet host could let a
         // request of the last moments be replayed once; every unit request is idempotent on the fleet.
-        const nonce = await lightTransaction(ctx.db, ctx.dialect, (trx) =>
-          trx
+        const nonce = await lightWrite(ctx, (db) =>
+          db
             .insertInto("nonces")
             .values({ public_key: v.publicKey, nonce: v.nonce, expires_at: v.timestamp + MAX_SKEW_MS })
             .onConflict((oc) => oc.columns(["public_key", "nonce"]).doNothing())
@@ -231,8 +231,9 @@ export async function registerUnitApi(
         if (p === null || p.a.unit === null) return reply;
         const hb = p.body;
         const unitId = p.a.unit.id;
-        const unit = await lightTransaction(ctx.db, ctx.dialect, async (trx) => {
-          await trx
+        // One statement: the update answers the committed seq (RETURNING, on both dialects).
+        const unit = await lightWrite(ctx, (db) =>
+          db
             .updateTable("units")
             .set({
               last_seen_at: ctx.clock.now(),
@@ -244,13 +245,9 @@ export async function registerUnitApi(
               unresolved: hb.unresolved,
             })
             .where("id", "=", unitId)
-            .execute();
-          return trx
-            .selectFrom("units")
-            .select(["committed_seq"])
-            .where("id", "=", unitId)
-            .executeTakeFirstOrThrow();
-        });
+            .returning("committed_seq")
+            .executeTakeFirstOrThrow(),
+        );
         const bundle = await newestBundleFor(ctx, unitId, hb.fleet ?? null);
         const list = opts.entitlements
           ? await ctx.db

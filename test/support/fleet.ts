@@ -18,6 +18,7 @@ export async function fleetContext(
   const fdb = await openFleetDb(target, { poolSize: 4 });
   const ctx: FleetContext = {
     db: fdb.db,
+    lightDb: fdb.light,
     dialect: fdb.dialect,
     clock,
     logger: pino({ level: "silent" }),

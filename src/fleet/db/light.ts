@@ -12,6 +12,20 @@ import { type Kysely, sql, type Transaction } from "kysely";
 import type { FleetDialect } from "./migrations.js";
 import type { FleetDatabase } from "./schema.js";
 
+/**
+ * One light write statement (or a few that need not be atomic together). PostgreSQL with a light pool
+ * (`FleetDb.light`, sessions at `synchronous_commit = off`): the statement runs there on its own, one round
+ * trip. Otherwise as {@link lightTransaction}.
+ */
+export async function lightWrite<T>(
+  ctx: { db: Kysely<FleetDatabase>; lightDb?: Kysely<FleetDatabase>; dialect: FleetDialect },
+  fn: (db: Kysely<FleetDatabase> | Transaction<FleetDatabase>) => Promise<T>,
+): Promise<T> {
+  if (ctx.dialect === "postgres" && ctx.lightDb !== undefined && ctx.lightDb !== ctx.db)
+    return fn(ctx.lightDb);
+  return lightTransaction(ctx.db, ctx.dialect, fn);
+}
+
 export async function lightTransaction<T>(
   db: Kysely<FleetDatabase>,
   dialect: FleetDialect,

@@ -10,6 +10,12 @@ import type { FleetDatabase } from "./schema.js";
 
 export interface FleetDb {
   db: Kysely<FleetDatabase>;
+  /**
+   * For writes that need not wait for the disk (db/light.ts): on PostgreSQL a small second pool whose
+   * sessions run with `synchronous_commit = off`, so such a write is one statement, no transaction; on
+   * SQLite the same connection as `db`.
+   */
+  light: Kysely<FleetDatabase>;
   dialect: FleetDialect;
   /** Where it is, for logs: the file path, or the PostgreSQL URL without its password. */
   where: string;
@@ -76,7 +82,23 @@ export async function openFleetDb(target: string, opts: { poolSize?: number } = 
       await db.destroy();
       throw err;
     }
-    return { db, dialect: "postgres", where: redactUrl(target), close: () => db.destroy() };
+    const lightPool = new pg.Pool({
+      connectionString: target,
+      max: Math.max(2, Math.ceil((opts.poolSize ?? 10) / 2)),
+      options: "-c synchronous_commit=off",
+    });
+    lightPool.on("error", () => {});
+    const light = new Kysely<FleetDatabase>({ dialect: new PostgresDialect({ pool: lightPool }) });
+    return {
+      db,
+      light,
+      dialect: "postgres",
+      where: redactUrl(target),
+      close: async () => {
+        await light.destroy();
+        await db.destroy();
+      },
+    };
   }
   const file = new Database(target);
   file.pragma("journal_mode = WAL");
@@ -92,5 +114,5 @@ export async function openFleetDb(target: string, opts: { poolSize?: number } = 
     await db.destroy();
     throw err;
   }
-  return { db, dialect: "sqlite", where: target, close: () => db.destroy() };
+  return { db, light: db, dialect: "sqlite", where: target, close: () => db.destroy() };
 }
