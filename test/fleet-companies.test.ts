@@ -4,6 +4,7 @@
  * nothing; a viewer or a post without the CSRF token is refused (403); HTML in a company name is escaped.
  */
 import type { FastifyInstance } from "fastify";
+import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { invoicesDb } from "../src/fleet/invoices/store.js";
 import { SESSION_COOKIE } from "../src/fleet/web/index.js";
@@ -70,8 +71,12 @@ describe("company forms on /companies", () => {
   const page = async (who: Login) =>
     (await f.app.inject({ url: "/companies", headers: { host: HOST, cookie: who.cookie } })).body;
 
+  const logged: string[] = [];
+
   beforeAll(async () => {
     f = await startComposedFleet();
+    // Every log line of the requests below, to show the card UID never reaches the log.
+    f.ctx.logger = pino({ level: "debug" }, { write: (line: string) => logged.push(line) });
     manager = await loginAs(f.app, MANAGER);
     viewer = await loginAs(f.app, VIEWER);
   });
@@ -206,6 +211,7 @@ describe("company forms on /companies", () => {
     expect(m).toMatchObject({ name: "Grace Hopper", status: "active", plan_id: f.planId });
     expect(JSON.stringify(m)).not.toMatch(/04:?DE:?AD:?BE:?EF:?01/i);
     expect(await page(manager)).toContain("Grace Hopper");
+    expect(logged.some((l) => l.includes("company member added"))).toBe(true);
 
     const members = async () => (await f.ctx.db.selectFrom("members").select("id").execute()).length;
     const before = await members();
@@ -222,6 +228,7 @@ describe("company forms on /companies", () => {
       expect(bad.body).not.toContain("DE:AD:BE:EF");
     }
     expect(await members()).toBe(before);
+    expect(logged.join("")).not.toMatch(/DE:?AD:?BE:?EF|0102030405/i);
   });
 
   it("refuses a viewer's post and a post without the CSRF token (403), changing nothing", async () => {

@@ -2,8 +2,9 @@
  * The whole fleet server as `vendd fleet serve` runs it: the unit API, the dashboard, and — when their
  * config sections are present — reconciliation pages, member plans (public sign-up, the service's
  * callbacks, manager forms, the units' entitlement list), company invoices (callbacks, pages, cancel), the
- * managers' company set-up forms (src/fleet/invoices/forms.ts) and the bundle upload form, all pages inside the dashboard's layout, login, CSRF and role checks. The
- * scheduled jobs (nightly reconciliation, plan cycle, monthly invoices) are started by `startFleetJobs`.
+ * managers' company set-up forms (src/fleet/invoices/forms.ts) and the bundle upload form, all pages inside
+ * the dashboard's layout, login, CSRF and role checks. The scheduled jobs (nightly reconciliation, plan
+ * cycle, monthly invoices) are started by `startFleetJobs`.
  */
 import fastifyMultipart from "@fastify/multipart";
 import { Cron } from "croner";
