@@ -1,9 +1,10 @@
 /**
  * The whole fleet server as `vendd fleet serve` runs it: the unit API, the dashboard, and — when their
  * config sections are present — reconciliation pages, member plans (public sign-up, the service's
- * callbacks, manager forms, the units' entitlement list), company invoices (callbacks, pages, cancel) and
- * the bundle upload form, all pages inside the dashboard's layout, login, CSRF and role checks. The
- * scheduled jobs (nightly reconciliation, plan cycle, monthly invoices) are started by `startFleetJobs`.
+ * callbacks, manager forms, the units' entitlement list), company invoices (callbacks, pages, cancel), the
+ * managers' company set-up forms (src/fleet/invoices/forms.ts) and the bundle upload form, all pages inside
+ * the dashboard's layout, login, CSRF and role checks. The scheduled jobs (nightly reconciliation, plan
+ * cycle, monthly invoices) are started by `startFleetJobs`.
  */
 import fastifyMultipart from "@fastify/multipart";
 import { Cron } from "croner";
@@ -16,6 +17,15 @@ import type { FleetConfig } from "./config.js";
 import { dayOf, type FleetContext } from "./context.js";
 import { registerInvoices } from "./invoices/callbacks.js";
 import { runInvoiceCycle } from "./invoices/cycle.js";
+import {
+  addMemberFromForm,
+  assignUnitFromForm,
+  createCompanyFromForm,
+  FormError,
+  loadCompanyFormData,
+  renderCompanyForms,
+  setProductFromForm,
+} from "./invoices/forms.js";
 import {
   loadCompanies,
   loadInvoice,
@@ -179,10 +189,79 @@ async function mountPages(
     await registerPlanAdmin(web, ctx, plans, t.managerOnly, (req) => t.session(req).username);
   }
 
-  // Company invoices (issue 18): pages, and cancel for managers when the invoice client is configured.
-  web.get("/companies", async (req, reply) =>
-    page(req, reply, "/companies", "Companies", renderCompanies(await loadCompanies(ctx))),
+  // Company set-up (issue 18): managers see the forms; each POST answers 303 back, or the page with the
+  // refusal (422, nothing stored).
+  const companiesPage = async (
+    req: FastifyRequest,
+    reply: FastifyReply,
+    error: string | null,
+    status = 200,
+  ) => {
+    const sess = t.session(req);
+    const companies = await loadCompanies(ctx);
+    const forms =
+      sess.role === "manager"
+        ? renderCompanyForms(
+            companies,
+            await loadCompanyFormData(ctx, s.plans !== undefined),
+            sess.csrf,
+            error,
+          )
+        : "";
+    return page(req, reply, "/companies", "Companies", html`${renderCompanies(companies)}${forms}`, status);
+  };
+  web.get("/companies", async (req, reply) => companiesPage(req, reply, null));
+  const companyForm =
+    (act: (req: FastifyRequest) => Promise<void>) => async (req: FastifyRequest, reply: FastifyReply) => {
+      try {
+        await act(req);
+      } catch (e) {
+        if (!(e instanceof FormError)) throw e;
+        if (e.status === 404) return notFound(reply, "No such company.");
+        return companiesPage(req, reply, e.message, e.status);
+      }
+      return reply.redirect("/companies", 303);
+    };
+  const companyId = (req: FastifyRequest): string => {
+    const p = IdParams.safeParse(req.params);
+    if (!p.success) throw new FormError("no such company", 404);
+    return p.data.id;
+  };
+  web.post(
+    "/companies",
+    { preHandler: t.managerOnly },
+    companyForm(async (req) => {
+      const id = await createCompanyFromForm(ctx, req.body);
+      ctx.logger.info({ company: id, by: t.session(req).username }, "company created");
+    }),
   );
+  web.post(
+    "/companies/:id/units",
+    { preHandler: t.managerOnly },
+    companyForm(async (req) => {
+      const id = companyId(req);
+      await assignUnitFromForm(ctx, id, req.body);
+      ctx.logger.info({ company: id, by: t.session(req).username }, "unit assigned to a company");
+    }),
+  );
+  web.post(
+    "/companies/:id/products",
+    { preHandler: t.managerOnly },
+    companyForm(async (req) => {
+      const id = companyId(req);
+      await setProductFromForm(ctx, id, req.body);
+      ctx.logger.info({ company: id, by: t.session(req).username }, "catalogue product set");
+    }),
+  );
+  if (plans !== undefined)
+    web.post(
+      "/companies/:id/members",
+      { preHandler: t.managerOnly },
+      companyForm(async (req) => {
+        await addMemberFromForm(ctx, plans.settings, companyId(req), req.body);
+      }),
+    );
+  // Company invoices (issue 18): pages, and cancel for managers when the invoice client is configured.
   web.get("/invoices", async (req, reply) => {
     const q = InvoiceStatus.safeParse(req.query);
     if (!q.success) return t.sendHtml(reply, messagePage("Bad request", "Unknown invoice status."), 400);
