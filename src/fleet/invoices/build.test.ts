@@ -6,6 +6,7 @@ import {
   type BillableLine,
   buildInvoice,
   InvoiceBuildError,
+  memberLines,
   priceLine,
   subsidisedLines,
   vatOfGross,
@@ -162,5 +163,18 @@ describe("invoice builder: one rounding rule (VAT per article line, half up; tot
     expect(() =>
       subsidisedLines([{ unit_id: "u1", item: 9, vends_ok: 1, member_id: null }], new Set(["u1"]), catalogue),
     ).toThrow(/item 9 is not in the product catalogue/);
+  });
+
+  it("bills the plan vends of the company's own members, at any unit, and no one else's", () => {
+    const catalogue = new Map([[1, { item: 1, name: "Coffee", vat_bp: 2500, price: 1500 }]]);
+    const sales = [
+      { unit_id: "anywhere", item: 1, vends_ok: 2, member_id: "staff-1" }, // the company's member
+      { unit_id: "u1", item: 1, vends_ok: 1, member_id: "staff-2" }, // the company's member
+      { unit_id: "u1", item: 1, vends_ok: 4, member_id: "someone-else" }, // another plan pays
+      { unit_id: "u1", item: 1, vends_ok: 3, member_id: null }, // a paid vend, not a member's
+      { unit_id: "u1", item: 1, vends_ok: 0, member_id: "staff-1" }, // nothing delivered
+    ];
+    const inv = buildInvoice(memberLines(sales, new Set(["staff-1", "staff-2"]), catalogue));
+    expect(inv.articles.map((a) => [a.articleNumber, a.quantity, a.gross])).toEqual([["1", 3, 4500]]);
   });
 });

@@ -139,26 +139,42 @@ export interface ProductForBilling {
 /**
  * The billable lines of a company's subsidised vending: every vend delivered (`vends_ok`) at one of its
  * units, priced from the catalogue. Plan vends (`member_id` set) are not billed here: the member's plan
- * pays for them. Throws when an item vended is not in the catalogue (its VAT rate is unknown).
+ * pays for them (or, for the company's own members, {@link memberLines}). Throws when an item vended is not
+ * in the catalogue (its VAT rate is unknown).
  */
 export function subsidisedLines(
   sales: readonly SaleForBilling[],
   units: ReadonlySet<string>,
   catalogue: ReadonlyMap<number, ProductForBilling>,
 ): BillableLine[] {
-  const out: BillableLine[] = [];
-  for (const s of sales) {
-    if (!units.has(s.unit_id) || s.member_id !== null || s.vends_ok <= 0) continue;
-    const p = catalogue.get(s.item);
-    if (p === undefined) throw new InvoiceBuildError(`item ${s.item} is not in the product catalogue`);
-    out.push({
-      articleNumber: String(p.item),
-      description: p.name,
-      quantity: s.vends_ok,
-      unitPrice: p.price,
-      vatBp: p.vat_bp,
-      unit: "pcs",
-    });
-  }
-  return out;
+  return sales
+    .filter((s) => units.has(s.unit_id) && s.member_id === null && s.vends_ok > 0)
+    .map((s) => lineOf(s, catalogue));
+}
+
+/**
+ * The billable lines of the company's own members (company-paid plan members, who pay no fee): every plan
+ * vend they took, at any unit, priced from the company's catalogue.
+ */
+export function memberLines(
+  sales: readonly SaleForBilling[],
+  members: ReadonlySet<string>,
+  catalogue: ReadonlyMap<number, ProductForBilling>,
+): BillableLine[] {
+  return sales
+    .filter((s) => s.member_id !== null && members.has(s.member_id) && s.vends_ok > 0)
+    .map((s) => lineOf(s, catalogue));
+}
+
+function lineOf(s: SaleForBilling, catalogue: ReadonlyMap<number, ProductForBilling>): BillableLine {
+  const p = catalogue.get(s.item);
+  if (p === undefined) throw new InvoiceBuildError(`item ${s.item} is not in the product catalogue`);
+  return {
+    articleNumber: String(p.item),
+    description: p.name,
+    quantity: s.vends_ok,
+    unitPrice: p.price,
+    vatBp: p.vat_bp,
+    unit: "pcs",
+  };
 }

@@ -8,7 +8,13 @@
 import type { InvoiceInput, InvoicesClient } from "../../payment/invoices/client.js";
 import { InvoiceApiError } from "../../payment/invoices/client.js";
 import { dayOf, type FleetContext } from "../context.js";
-import { buildInvoice, InvoiceBuildError, type ProductForBilling, subsidisedLines } from "./build.js";
+import {
+  buildInvoice,
+  InvoiceBuildError,
+  memberLines,
+  type ProductForBilling,
+  subsidisedLines,
+} from "./build.js";
 import { applyRemoteStatus, insertDraft, invoicesDb } from "./store.js";
 
 const MONTH = /^(\d{4})-(0[1-9]|1[0-2])$/;
@@ -97,20 +103,38 @@ export async function runInvoiceCycle(
       .select("unit_id")
       .where("company_id", "=", c.id)
       .execute();
-    if (units.length === 0) {
+    // Company-paid plan members: their plan vends, at any unit, are billed to the company.
+    const members = await ctx.db.selectFrom("members").select("id").where("company_id", "=", c.id).execute();
+    if (units.length === 0 && members.length === 0) {
       report.empty.push(c.id);
       continue;
     }
     const unitIds = units.map((u) => u.unit_id);
-    const sales = await db
-      .selectFrom("sales")
-      .select(["unit_id", "item", "vends_ok", "member_id"])
-      .where("unit_id", "in", unitIds)
-      .where("day", ">=", first)
-      .where("day", "<=", last)
-      .orderBy("unit_id")
-      .orderBy("seq")
-      .execute();
+    const memberIds = members.map((m) => m.id);
+    const sales =
+      unitIds.length === 0
+        ? []
+        : await db
+            .selectFrom("sales")
+            .select(["unit_id", "item", "vends_ok", "member_id"])
+            .where("unit_id", "in", unitIds)
+            .where("day", ">=", first)
+            .where("day", "<=", last)
+            .orderBy("unit_id")
+            .orderBy("seq")
+            .execute();
+    const memberSales =
+      memberIds.length === 0
+        ? []
+        : await db
+            .selectFrom("sales")
+            .select(["unit_id", "item", "vends_ok", "member_id"])
+            .where("member_id", "in", memberIds)
+            .where("day", ">=", first)
+            .where("day", "<=", last)
+            .orderBy("unit_id")
+            .orderBy("seq")
+            .execute();
     const products = await db
       .selectFrom("products")
       .selectAll()
@@ -119,7 +143,10 @@ export async function runInvoiceCycle(
     const catalogue = new Map<number, ProductForBilling>(products.map((p) => [p.item, p]));
     let built: ReturnType<typeof buildInvoice>;
     try {
-      built = buildInvoice(subsidisedLines(sales, new Set(unitIds), catalogue));
+      built = buildInvoice([
+        ...subsidisedLines(sales, new Set(unitIds), catalogue),
+        ...memberLines(memberSales, new Set(memberIds), catalogue),
+      ]);
     } catch (e: unknown) {
       if (!(e instanceof InvoiceBuildError)) throw e;
       report.buildErrors.push({ companyId: c.id, reason: e.message });
