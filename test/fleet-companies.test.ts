@@ -7,34 +7,16 @@ import type { FastifyInstance } from "fastify";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { invoicesDb } from "../src/fleet/invoices/store.js";
-import { SESSION_COOKIE } from "../src/fleet/web/index.js";
-import { type ComposedFleet, ISSUER, startComposedFleet } from "./support/fleetCompose.js";
+import {
+  type ComposedFleet,
+  HOST,
+  ISSUER,
+  type Login,
+  loginAs,
+  ORIGIN,
+  startComposedFleet,
+} from "./support/fleetCompose.js";
 import { IMG, MANAGER, UNITS, VIEWER } from "./support/fleetDashboard.js";
-
-const HOST = "fleet.test";
-const ORIGIN = `http://${HOST}`;
-
-interface Login {
-  cookie: string;
-  csrf: string;
-}
-
-async function loginAs(app: FastifyInstance, user: { username: string; password: string }): Promise<Login> {
-  const r = await app.inject({
-    method: "POST",
-    url: "/login",
-    headers: { host: HOST, origin: ORIGIN, "content-type": "application/x-www-form-urlencoded" },
-    payload: new URLSearchParams(user).toString(),
-  });
-  expect(r.statusCode).toBe(303);
-  const raw = r.headers["set-cookie"];
-  const line = Array.isArray(raw) ? (raw[0] ?? "") : (raw ?? "");
-  const cookie = `${SESSION_COOKIE}=${/vendd_session=([^;]+)/.exec(line)?.[1] ?? ""}`;
-  const page = await app.inject({ url: "/reconcile", headers: { host: HOST, cookie } });
-  const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1] ?? "";
-  expect(csrf.length).toBeGreaterThan(20);
-  return { cookie, csrf };
-}
 
 function post(app: FastifyInstance, url: string, login: Login, fields: Record<string, string>, csrf = true) {
   return app.inject({

@@ -11,38 +11,19 @@ import { startFleetJobs } from "../src/fleet/compose.js";
 import { defaultFleetConfig } from "../src/fleet/config.js";
 import { invoicesDb } from "../src/fleet/invoices/store.js";
 import { approveUnit } from "../src/fleet/units.js";
-import { SESSION_COOKIE } from "../src/fleet/web/index.js";
 import { createBundle } from "../src/update/bundle.js";
 import { parsePublicKey } from "../src/update/minisign.js";
 import { makeKey, signWith } from "../src/update/test-support.js";
 import { send, simUnit } from "./support/fleet.js";
-import { type ComposedFleet, startComposedFleet } from "./support/fleetCompose.js";
+import {
+  type ComposedFleet,
+  HOST,
+  type Login,
+  loginAs,
+  ORIGIN,
+  startComposedFleet,
+} from "./support/fleetCompose.js";
 import { MANAGER, NOW, VIEWER, XSS, XSS_ESCAPED } from "./support/fleetDashboard.js";
-
-const HOST = "fleet.test";
-const ORIGIN = `http://${HOST}`;
-
-interface Login {
-  cookie: string;
-  csrf: string;
-}
-
-async function loginAs(app: FastifyInstance, user: { username: string; password: string }): Promise<Login> {
-  const r = await app.inject({
-    method: "POST",
-    url: "/login",
-    headers: { host: HOST, origin: ORIGIN, "content-type": "application/x-www-form-urlencoded" },
-    payload: new URLSearchParams(user).toString(),
-  });
-  expect(r.statusCode).toBe(303);
-  const raw = r.headers["set-cookie"];
-  const line = Array.isArray(raw) ? (raw[0] ?? "") : (raw ?? "");
-  const cookie = `${SESSION_COOKIE}=${/vendd_session=([^;]+)/.exec(line)?.[1] ?? ""}`;
-  const page = await app.inject({ url: "/reconcile", headers: { host: HOST, cookie } });
-  const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1] ?? "";
-  expect(csrf.length).toBeGreaterThan(20);
-  return { cookie, csrf };
-}
 
 function form(app: FastifyInstance, url: string, login: Login, fields: Record<string, string>) {
   return app.inject({

@@ -1,3 +1,5 @@
+import type { FastifyInstance } from "fastify";
+import { expect } from "vitest";
 import { ManualClock } from "../../src/core/clock.js";
 import { type FleetServices, fleetPlugins } from "../../src/fleet/compose.js";
 import type { FleetContext } from "../../src/fleet/context.js";
@@ -5,6 +7,7 @@ import { buildInvoice } from "../../src/fleet/invoices/build.js";
 import { assignUnit, createCompany, insertDraft, invoicesDb } from "../../src/fleet/invoices/store.js";
 import { addCompanyMember, createPlan } from "../../src/fleet/plans/index.js";
 import { createFleetApp } from "../../src/fleet/server.js";
+import { SESSION_COOKIE } from "../../src/fleet/web/index.js";
 import type { InvoicesClient } from "../../src/payment/invoices/client.js";
 import { SubscriptionsClient } from "../../src/payment/subscriptions/client.js";
 import { type Fleet, NOW, openTestFleet, seed, UNITS, XSS } from "./fleetDashboard.js";
@@ -170,4 +173,35 @@ export async function startComposedFleet(): Promise<ComposedFleet> {
       await db.close();
     },
   };
+}
+
+/** The Host the composed fleet's tests post with, and the matching Origin (the same-origin check). */
+export const HOST = "fleet.test";
+export const ORIGIN = `http://${HOST}`;
+
+/** A dashboard login: its session cookie and CSRF token. */
+export interface Login {
+  cookie: string;
+  csrf: string;
+}
+
+/** Logs `user` in through the form and reads the session's CSRF token from a page. */
+export async function loginAs(
+  app: FastifyInstance,
+  user: { username: string; password: string },
+): Promise<Login> {
+  const r = await app.inject({
+    method: "POST",
+    url: "/login",
+    headers: { host: HOST, origin: ORIGIN, "content-type": "application/x-www-form-urlencoded" },
+    payload: new URLSearchParams(user).toString(),
+  });
+  expect(r.statusCode).toBe(303);
+  const raw = r.headers["set-cookie"];
+  const line = Array.isArray(raw) ? (raw[0] ?? "") : (raw ?? "");
+  const cookie = `${SESSION_COOKIE}=${/vendd_session=([^;]+)/.exec(line)?.[1] ?? ""}`;
+  const page = await app.inject({ url: "/reconcile", headers: { host: HOST, cookie } });
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1] ?? "";
+  expect(csrf.length).toBeGreaterThan(20);
+  return { cookie, csrf };
 }
