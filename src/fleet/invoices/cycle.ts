@@ -111,30 +111,22 @@ export async function runInvoiceCycle(
     }
     const unitIds = units.map((u) => u.unit_id);
     const memberIds = members.map((m) => m.id);
-    const sales =
-      unitIds.length === 0
-        ? []
-        : await db
-            .selectFrom("sales")
-            .select(["unit_id", "item", "vends_ok", "member_id"])
-            .where("unit_id", "in", unitIds)
-            .where("day", ">=", first)
-            .where("day", "<=", last)
-            .orderBy("unit_id")
-            .orderBy("seq")
-            .execute();
-    const memberSales =
-      memberIds.length === 0
-        ? []
-        : await db
-            .selectFrom("sales")
-            .select(["unit_id", "item", "vends_ok", "member_id"])
-            .where("member_id", "in", memberIds)
-            .where("day", ">=", first)
-            .where("day", "<=", last)
-            .orderBy("unit_id")
-            .orderBy("seq")
-            .execute();
+    // One read of the month: vends at the company's units and its members' plan vends; the two line
+    // builders below each take their own.
+    const sales = await db
+      .selectFrom("sales")
+      .select(["unit_id", "item", "vends_ok", "member_id"])
+      .where("day", ">=", first)
+      .where("day", "<=", last)
+      .where((eb) =>
+        eb.or([
+          ...(unitIds.length > 0 ? [eb("unit_id", "in", unitIds)] : []),
+          ...(memberIds.length > 0 ? [eb("member_id", "in", memberIds)] : []),
+        ]),
+      )
+      .orderBy("unit_id")
+      .orderBy("seq")
+      .execute();
     const products = await db
       .selectFrom("products")
       .selectAll()
@@ -145,7 +137,7 @@ export async function runInvoiceCycle(
     try {
       built = buildInvoice([
         ...subsidisedLines(sales, new Set(unitIds), catalogue),
-        ...memberLines(memberSales, new Set(memberIds), catalogue),
+        ...memberLines(sales, new Set(memberIds), catalogue),
       ]);
     } catch (e: unknown) {
       if (!(e instanceof InvoiceBuildError)) throw e;
