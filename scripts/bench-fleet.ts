@@ -14,18 +14,27 @@
  * Run on SQLite (one process) and on PostgreSQL (two processes behind a round-robin client, one database).
  * The client shares the machine with the server(s): on 2 cores the figures include both sides' CPU.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { connect } from "node:net";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { pathToFileURL } from "node:url";
 import { Pool } from "undici";
-import { fingerprint, generateUnitKey, signRequest, type UnitKeyPair } from "../src/core/fleetAuth.js";
-import { type EventBatch, type Heartbeat, UNIT_API, type UnitEvent } from "../src/core/fleetWire.js";
-import { openFleetDb } from "../src/fleet/db/open.js";
+import { generateUnitKey } from "../src/core/fleetAuth.js";
+import type { EventBatch } from "../src/core/fleetWire.js";
 import type { BenchFigure } from "./benchFigure.js";
-import { freePort, startPostgres } from "./postgresServer.js";
+import {
+  Client,
+  type FleetProcess,
+  heartbeat,
+  median,
+  percentile,
+  type SimUnit,
+  seedUnits,
+  sessionEvent,
+  startFleet,
+  verify,
+} from "./fleetBenchRig.js";
+import { startPostgres } from "./postgresServer.js";
 
 const UNITS = Number(process.env.VENDD_BENCH_FLEET_UNITS ?? 10_000);
 /** One simulated minute lasts this long: heartbeats arrive at UNITS / MINUTE_S per second. */
@@ -35,225 +44,6 @@ const MINUTES = Number(process.env.VENDD_BENCH_FLEET_MINUTES ?? 4);
 /** Vend events offered per second during the mixed load, in batches of 10. */
 const EVENT_RATE = Number(process.env.VENDD_BENCH_FLEET_EVENT_RATE ?? 1000);
 const THROUGHPUT_MS = 5_000;
-const MAIN = fileURLToPath(new URL("../src/cli/main.js", import.meta.url));
-
-interface SimUnit {
-  id: string;
-  key: UnitKeyPair;
-  seq: number;
-}
-
-async function waitForPort(port: number, child: ChildProcess, log: () => string): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    if (child.exitCode !== null) throw new Error(`fleet serve exited: ${log()}`);
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = connect(port, "127.0.0.1");
-      s.once("connect", () => {
-        s.destroy();
-        resolve(true);
-      });
-      s.once("error", () => resolve(false));
-    });
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`fleet serve did not listen: ${log()}`);
-}
-
-interface FleetProcess {
-  port: number;
-  child: ChildProcess;
-  rss: number[];
-  stop(): Promise<void>;
-}
-
-async function startFleet(db: string): Promise<FleetProcess> {
-  const port = await freePort();
-  const child = spawn(
-    process.execPath,
-    [
-      // VENDD_BENCH_FLEET_PROF=DIR: a V8 CPU profile of each fleet process, written when it stops.
-      ...(process.env.VENDD_BENCH_FLEET_PROF
-        ? ["--cpu-prof", "--cpu-prof-dir", process.env.VENDD_BENCH_FLEET_PROF]
-        : []),
-      MAIN,
-      "fleet",
-      "serve",
-      "--db",
-      db,
-      "--listen",
-      `127.0.0.1:${port}`,
-    ],
-    {
-      stdio: ["ignore", "ignore", "pipe"],
-      env: { ...process.env, LOG_LEVEL: "warn", VENDD_LOG_LEVEL: "warn" },
-    },
-  );
-  let log = "";
-  child.stderr?.on("data", (b: Buffer) => {
-    log = (log + b.toString()).slice(-4000);
-  });
-  await waitForPort(port, child, () => log);
-  const rss: number[] = [];
-  const timer = setInterval(() => {
-    try {
-      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"));
-      if (m?.[1] !== undefined) rss.push(Number(m[1]) / 1024);
-    } catch {
-      // gone
-    }
-  }, 250);
-  return {
-    port,
-    child,
-    rss,
-    async stop() {
-      clearInterval(timer);
-      if (child.exitCode !== null) return;
-      const exited = new Promise((r) => child.once("exit", r));
-      child.kill("SIGTERM");
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
-      if (child.exitCode === null) child.kill("SIGKILL");
-    },
-  };
-}
-
-function sessionEvent(unit: SimUnit, at: number): UnitEvent {
-  unit.seq += 1;
-  const price = 150 + (unit.seq % 7) * 25;
-  return {
-    seq: unit.seq,
-    at,
-    kind: "session",
-    data: {
-      sessionId: `s-${unit.seq}`,
-      orderId: `${unit.id}-1790000000-${unit.seq}`,
-      paymentId: `p-${unit.id}-${unit.seq}`,
-      driver: unit.seq % 2 === 0 ? "v10" : "legacy",
-      flow: "selection",
-      item: unit.seq % 12,
-      price,
-      result: "captured",
-      reason: "vend delivered",
-      approved: price,
-      captured: price,
-      refunded: 0,
-      currency: "NOK",
-      openedAt: at - 20_000,
-      closedAt: at,
-      vends: [{ item: unit.seq % 12, price, outcome: "success" }],
-      review: false,
-    },
-  };
-}
-
-function heartbeat(unit: SimUnit, at: number): Heartbeat {
-  return {
-    unitId: unit.id,
-    at,
-    state: "inService",
-    reason: "",
-    versions: { vendd: "0.1.0", config: "7", release: "0.1.0" },
-    backlog: { events: 0, oldestAt: null, lastSeq: unit.seq },
-    journal: { ok: true, detail: "ok" },
-    vmc: "up",
-    payment: "up",
-    unresolved: 0,
-  };
-}
-
-class Client {
-  private next = 0;
-  readonly latencies: number[] = [];
-  errors = 0;
-  constructor(private readonly pools: Pool[]) {}
-
-  async post(unit: SimUnit, path: string, body: unknown, scheduled: number): Promise<unknown> {
-    const pool = this.pools[this.next++ % this.pools.length] as Pool;
-    const text = JSON.stringify(body);
-    const full = `${UNIT_API}${path}`;
-    const headers = {
-      "content-type": "application/json",
-      ...signRequest(unit.key, "POST", full, text, Date.now()),
-    };
-    try {
-      const res = await pool.request({ method: "POST", path: full, headers, body: text });
-      const out = await res.body.text();
-      this.latencies.push(performance.now() - scheduled);
-      if (res.statusCode !== 200) {
-        this.errors += 1;
-        if (this.errors <= 3)
-          process.stderr.write(`bench-fleet: ${path} → ${res.statusCode} ${out.slice(0, 200)}\n`);
-        return null;
-      }
-      return JSON.parse(out) as unknown;
-    } catch (err) {
-      this.errors += 1;
-      if (this.errors <= 3) process.stderr.write(`bench-fleet: ${path} failed: ${(err as Error).message}\n`);
-      return null;
-    }
-  }
-}
-
-function percentile(values: number[], p: number): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
-}
-
-function median(values: number[]): number {
-  return percentile(values, 50);
-}
-
-async function seedUnits(db: string, units: SimUnit[]): Promise<void> {
-  const fleet = await openFleetDb(db);
-  try {
-    const now = Date.now();
-    for (let i = 0; i < units.length; i += 500) {
-      const rows = units.slice(i, i + 500).map((u) => ({
-        id: u.id,
-        public_key: u.key.publicKey,
-        fingerprint: fingerprint(u.key.publicKey),
-        label: `bench ${u.id}`,
-        status: "approved" as const,
-        enrolled_at: now,
-        decided_by: "bench",
-        decided_at: now,
-        committed_seq: 0,
-        backlog_events: 0,
-        unresolved: 0,
-      }));
-      await fleet.db.insertInto("units").values(rows).execute();
-    }
-  } finally {
-    await fleet.close();
-  }
-}
-
-async function verify(
-  db: string,
-  units: SimUnit[],
-): Promise<{ stored: number; sent: number; wrongCommitted: number }> {
-  const fleet = await openFleetDb(db);
-  try {
-    const stored = await fleet.db
-      .selectFrom("events")
-      .select((eb) => eb.fn.countAll<number>().as("n"))
-      .executeTakeFirstOrThrow();
-    const rows = await fleet.db.selectFrom("units").select(["id", "committed_seq"]).execute();
-    const committed = new Map(rows.map((r) => [r.id, Number(r.committed_seq)]));
-    let wrongCommitted = 0;
-    let sent = 0;
-    for (const u of units) {
-      sent += u.seq;
-      if (committed.get(u.id) !== u.seq) wrongCommitted += 1;
-    }
-    return { stored: Number(stored.n), sent, wrongCommitted };
-  } finally {
-    await fleet.close();
-  }
-}
-
 async function runMode(label: string, db: string, processes: number): Promise<BenchFigure[]> {
   const units: SimUnit[] = Array.from({ length: UNITS }, (_, i) => ({
     id: `u${String(i).padStart(5, "0")}`,
