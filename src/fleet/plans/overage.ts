@@ -1,0 +1,190 @@
+/**
+ * Overage: a member's plan vends of a period against the plan's allowances (`usageOf`); what passed them is
+ * billed as a one-off payment on the agreement once the period is over, and captured when reserved.
+ */
+import type * as z from "zod";
+import type { Minor } from "../../core/money.js";
+import type { SubscriptionsClient } from "../../payment/subscriptions/client.js";
+import type { FleetContext } from "../context.js";
+import type { PaymentCallback, PlanLimits, PlansSettings } from "./common.js";
+
+export interface Usage {
+  items: number;
+  amount: Minor;
+  overItems: number;
+  overAmount: Minor;
+}
+
+/**
+ * A member's plan vends of a period (`sales` rows with member_id, driver `plan`, vends delivered) against
+ * the plan's allowances, in order of closing: a vend that would pass a day or month allowance is overage
+ * (billed at its price) and does not count against the allowance.
+ */
+export async function usageOf(
+  ctx: FleetContext,
+  memberId: string,
+  plan: PlanLimits,
+  period: string,
+): Promise<Usage> {
+  const rows = await ctx.db
+    .selectFrom("sales")
+    .select(["day", "price", "vends_ok", "closed_at"])
+    .where("member_id", "=", memberId)
+    .where("driver", "=", "plan")
+    .where("day", ">=", `${period}-01`)
+    .where("day", "<=", `${period}-31`)
+    .where("vends_ok", ">", 0)
+    .orderBy("closed_at", "asc")
+    .execute();
+  const u: Usage = { items: 0, amount: 0, overItems: 0, overAmount: 0 };
+  const day = new Map<string, { items: number; amount: number }>();
+  const within = (limit: number | null, value: number) => limit === null || value <= limit;
+  for (const r of rows) {
+    for (let i = 0; i < r.vends_ok; i++) {
+      const d = day.get(r.day) ?? { items: 0, amount: 0 };
+      const ok =
+        within(plan.day_items, d.items + 1) &&
+        within(plan.day_amount, d.amount + r.price) &&
+        within(plan.month_items, u.items + 1) &&
+        within(plan.month_amount, u.amount + r.price);
+      if (ok) {
+        d.items += 1;
+        d.amount += r.price;
+        u.items += 1;
+        u.amount += r.price;
+        day.set(r.day, d);
+      } else {
+        u.overItems += 1;
+        u.overAmount += r.price;
+      }
+    }
+  }
+  return u;
+}
+
+export async function billOverage(
+  ctx: FleetContext,
+  client: SubscriptionsClient,
+  s: PlansSettings,
+  m: PlanLimits & { id: string; agreement_id: string; plan_name: string },
+  period: string,
+  now: number,
+): Promise<boolean> {
+  const u = await usageOf(ctx, m.id, m, period);
+  const id = `ov-${m.id}-${period}`;
+  const inserted = await ctx.db
+    .insertInto("plan_overages")
+    .values({
+      id,
+      member_id: m.id,
+      period,
+      items: u.overItems,
+      amount: u.overAmount,
+      state: u.overAmount > 0 ? "requested" : "none",
+      oneoff_id: null,
+      landing_url: null,
+      status_text: "",
+      created_at: now,
+      updated_at: now,
+    })
+    .onConflict((oc) => oc.doNothing())
+    .executeTakeFirst();
+  if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) !== 1 || u.overAmount === 0) return false;
+  try {
+    const o = await client.createOneOff(m.agreement_id, {
+      amount: u.overAmount,
+      description: `${m.plan_name}: ${u.overItems} over the allowance in ${period}`.slice(0, 60),
+      externalId: id,
+      redirectUrl: s.userRedirectUrl,
+      autoReserve: s.autoReserve,
+      expirationMinutes: 7 * 24 * 60,
+    });
+    await ctx.db
+      .updateTable("plan_overages")
+      .set({ oneoff_id: o.id, landing_url: s.autoReserve ? null : o.landingUrl, updated_at: now })
+      .where("id", "=", id)
+      .execute();
+  } catch (err) {
+    ctx.logger.warn(
+      { overage: id, err: (err as Error).message },
+      "overage request failed; the next cycle retries",
+    );
+    await ctx.db.deleteFrom("plan_overages").where("id", "=", id).execute();
+    return false;
+  }
+  ctx.logger.info({ memberId: m.id, period, items: u.overItems, amount: u.overAmount }, "overage billed");
+  return true;
+}
+
+export async function isOverage(ctx: FleetContext, paymentId: string): Promise<boolean> {
+  const r = await ctx.db
+    .selectFrom("plan_overages")
+    .select("id")
+    .where("oneoff_id", "=", paymentId)
+    .executeTakeFirst();
+  return r !== undefined;
+}
+
+const ONEOFF_STATES: Record<string, "reserved" | "rejected" | "expired" | "requested"> = {
+  Reserved: "reserved",
+  Rejected: "rejected",
+  Expired: "expired",
+  Requested: "requested",
+};
+
+export async function applyOneOffEvent(
+  ctx: FleetContext,
+  client: SubscriptionsClient,
+  e: z.infer<typeof PaymentCallback>,
+): Promise<boolean> {
+  const next = ONEOFF_STATES[e.status];
+  if (next === undefined) return false;
+  const o = await ctx.db
+    .selectFrom("plan_overages")
+    .selectAll()
+    .where("oneoff_id", "=", e.payment_id)
+    .executeTakeFirst();
+  if (o === undefined || o.state === "captured" || o.state === next) return false;
+  await ctx.db
+    .updateTable("plan_overages")
+    .set({ state: next, status_text: e.status_text ?? "", updated_at: ctx.clock.now() })
+    .where("id", "=", o.id)
+    .execute();
+  if (next === "reserved") await captureOverage(ctx, client, o.id);
+  return true;
+}
+
+export async function captureOverage(
+  ctx: FleetContext,
+  client: SubscriptionsClient,
+  overageId: string,
+): Promise<void> {
+  const o = await ctx.db
+    .selectFrom("plan_overages")
+    .selectAll()
+    .where("id", "=", overageId)
+    .executeTakeFirst();
+  if (o === undefined || o.state !== "reserved" || o.oneoff_id === null) return;
+  const m = await ctx.db
+    .selectFrom("members")
+    .select("agreement_id")
+    .where("id", "=", o.member_id)
+    .executeTakeFirst();
+  if (!m?.agreement_id) return;
+  try {
+    await client.captureOneOff(m.agreement_id, o.oneoff_id);
+  } catch (err) {
+    ctx.logger.warn(
+      { overage: o.id, err: (err as Error).message },
+      "overage capture failed; the next cycle retries",
+    );
+    return;
+  }
+  await ctx.db
+    .updateTable("plan_overages")
+    .set({ state: "captured", updated_at: ctx.clock.now() })
+    .where("id", "=", o.id)
+    .where("state", "=", "reserved")
+    .execute();
+  ctx.logger.info({ overage: o.id, amount: o.amount }, "overage captured");
+}
