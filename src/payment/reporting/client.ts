@@ -13,166 +13,39 @@
  * tokens never appear in an error message or a log line.
  */
 import { Agent, type Dispatcher } from "undici";
-import { z } from "zod";
-import { amountFromJson, type Minor, MoneyFormatError, parseAmount } from "../../core/money.js";
-import { DEFAULT_RETRY_POLICY, decideRetry, type RetryPolicy } from "../retry.js";
+import type { z } from "zod";
+import type { Minor } from "../../core/money.js";
+import { DEFAULT_RETRY_POLICY, decideRetry } from "../retry.js";
+import {
+  type Answer,
+  errorText,
+  invalidToken,
+  PageJson,
+  PointsAnswer,
+  parseAnswer,
+  parseCsv,
+  parseTime,
+  RefsAnswer,
+  signedDecimal,
+  TokenAnswer,
+} from "./answers.js";
+import {
+  type PaymentPointInfo,
+  ReportingClientError,
+  type ReportingClientOptions,
+  type ReportLine,
+  type TransferRef,
+} from "./types.js";
 
-/** A refused or failed reporting call: status (0 for a transport failure) and a message without secrets. */
-export class ReportingClientError extends Error {
-  override readonly name = "ReportingClientError";
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** One line of a report, money in signed minor units (payments positive; refunds and fees negative). */
-export interface ReportLine {
-  paymentPointId: string;
-  type: string;
-  amount: Minor;
-  currencyCode: string;
-  /** The line's time as the service wrote it, and as epoch ms. */
-  timestamp: string;
-  at: number;
-  paymentTransactionId: string;
-  /** The merchant's id of the payment (time range, v1: externalTransactionId; v2: merchantReference). */
-  orderId: string | null;
-  /** The transfer that settled it (time range lists and transfer contents); null when not settled yet. */
-  transferReference: string | null;
-}
-
-export interface PaymentPointInfo {
-  paymentPointId: string;
-  paymentPointName: string;
-}
-
-export interface TransferRef {
-  paymentPointId: string;
-  transferReference: string;
-  transferReferenceDate: string;
-  amount: Minor;
-  currencyCode: string;
-}
-
-export interface ReportingCredentials {
-  /** Reporting base URL, e.g. `https://host/transaction-reporting/api/merchant`. */
-  baseUrl: string;
-  /** The OpenID Connect token endpoint. */
-  tokenUrl: string;
-  clientId: string;
-  clientSecret: string;
-  /** The merchant's refresh token (from the consent flow, kept in the secrets file). */
-  refreshToken: string;
-  accessToken?: string;
-}
-
-export interface ReportingClientOptions extends ReportingCredentials {
-  /** Called after every token exchange with the new refresh token (it rotates: persist it). */
-  onRefreshToken?: (refreshToken: string) => void | Promise<void>;
-  retry?: RetryPolicy;
-  random?: () => number;
-  sleep?: (ms: number) => Promise<void>;
-  dispatcher?: Dispatcher;
-  /** Called after each page is read (tests: a token expiry in the middle of paging; benches). */
-  onPage?: (kind: string, page: number, nextPageToken: string | null) => void | Promise<void>;
-}
-
-const signedAmount = z.number().transform((v, ctx) => {
-  try {
-    return v < 0 ? -amountFromJson(-v) : amountFromJson(v);
-  } catch (e) {
-    ctx.addIssue({ code: "custom", message: e instanceof MoneyFormatError ? e.message : "bad amount" });
-    return z.NEVER;
-  }
-});
-
-const TokenAnswer = z.object({
-  access_token: z.string().min(1),
-  token_type: z.string(),
-  refresh_token: z.string().min(1).optional(),
-});
-
-const PointsAnswer = z.object({
-  paymentPoints: z.array(z.object({ paymentPointId: z.string().min(1), paymentPointName: z.string() })),
-});
-
-const LineJson = z.object({
-  type: z.string().min(1),
-  amount: signedAmount,
-  currencyCode: z.string(),
-  timestamp: z.string(),
-  paymentTransactionId: z.string().min(1),
-  externalTransactionId: z.string().nullable().optional(),
-  merchantReference: z.string().nullable().optional(),
-  transferReference: z.string().nullable().optional(),
-});
-
-const PageJson = z.object({
-  transferReference: z.string().optional(),
-  transactions: z.array(LineJson),
-  nextPageToken: z.string().nullable().optional(),
-});
-
-const RefsAnswer = z.object({
-  transferReferences: z.array(
-    z.object({
-      transferReference: z.string().min(1),
-      transferReferenceDate: z.string(),
-      totalTransferredAmount: signedAmount,
-      currencyCode: z.string(),
-    }),
-  ),
-});
-
-type Answer = { status: number; headers: Record<string, string | string[] | undefined>; text: string };
-
-/** RFC 4180 CSV (quoted cells, `""` escapes, CRLF or LF) → rows of cells. */
-export function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let cell = "";
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quoted) {
-      if (c === '"') {
-        if (text[i + 1] === '"') {
-          cell += '"';
-          i++;
-        } else quoted = false;
-      } else cell += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ",") {
-      row.push(cell);
-      cell = "";
-    } else if (c === "\n" || c === "\r") {
-      if (c === "\r" && text[i + 1] === "\n") i++;
-      row.push(cell);
-      rows.push(row);
-      row = [];
-      cell = "";
-    } else cell += c;
-  }
-  if (cell !== "" || row.length > 0) {
-    row.push(cell);
-    rows.push(row);
-  }
-  return rows;
-}
-
-/** A signed decimal text (`-12.50`) as minor units, exactly. */
-export function signedDecimal(text: string): Minor {
-  return text.startsWith("-") ? -parseAmount(text.slice(1)) : parseAmount(text);
-}
-
-function parseTime(s: string): number {
-  const ms = Date.parse(s);
-  if (Number.isNaN(ms)) throw new ReportingClientError(0, `reporting answer has a bad timestamp`);
-  return ms;
-}
+export { parseCsv, signedDecimal } from "./answers.js";
+export type {
+  PaymentPointInfo,
+  ReportingClientOptions,
+  ReportingCredentials,
+  ReportLine,
+  TransferRef,
+} from "./types.js";
+export { ReportingClientError } from "./types.js";
 
 export class ReportingClient {
   private accessToken: string | null;
@@ -322,21 +195,7 @@ export class ReportingClient {
   }
 
   private parse<T>(schema: z.ZodType<T>, a: Answer, what: string): T {
-    let value: unknown;
-    try {
-      value = JSON.parse(a.text);
-    } catch {
-      throw new ReportingClientError(a.status, `${what}: the answer is not JSON`);
-    }
-    const r = schema.safeParse(value);
-    if (!r.success) {
-      const issue = r.error.issues[0];
-      throw new ReportingClientError(
-        a.status,
-        `${what}: unexpected answer (${issue?.path.join(".") ?? ""}: ${issue?.message ?? ""})`,
-      );
-    }
-    return r.data;
+    return parseAnswer(schema, a, what);
   }
 
   /** A reporting GET with the three headers; a refused token is refreshed and the request repeated once. */
@@ -428,23 +287,5 @@ export class ReportingClient {
         throw new ReportingClientError(0, `${method} ${u.pathname}: ${failure} after ${attempt} attempt(s)`);
       await sleep(d.delayMs);
     }
-  }
-}
-
-function invalidToken(a: Answer): boolean {
-  const www = a.headers["www-authenticate"];
-  if (typeof www === "string" && www.includes("invalid_token")) return true;
-  return /"error"\s*:\s*"invalid_token"/.test(a.text);
-}
-
-/** The service's error code and description (never echoes a request header). */
-function errorText(a: Answer): string {
-  try {
-    const v = JSON.parse(a.text) as { error?: unknown; error_description?: unknown };
-    const code = typeof v.error === "string" ? v.error : "";
-    const desc = typeof v.error_description === "string" ? v.error_description.slice(0, 200) : "";
-    return `${code} ${desc}`.trim();
-  } catch {
-    return "";
   }
 }
