@@ -1,0 +1,52 @@
+/**
+ * The dashboard's overview: unit counts, units offline or needing a look, pending approvals, today's and
+ * this week's totals, bundles and the chart.
+ */
+import type { FleetContext } from "../context.js";
+import { dayOf } from "../context.js";
+import { type BundleSummary, listBundles } from "./bundleQueries.js";
+import { weekStart } from "./queryDays.js";
+import { type DailySeries, dailySeries, type Totals, totals } from "./salesQueries.js";
+import { listUnits, type UnitSummary } from "./unitQueries.js";
+
+export interface Overview {
+  now: number;
+  today: string;
+  weekFrom: string;
+  units: { total: number; online: number; offline: number; pending: number; revoked: number };
+  offline: UnitSummary[];
+  attention: UnitSummary[];
+  pending: UnitSummary[];
+  todayTotals: Totals[];
+  weekTotals: Totals[];
+  bundles: BundleSummary[];
+  chart: DailySeries;
+}
+
+export async function overview(ctx: FleetContext, chartDays = 14): Promise<Overview> {
+  const now = ctx.clock.now();
+  const today = dayOf(now, ctx.timeZone);
+  const weekFrom = weekStart(today);
+  const units = await listUnits(ctx);
+  const approved = units.filter((u) => u.status === "approved");
+  const bundles = await listBundles(ctx);
+  return {
+    now,
+    today,
+    weekFrom,
+    units: {
+      total: units.length,
+      online: approved.filter((u) => u.online).length,
+      offline: approved.filter((u) => !u.online).length,
+      pending: units.filter((u) => u.status === "pending").length,
+      revoked: units.filter((u) => u.status === "revoked").length,
+    },
+    offline: approved.filter((u) => !u.online),
+    attention: approved.filter((u) => u.attention.length > 0),
+    pending: units.filter((u) => u.status === "pending"),
+    todayTotals: await totals(ctx, { from: today, to: today }),
+    weekTotals: await totals(ctx, { from: weekFrom, to: today }),
+    bundles: bundles.map((b) => ({ ...b, rollouts: [] })),
+    chart: await dailySeries(ctx, chartDays),
+  };
+}

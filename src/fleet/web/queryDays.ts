@@ -1,0 +1,44 @@
+/**
+ * Calendar-day helpers of the dashboard's queries: day validation and arithmetic on `YYYY-MM-DD` strings
+ * (no time zone involved), and a currency's minor-unit digits.
+ */
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+export function isDay(text: string): boolean {
+  if (!DAY.test(text)) return false;
+  const d = new Date(`${text}T00:00:00Z`);
+  return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === text;
+}
+
+/** `day` plus `n` days (calendar arithmetic on the date, no time zone involved). */
+export function addDays(day: string, n: number): string {
+  const d = new Date(`${day}T00:00:00Z`);
+  d.setUTCDate(d.getUTCDate() + n);
+  return d.toISOString().slice(0, 10);
+}
+
+/** Monday of `day`'s ISO week. */
+export function weekStart(day: string): string {
+  const wd = new Date(`${day}T00:00:00Z`).getUTCDay();
+  return addDays(day, -((wd + 6) % 7));
+}
+
+/** Every day from `from` to `to` inclusive. */
+export function daysBetween(from: string, to: string): string[] {
+  const out: string[] = [];
+  for (let d = from; d <= to && out.length < 400; d = addDays(d, 1)) out.push(d);
+  return out;
+}
+
+/** The currency's minor-unit digits (2 for EUR, 0 for JPY; 2 when unknown). */
+export function currencyDecimals(currency: string): number {
+  try {
+    return (
+      new Intl.NumberFormat("en", { style: "currency", currency }).resolvedOptions().maximumFractionDigits ??
+      2
+    );
+  } catch {
+    return 2;
+  }
+}

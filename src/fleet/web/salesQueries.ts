@@ -1,0 +1,121 @@
+/**
+ * Sales totals for the dashboard: per currency over a day range, grouped by day, unit or item, and the
+ * zero-filled daily series the charts draw. Aggregates are read through Number() because PostgreSQL returns
+ * sum() of bigint as a string.
+ */
+import { sql } from "kysely";
+import type { FleetContext } from "../context.js";
+import { dayOf } from "../context.js";
+import { addDays, currencyDecimals, daysBetween } from "./queryDays.js";
+
+export interface Totals {
+  currency: string;
+  /** Sessions that captured money. */
+  sales: number;
+  sessions: number;
+  captured: number;
+  refunded: number;
+  /** captured − refunded. */
+  net: number;
+  vendsOk: number;
+  vendsFailed: number;
+}
+
+function totalsColumns() {
+  return [
+    "currency",
+    sql<number>`count(*)`.as("sessions"),
+    sql<number>`sum(case when captured > 0 then 1 else 0 end)`.as("sales"),
+    sql<number>`sum(captured)`.as("captured"),
+    sql<number>`sum(refunded)`.as("refunded"),
+    sql<number>`sum(vends_ok)`.as("vends_ok"),
+    sql<number>`sum(vends_failed)`.as("vends_failed"),
+  ] as const;
+}
+
+interface TotalsRow {
+  currency: string;
+  sessions: number | string;
+  sales: number | string | null;
+  captured: number | string | null;
+  refunded: number | string | null;
+  vends_ok: number | string | null;
+  vends_failed: number | string | null;
+}
+
+function toTotals(r: TotalsRow): Totals {
+  const captured = Number(r.captured ?? 0);
+  const refunded = Number(r.refunded ?? 0);
+  return {
+    currency: r.currency,
+    sessions: Number(r.sessions),
+    sales: Number(r.sales ?? 0),
+    captured,
+    refunded,
+    net: captured - refunded,
+    vendsOk: Number(r.vends_ok ?? 0),
+    vendsFailed: Number(r.vends_failed ?? 0),
+  };
+}
+
+export interface SalesFilter {
+  from: string;
+  to: string;
+  unit?: string | undefined;
+}
+
+export async function totals(ctx: FleetContext, f: SalesFilter): Promise<Totals[]> {
+  let q = ctx.db
+    .selectFrom("sales")
+    .select(totalsColumns())
+    .where("day", ">=", f.from)
+    .where("day", "<=", f.to);
+  if (f.unit !== undefined) q = q.where("unit_id", "=", f.unit);
+  const rows = await q.groupBy("currency").orderBy("currency").execute();
+  return rows.map(toTotals);
+}
+
+export type SalesGroup = "day" | "unit" | "item";
+
+export interface SalesRow extends Totals {
+  /** The day, unit id or item number (as text) of the group. */
+  key: string;
+}
+
+export async function salesBy(ctx: FleetContext, f: SalesFilter, group: SalesGroup): Promise<SalesRow[]> {
+  const col = group === "day" ? "day" : group === "unit" ? "unit_id" : "item";
+  let q = ctx.db
+    .selectFrom("sales")
+    .select([...totalsColumns(), sql<string | number>`${sql.ref(col)}`.as("key")])
+    .where("day", ">=", f.from)
+    .where("day", "<=", f.to);
+  if (f.unit !== undefined) q = q.where("unit_id", "=", f.unit);
+  const rows = await q.groupBy([col, "currency"]).orderBy(col).orderBy("currency").execute();
+  return rows.map((r) => ({ ...toTotals(r), key: String(r.key) }));
+}
+
+/** Net sales per day and currency over `days` days ending today, zero-filled: what the charts draw. */
+export interface DailySeries {
+  days: string[];
+  series: { currency: string; decimals: number; net: number[]; sales: number[] }[];
+}
+
+export async function dailySeries(ctx: FleetContext, days: number, unit?: string): Promise<DailySeries> {
+  const to = dayOf(ctx.clock.now(), ctx.timeZone);
+  const from = addDays(to, -(days - 1));
+  const rows = await salesBy(ctx, { from, to, unit }, "day");
+  const dayList = daysBetween(from, to);
+  const currencies = [...new Set(rows.map((r) => r.currency))].sort();
+  return {
+    days: dayList,
+    series: currencies.map((currency) => {
+      const byDay = new Map(rows.filter((r) => r.currency === currency).map((r) => [r.key, r]));
+      return {
+        currency,
+        decimals: currencyDecimals(currency),
+        net: dayList.map((d) => byDay.get(d)?.net ?? 0),
+        sales: dayList.map((d) => byDay.get(d)?.sales ?? 0),
+      };
+    }),
+  };
+}

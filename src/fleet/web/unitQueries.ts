@@ -1,0 +1,90 @@
+/**
+ * The units list for the dashboard: each unit's status, whether it is online (from its heartbeats), its
+ * backlog and what needs a look.
+ */
+import type { FleetContext } from "../context.js";
+
+/** Units send a heartbeat every minute; one missing three is offline. */
+export const HEARTBEAT_INTERVAL_MS = 60_000;
+export const OFFLINE_AFTER_MS = 3 * HEARTBEAT_INTERVAL_MS;
+/** A backlog this large, or this old, needs a look. */
+export const BACKLOG_EVENTS_ALERT = 100;
+export const BACKLOG_AGE_ALERT_MS = 15 * 60_000;
+
+export type UnitStatus = "pending" | "approved" | "revoked";
+
+export interface UnitSummary {
+  id: string;
+  label: string;
+  status: UnitStatus;
+  fingerprint: string;
+  enrolledAt: number;
+  lastSeenAt: number | null;
+  online: boolean;
+  configVersion: string | null;
+  releaseVersion: string | null;
+  backlogEvents: number;
+  backlogOldestAt: number | null;
+  unresolved: number;
+  committedSeq: number;
+  /** Why the unit needs a look: unresolved sessions, a large or old backlog. */
+  attention: string[];
+}
+
+function attentionOf(u: UnitSummary, now: number): string[] {
+  const out: string[] = [];
+  if (u.unresolved > 0) out.push(`${u.unresolved} unresolved session(s)`);
+  if (u.backlogEvents >= BACKLOG_EVENTS_ALERT) out.push(`backlog of ${u.backlogEvents} events`);
+  else if (
+    u.backlogOldestAt !== null &&
+    u.backlogEvents > 0 &&
+    now - u.backlogOldestAt > BACKLOG_AGE_ALERT_MS
+  )
+    out.push(
+      `backlog of ${u.backlogEvents} events, oldest ${Math.round((now - u.backlogOldestAt) / 60_000)} min old`,
+    );
+  return out;
+}
+
+export async function listUnits(ctx: FleetContext): Promise<UnitSummary[]> {
+  const now = ctx.clock.now();
+  const rows = await ctx.db
+    .selectFrom("units")
+    .select([
+      "id",
+      "label",
+      "status",
+      "fingerprint",
+      "enrolled_at",
+      "last_seen_at",
+      "config_version",
+      "release_version",
+      "backlog_events",
+      "backlog_oldest_at",
+      "unresolved",
+      "committed_seq",
+    ])
+    .orderBy("id")
+    .execute();
+  return rows.map((r) => {
+    const lastSeenAt = r.last_seen_at === null ? null : Number(r.last_seen_at);
+    const u: UnitSummary = {
+      id: r.id,
+      label: r.label,
+      status: r.status,
+      fingerprint: r.fingerprint,
+      enrolledAt: Number(r.enrolled_at),
+      lastSeenAt,
+      online: r.status === "approved" && lastSeenAt !== null && now - lastSeenAt <= OFFLINE_AFTER_MS,
+      configVersion: r.config_version,
+      releaseVersion: r.release_version,
+      backlogEvents: Number(r.backlog_events),
+      backlogOldestAt: r.backlog_oldest_at === null ? null : Number(r.backlog_oldest_at),
+      unresolved: Number(r.unresolved),
+      committedSeq: Number(r.committed_seq),
+      attention: [],
+    };
+    u.attention = attentionOf(u, now);
+    return u;
+  });
+}
