@@ -12,23 +12,18 @@ import type {
   Journal,
   NewIntent,
   NewSession,
-  PlanMember,
-  PlanUsage,
   SessionResult,
-  SessionRow,
   VendOutcome,
-  VendRow,
 } from "./journal.js";
 import { JournalError } from "./journal.js";
 import { type ClaimedJournal, claimJournal, raiseMark } from "./open.js";
 import { type Outbox, type OutboxStats, OutboxStore, type ReportData } from "./outbox.js";
 import { classifyJournalError } from "./problems.js";
-import { type IntentDbRow, type SessionDbRow, toIntent, toSession } from "./rows.js";
-import { countPlanVend, planMemberOf, planUsageOf } from "./sqlitePlan.js";
+import { countPlanVend } from "./sqlitePlan.js";
+import { SqliteReads } from "./sqliteReads.js";
 import { retainOutboxEvents, retainSessions } from "./sqliteRetain.js";
 import { setUpConnection } from "./sqliteSetup.js";
-import { SqliteTransactions } from "./sqliteTx.js";
-import { prepareStatements, type Statements } from "./statements.js";
+import { prepareStatements } from "./statements.js";
 
 export interface SqliteJournalOptions {
   /** Database file, or `:memory:` for tests and the in-memory demo. */
@@ -72,8 +67,7 @@ export function openSqliteJournal(opts: SqliteJournalOptions): SqliteJournal {
   }
 }
 
-export class SqliteJournal extends SqliteTransactions implements Journal, Outbox {
-  private readonly stmts: Statements;
+export class SqliteJournal extends SqliteReads implements Journal, Outbox {
   private readonly outbox: OutboxStore;
 
   /** The order-id epoch (seconds): from the claim (owner sidecar), else the clock. */
@@ -84,14 +78,14 @@ export class SqliteJournal extends SqliteTransactions implements Journal, Outbox
     private readonly opts: SqliteJournalOptions,
     private readonly claim: ClaimedJournal | null,
   ) {
-    super(db);
-    this.epoch = claim?.owner.epoch ?? Math.floor(opts.clock.now() / 1000);
+    const epoch = claim?.owner.epoch ?? Math.floor(opts.clock.now() / 1000);
     setUpConnection(db, {
       memory: opts.path === ":memory:",
       now: opts.clock.now(),
       ...(opts.sizeLimitBytes === undefined ? {} : { sizeLimitBytes: opts.sizeLimitBytes }),
     });
-    this.stmts = prepareStatements(db);
+    super(db, prepareStatements(db));
+    this.epoch = epoch;
     this.outbox = new OutboxStore(db);
     // The high-water mark outside the journal (owner.ts): what this start saw is now the floor.
     this.raiseMark();
@@ -172,18 +166,6 @@ export class SqliteJournal extends SqliteTransactions implements Journal, Outbox
         countPlanVend(this.stmts, sessionId, outcome);
       })(),
     );
-  }
-
-  planMember(sessionId: string): PlanMember | undefined {
-    return planMemberOf(this.stmts, sessionId);
-  }
-
-  planUsage(memberId: string, period: string): PlanUsage {
-    return planUsageOf(this.stmts, memberId, period);
-  }
-
-  vends(sessionId: string): VendRow[] {
-    return (this.stmts.vends.all(sessionId) as VendRow[]).map((v) => ({ ...v }));
   }
 
   decide(sessionId: string, d: Decision): void {
@@ -279,36 +261,10 @@ export class SqliteJournal extends SqliteTransactions implements Journal, Outbox
     });
   }
 
-  session(sessionId: string): SessionRow | undefined {
-    const row = this.stmts.session.get(sessionId) as SessionDbRow | undefined;
-    return row && toSession(row);
-  }
-
-  intents(sessionId: string): Intent[] {
-    return (this.stmts.intents.all(sessionId) as IntentDbRow[]).map(toIntent);
-  }
-
-  unresolved(): SessionRow[] {
-    return (this.stmts.unresolved.all() as SessionDbRow[]).map(toSession);
-  }
-
-  ownsLiveOrder(orderId: string): boolean {
-    return this.stmts.ownsLive.get(orderId) !== undefined;
-  }
-
-  sessions(opts?: { limit?: number }): SessionRow[] {
-    return (this.stmts.sessions.all(opts?.limit ?? 1_000_000) as SessionDbRow[]).map(toSession);
-  }
-
   retain(before: number, batch = 500): number {
     // Deferred (WRITE_DURABILITY.retain): a deletion lost in a power cut is done again by the next run.
     const drop = <T>(fn: () => T): T => this.atomically(() => this.write("retain", fn), { durable: false });
     return retainSessions(this.stmts, drop, before, batch);
-  }
-
-  /** `PRAGMA integrity_check`; "ok" when healthy. */
-  integrityCheck(): string {
-    return String(this.db.pragma("integrity_check", { simple: true }));
   }
 
   /**
