@@ -12,20 +12,18 @@ import type {
   Journal,
   NewIntent,
   NewSession,
-  PlanMember,
-  PlanUsage,
   SessionResult,
-  SessionRow,
   VendOutcome,
-  VendRow,
 } from "./journal.js";
-import { JournalError, type JournalWrite, WRITE_DURABILITY } from "./journal.js";
-import { MIGRATIONS } from "./migrations.js";
+import { JournalError } from "./journal.js";
 import { type ClaimedJournal, claimJournal, raiseMark } from "./open.js";
 import { type Outbox, type OutboxStats, OutboxStore, type ReportData } from "./outbox.js";
 import { classifyJournalError } from "./problems.js";
-import { type IntentDbRow, type SessionDbRow, toIntent, toSession } from "./rows.js";
-import { prepareStatements, type Statements } from "./statements.js";
+import { countPlanVend } from "./sqlitePlan.js";
+import { SqliteReads } from "./sqliteReads.js";
+import { retainOutboxEvents, retainSessions } from "./sqliteRetain.js";
+import { setUpConnection } from "./sqliteSetup.js";
+import { prepareStatements } from "./statements.js";
 
 export interface SqliteJournalOptions {
   /** Database file, or `:memory:` for tests and the in-memory demo. */
@@ -69,43 +67,25 @@ export function openSqliteJournal(opts: SqliteJournalOptions): SqliteJournal {
   }
 }
 
-export class SqliteJournal implements Journal, Outbox {
-  private readonly stmts: Statements;
+export class SqliteJournal extends SqliteReads implements Journal, Outbox {
   private readonly outbox: OutboxStore;
 
   /** The order-id epoch (seconds): from the claim (owner sidecar), else the clock. */
   private readonly epoch: number;
 
   constructor(
-    private readonly db: Database.Database,
+    db: Database.Database,
     private readonly opts: SqliteJournalOptions,
     private readonly claim: ClaimedJournal | null,
   ) {
-    this.epoch = claim?.owner.epoch ?? Math.floor(opts.clock.now() / 1000);
-    const memory = opts.path === ":memory:";
-    if (!memory) {
-      const mode = db.pragma("journal_mode = WAL", { simple: true });
-      if (mode !== "wal") throw new JournalError("durability", `journal_mode is ${String(mode)}, not wal`);
-    }
-    db.pragma("synchronous = FULL");
-    db.pragma(`journal_size_limit = ${Math.trunc(opts.sizeLimitBytes ?? 8 * 1024 * 1024)}`);
-    db.pragma("foreign_keys = ON");
-    this.migrate();
-    // Verify after a write: on a fresh WAL database the pragma can read FULL before the first write and
-    // NORMAL after it (reliability.md §1.2).
-    db.transaction(() => {
-      db.prepare(
-        "INSERT INTO meta (key, value) VALUES ('opened_at', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-      ).run(String(opts.clock.now()));
-      db.prepare("INSERT INTO meta (key, value) VALUES ('journal_id', ?) ON CONFLICT (key) DO NOTHING").run(
-        randomUUID(),
-      );
-    })();
-    const sync = db.pragma("synchronous", { simple: true });
-    if (sync !== 2)
-      throw new JournalError("durability", `synchronous is ${String(sync)} after a write, not FULL (2)`);
-
-    this.stmts = prepareStatements(db);
+    const epoch = claim?.owner.epoch ?? Math.floor(opts.clock.now() / 1000);
+    setUpConnection(db, {
+      memory: opts.path === ":memory:",
+      now: opts.clock.now(),
+      ...(opts.sizeLimitBytes === undefined ? {} : { sizeLimitBytes: opts.sizeLimitBytes }),
+    });
+    super(db, prepareStatements(db));
+    this.epoch = epoch;
     this.outbox = new OutboxStore(db);
     // The high-water mark outside the journal (owner.ts): what this start saw is now the floor.
     this.raiseMark();
@@ -116,105 +96,6 @@ export class SqliteJournal implements Journal, Outbox {
     if (this.claim === null) return;
     const id = String(this.stmts.meta.get("journal_id"));
     raiseMark(this.claim, id, Number(this.stmts.meta.get("order_seq") ?? 0));
-  }
-
-  private migrate(): void {
-    const version = Number(this.db.pragma("user_version", { simple: true }));
-    if (version > MIGRATIONS.length) {
-      throw new JournalError(
-        "integrity",
-        `journal schema ${version} is newer than this vendd (${MIGRATIONS.length})`,
-      );
-    }
-    for (let v = version; v < MIGRATIONS.length; v++) {
-      const sql = MIGRATIONS[v];
-      if (sql === undefined) break;
-      this.db.transaction(() => {
-        this.db.exec(sql);
-        this.db.pragma(`user_version = ${v + 1}`);
-      })();
-    }
-  }
-
-  /**
-   * The connection's transaction state, in one object: the open transaction's depth and durability
-   * (declared at its start), whether it wrote anything, the commit counters, and `tail`, the non-durable
-   * commits since the last durable commit or checkpoint (what a power cut may take). One object rather than
-   * fields, so that a wrapper made with `Object.create(journal)` (tests) shares it instead of shadowing it.
-   */
-  private readonly tx = { depth: 0, durable: true, wrote: false, committed: 0, synced: 0, tail: 0 };
-
-  get commits(): number {
-    return this.tx.committed;
-  }
-
-  get durableCommits(): number {
-    return this.tx.synced;
-  }
-
-  /** `PRAGMA synchronous` now: 2 (FULL) between transactions, 1 (NORMAL) inside a non-durable one. */
-  get synchronous(): number {
-    return Number(this.db.pragma("synchronous", { simple: true }));
-  }
-
-  atomically<T>(fn: () => T, opts?: { durable?: boolean }): T {
-    if (this.tx.depth > 0) return fn();
-    return this.transaction(opts?.durable ?? true, () => this.db.transaction(fn)());
-  }
-
-  /**
-   * Runs `fn` as the outermost transaction at the given durability: `synchronous` can only change between
-   * transactions (SQLite refuses it inside one), so it is set before and put back to FULL after.
-   */
-  private transaction<T>(durable: boolean, fn: () => T): T {
-    if (!durable) this.db.pragma("synchronous = NORMAL");
-    this.tx.depth++;
-    this.tx.durable = durable;
-    this.tx.wrote = false;
-    try {
-      const result = fn();
-      if (this.tx.wrote) {
-        this.tx.committed++;
-        if (durable) {
-          this.tx.synced++;
-          this.tx.tail = 0;
-        } else this.tx.tail++;
-      }
-      return result;
-    } finally {
-      this.tx.depth--;
-      this.tx.durable = true;
-      if (!durable) this.db.pragma("synchronous = FULL");
-    }
-  }
-
-  /**
-   * One write of class `kind` (WRITE_DURABILITY): joins the open transaction, or commits alone at its own
-   * durability. A durable write in a non-durable transaction is refused: its row would not be synced
-   * before the request it precedes.
-   */
-  private write<T>(kind: JournalWrite, fn: () => T): T {
-    const cls = WRITE_DURABILITY[kind];
-    if (this.tx.depth > 0 && !this.tx.durable && cls === "durable")
-      throw new JournalError(
-        "durability",
-        `journal write ${kind} needs a durable commit, inside a transaction declared non-durable`,
-      );
-    try {
-      if (this.tx.depth > 0) {
-        const result = fn();
-        this.tx.wrote = true;
-        return result;
-      }
-      return this.transaction(cls === "durable", () => {
-        const result = fn();
-        this.tx.wrote = true;
-        return result;
-      });
-    } catch (e) {
-      if (e instanceof JournalError) throw e;
-      throw new JournalError("io", `journal write failed (${kind}): ${(e as Error).message}`, { cause: e });
-    }
   }
 
   private changed(info: Database.RunResult, sessionId: string): void {
@@ -282,30 +163,9 @@ export class SqliteJournal implements Journal, Outbox {
       this.db.transaction(() => {
         this.changed(this.stmts.vend.run({ id: sessionId, outcome }), sessionId);
         this.stmts.vendOutcome.run({ id: sessionId, outcome, at: this.opts.clock.now() });
-        // A plan vend counts when delivered, or when its outcome is unknown (err against over-granting).
-        const plan = this.stmts.planOf.get(sessionId) as (PlanMember & { price: number }) | undefined;
-        if (plan !== undefined && (outcome === "success" || outcome === "unknown")) {
-          for (const period of [plan.day, plan.month])
-            this.stmts.planCount.run({ memberId: plan.memberId, period, amount: plan.price });
-        }
+        countPlanVend(this.stmts, sessionId, outcome);
       })(),
     );
-  }
-
-  planMember(sessionId: string): PlanMember | undefined {
-    const row = this.stmts.planOf.get(sessionId) as (PlanMember & { price: number }) | undefined;
-    if (row === undefined) return undefined;
-    const { price: _price, ...member } = row;
-    return member;
-  }
-
-  planUsage(memberId: string, period: string): PlanUsage {
-    const row = this.stmts.planUsage.get(memberId, period) as PlanUsage | undefined;
-    return row === undefined ? { items: 0, amount: 0 } : { items: row.items, amount: row.amount };
-  }
-
-  vends(sessionId: string): VendRow[] {
-    return (this.stmts.vends.all(sessionId) as VendRow[]).map((v) => ({ ...v }));
   }
 
   decide(sessionId: string, d: Decision): void {
@@ -374,20 +234,9 @@ export class SqliteJournal implements Journal, Outbox {
   retainOutbox(deliveredBefore: number, undeliveredBefore: number): { deleted: number; dropped: number[] } {
     return this.atomically(
       () =>
-        this.write("retain", () => {
-          const deleted = this.outbox.dropDelivered(deliveredBefore);
-          const dropped = this.outbox.overflow(undeliveredBefore);
-          if (dropped.length > 0) {
-            const first = Math.min(...dropped);
-            const last = Math.max(...dropped);
-            this.outbox.append("fault", this.opts.clock.now(), {
-              code: "outboxOverflow",
-              state: "raised",
-              message: `${dropped.length} undelivered events (seq ${first}..${last}) dropped: the fleet was unreachable beyond the backlog limit`,
-            });
-          }
-          return { deleted, dropped };
-        }),
+        this.write("retain", () =>
+          retainOutboxEvents(this.outbox, () => this.opts.clock.now(), deliveredBefore, undeliveredBefore),
+        ),
       { durable: false },
     );
   }
@@ -412,53 +261,10 @@ export class SqliteJournal implements Journal, Outbox {
     });
   }
 
-  session(sessionId: string): SessionRow | undefined {
-    const row = this.stmts.session.get(sessionId) as SessionDbRow | undefined;
-    return row && toSession(row);
-  }
-
-  intents(sessionId: string): Intent[] {
-    return (this.stmts.intents.all(sessionId) as IntentDbRow[]).map(toIntent);
-  }
-
-  unresolved(): SessionRow[] {
-    return (this.stmts.unresolved.all() as SessionDbRow[]).map(toSession);
-  }
-
-  ownsLiveOrder(orderId: string): boolean {
-    return this.stmts.ownsLive.get(orderId) !== undefined;
-  }
-
-  sessions(opts?: { limit?: number }): SessionRow[] {
-    return (this.stmts.sessions.all(opts?.limit ?? 1_000_000) as SessionDbRow[]).map(toSession);
-  }
-
   retain(before: number, batch = 500): number {
-    let deleted = 0;
     // Deferred (WRITE_DURABILITY.retain): a deletion lost in a power cut is done again by the next run.
     const drop = <T>(fn: () => T): T => this.atomically(() => this.write("retain", fn), { durable: false });
-    for (;;) {
-      const n = drop(() => {
-        const ids = this.stmts.expired.all(before, batch) as { id: string }[];
-        for (const { id } of ids) {
-          this.stmts.dropEvents.run(id);
-          this.stmts.dropVends.run(id);
-          this.stmts.dropIntents.run(id);
-          this.stmts.dropPlanSession.run(id);
-          this.stmts.dropSession.run(id);
-        }
-        return ids.length;
-      });
-      deleted += n;
-      if (n < batch) break;
-    }
-    drop(() => this.stmts.dropLooseEvents.run(before));
-    return deleted;
-  }
-
-  /** `PRAGMA integrity_check`; "ok" when healthy. */
-  integrityCheck(): string {
-    return String(this.db.pragma("integrity_check", { simple: true }));
+    return retainSessions(this.stmts, drop, before, batch);
   }
 
   /**

@@ -1,0 +1,56 @@
+import { randomUUID } from "node:crypto";
+import type Database from "better-sqlite3";
+import { JournalError } from "./journal.js";
+import { MIGRATIONS } from "./migrations.js";
+
+/**
+ * Sets a freshly opened journal connection up: WAL (file journals), `synchronous=FULL`, the size limit,
+ * foreign keys, the migrations; then writes `opened_at`/`journal_id` and verifies `synchronous` after that
+ * first write (better-sqlite3 defaults WAL to NORMAL, which loses recent commits on power loss; reliability §1.2).
+ * @throws JournalError `durability` or `integrity` (schema newer than this vendd).
+ */
+export function setUpConnection(
+  db: Database.Database,
+  opts: { memory: boolean; sizeLimitBytes?: number; now: number },
+): void {
+  if (!opts.memory) {
+    const mode = db.pragma("journal_mode = WAL", { simple: true });
+    if (mode !== "wal") throw new JournalError("durability", `journal_mode is ${String(mode)}, not wal`);
+  }
+  db.pragma("synchronous = FULL");
+  db.pragma(`journal_size_limit = ${Math.trunc(opts.sizeLimitBytes ?? 8 * 1024 * 1024)}`);
+  db.pragma("foreign_keys = ON");
+  migrate(db);
+  // Verify after a write: on a fresh WAL database the pragma can read FULL before the first write and
+  // NORMAL after it (reliability.md §1.2).
+  db.transaction(() => {
+    db.prepare(
+      "INSERT INTO meta (key, value) VALUES ('opened_at', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+    ).run(String(opts.now));
+    db.prepare("INSERT INTO meta (key, value) VALUES ('journal_id', ?) ON CONFLICT (key) DO NOTHING").run(
+      randomUUID(),
+    );
+  })();
+  const sync = db.pragma("synchronous", { simple: true });
+  if (sync !== 2)
+    throw new JournalError("durability", `synchronous is ${String(sync)} after a write, not FULL (2)`);
+}
+
+/** Applies the migrations past `user_version`, one transaction each; refuses a schema newer than this vendd. */
+function migrate(db: Database.Database): void {
+  const version = Number(db.pragma("user_version", { simple: true }));
+  if (version > MIGRATIONS.length) {
+    throw new JournalError(
+      "integrity",
+      `journal schema ${version} is newer than this vendd (${MIGRATIONS.length})`,
+    );
+  }
+  for (let v = version; v < MIGRATIONS.length; v++) {
+    const sql = MIGRATIONS[v];
+    if (sql === undefined) break;
+    db.transaction(() => {
+      db.exec(sql);
+      db.pragma(`user_version = ${v + 1}`);
+    })();
+  }
+}
