@@ -109,11 +109,17 @@ describe("journal ownership: one process, one journal", () => {
     const script = `
       import { openSqliteJournal } from ${JSON.stringify(BUILT)};
       const clock = { now: () => Date.now(), setTimer: () => ({ cancel() {} }), sleep: async () => {} };
-      openSqliteJournal({ path: ${JSON.stringify(path)}, unitId: "vm-1", clock });
+      // Held by a live reference, as the daemon holds its journal: an unreferenced journal is closed by
+      // the garbage collector (better-sqlite3 closes a collected connection), and its lock with it. The
+      // collection is forced here so that this holds on a loaded machine too.
+      globalThis.held = openSqliteJournal({ path: ${JSON.stringify(path)}, unitId: "vm-1", clock });
+      globalThis.gc();
       process.stdout.write("open\\n");
       setInterval(() => {}, 1000);
     `;
-    const holder = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: "pipe" });
+    const holder = spawn(process.execPath, ["--expose-gc", "--input-type=module", "-e", script], {
+      stdio: "pipe",
+    });
     children.push(holder);
     await new Promise<void>((ok, fail) => {
       holder.stdout.once("data", () => ok());
