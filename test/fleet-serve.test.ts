@@ -65,10 +65,16 @@ function serve(db: string, env: NodeJS.ProcessEnv = {}, cwd?: string): Promise<S
   });
 }
 
+/**
+ * SIGTERM, and the process must end by itself, promptly: no request is in flight, so nothing may hold it
+ * (a database pool left open kept a PostgreSQL fleet alive until its idle connections timed out).
+ */
 async function stop(s: Served): Promise<void> {
+  const asked = Date.now();
   if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill("SIGTERM");
   const r = await s.exited;
   expect(r.code ?? r.signal, s.stderr()).toBe(0);
+  expect(Date.now() - asked, "ms from SIGTERM to exit").toBeLessThan(4000);
 }
 
 async function post(

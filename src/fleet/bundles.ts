@@ -124,6 +124,7 @@ export async function storeBundle(
       throw new BundleUploadError("id_taken", `a different bundle with id ${meta.id} is already stored`);
     return { ...stored, created: false };
   }
+  dropBundleList(ctx);
   ctx.logger.info(
     { bundleId: meta.id, kind: meta.kind, version: meta.version, targets: meta.targets, uploadedBy },
     "bundle stored",
@@ -168,18 +169,83 @@ export async function newestBundleFor(
   unitId: string,
   fleetName: string | null = null,
 ): Promise<BundleRef | null> {
-  const rows = await ctx.db
+  return newestOf(await loadBundleList(ctx), unitId, fleetName, ctx.clock.now());
+}
+
+interface ListedBundle {
+  id: string;
+  sha256: string;
+  targets: string;
+  expires_at: number | null;
+}
+
+/** Every stored bundle's id, hash, targets and expiry (not the bytes), newest first. */
+function loadBundleList(ctx: FleetContext): Promise<ListedBundle[]> {
+  return ctx.db
     .selectFrom("bundles")
     .select(["id", "sha256", "targets", "expires_at"])
     .orderBy("uploaded_at", "desc")
     .orderBy("id", "desc")
     .execute();
-  const now = ctx.clock.now();
+}
+
+function newestOf(
+  rows: readonly ListedBundle[],
+  unitId: string,
+  fleetName: string | null,
+  now: number,
+): BundleRef | null {
   for (const r of rows) {
     if (r.expires_at !== null && r.expires_at <= now) continue;
     if (targetsUnit(r.targets, unitId, fleetName)) return { id: r.id, sha256: r.sha256 };
   }
   return null;
+}
+
+/**
+ * How long a fleet process answers heartbeats from its copy of the bundle list before reading it again. An
+ * upload through this process is seen at once (storeBundle drops the copy); one through another process of
+ * a shared PostgreSQL database within this time, which units polling once a minute never notice.
+ */
+export const BUNDLE_LIST_TTL_MS = 5_000;
+
+interface BundleListCopy {
+  rows: Promise<readonly ListedBundle[]>;
+  at: number;
+}
+
+const bundleLists = new WeakMap<object, BundleListCopy>();
+
+/**
+ * The heartbeat's view of the bundles: the newest one for a unit, from a copy of the list read at most
+ * {@link BUNDLE_LIST_TTL_MS} ago (one read for every heartbeat of 10,000 units instead of one each; the
+ * heartbeats that arrive while it is read wait for that read). The unit's `GET /bundle` reads the list
+ * itself ({@link newestBundleFor}).
+ */
+export function bundleIndex(ctx: FleetContext): {
+  newestFor(unitId: string, fleetName: string | null): Promise<BundleRef | null>;
+} {
+  return {
+    async newestFor(unitId, fleetName) {
+      const now = ctx.clock.now();
+      const copy = bundleLists.get(ctx.db);
+      if (copy !== undefined && now >= copy.at && now - copy.at < BUNDLE_LIST_TTL_MS)
+        return newestOf(await copy.rows, unitId, fleetName, now);
+      const fresh: BundleListCopy = { rows: loadBundleList(ctx), at: now };
+      bundleLists.set(ctx.db, fresh);
+      try {
+        return newestOf(await fresh.rows, unitId, fleetName, now);
+      } catch (err) {
+        if (bundleLists.get(ctx.db) === fresh) bundleLists.delete(ctx.db);
+        throw err;
+      }
+    },
+  };
+}
+
+/** Drops this process's copy of the bundle list (after an upload). */
+function dropBundleList(ctx: FleetContext): void {
+  bundleLists.delete(ctx.db);
 }
 
 /** The bundle's bytes. */

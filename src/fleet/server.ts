@@ -8,6 +8,7 @@ import Fastify, { type FastifyInstance, type preHandlerHookHandler } from "fasti
 import type pino from "pino";
 import { systemClock, type Timer } from "../core/clock.js";
 import { type FleetServerFaultPoints, NO_FLEET_SERVER_FAULTS } from "../core/faults.js";
+import { KEY_CACHE_MAX, publicKeyFromRaw } from "../core/fleetAuth.js";
 import { createLogger } from "../core/log.js";
 import type { PublicKey } from "../update/minisign.js";
 import type { FleetContext } from "./context.js";
@@ -114,6 +115,21 @@ export interface RunningFleetServer {
   close(): Promise<void>;
 }
 
+/**
+ * Parses every approved unit's key before the first request. Parsing one costs about 0.2 ms (fleetAuth.ts
+ * keeps them); after a restart the first heartbeats of 10,000 units would otherwise pay 2 s of it within
+ * their first minute, on top of everything else a cold process does.
+ */
+async function warmKeyCache(ctx: FleetContext): Promise<void> {
+  const rows = await ctx.db
+    .selectFrom("units")
+    .select("public_key")
+    .where("status", "=", "approved")
+    .limit(KEY_CACHE_MAX)
+    .execute();
+  for (const r of rows) publicKeyFromRaw(r.public_key);
+}
+
 /** Opens the database (migrating it), builds the app and listens. */
 export async function startFleetServer(opts: FleetServerOptions): Promise<RunningFleetServer> {
   const secrets: string[] = [...(opts.secrets ?? [])];
@@ -126,10 +142,11 @@ export async function startFleetServer(opts: FleetServerOptions): Promise<Runnin
     }
   }
   const logger = opts.logger ?? createLogger({ level: opts.logLevel ?? "info", secrets });
-  const fdb = await openFleetDb(opts.db);
+  const fdb = await openFleetDb(opts.db, { warm: true });
   const ctx: FleetContext = {
     db: fdb.db,
     lightDb: fdb.light,
+    hot: fdb.hot,
     dialect: fdb.dialect,
     clock: systemClock,
     logger,
@@ -138,6 +155,7 @@ export async function startFleetServer(opts: FleetServerOptions): Promise<Runnin
   };
   let app: FastifyInstance;
   try {
+    await warmKeyCache(ctx);
     app = await createFleetApp(ctx, {
       ...(opts.plugins === undefined ? {} : { plugins: opts.plugins }),
       ...(opts.faults === undefined ? {} : { faults: opts.faults }),

@@ -15,7 +15,7 @@ import type {
 } from "fastify";
 import type * as z from "zod";
 import { type FleetServerFaultPoints, NO_FLEET_SERVER_FAULTS } from "../core/faults.js";
-import { fingerprint, MAX_SKEW_MS, verifyRequest } from "../core/fleetAuth.js";
+import { fingerprint, MAX_SKEW_MS, verifyRequestAsync } from "../core/fleetAuth.js";
 import {
   EnrollRequest,
   EventBatch,
@@ -24,23 +24,17 @@ import {
   UNIT_API,
   type WireError,
 } from "../core/fleetWire.js";
-import { bundleBytes, markPending, newestBundleFor } from "./bundles.js";
+import { bundleBytes, bundleIndex, markPending, newestBundleFor } from "./bundles.js";
 import type { FleetContext } from "./context.js";
-import { lightWrite } from "./db/light.js";
+import { kyselyHotPath, type UnitAuthRow } from "./db/hot.js";
 import { ingestBatch } from "./ingest.js";
 
 /** Largest request body the unit API reads: a full batch of 500 sessions is well under it. */
 export const UNIT_BODY_LIMIT = 2 * 1024 * 1024;
 
-interface UnitRow {
-  id: string;
-  status: "pending" | "approved" | "revoked";
-  committed_seq: number;
-}
-
 interface Authed {
   publicKey: string;
-  unit: UnitRow | null;
+  unit: UnitAuthRow | null;
 }
 
 export interface UnitApiOptions {
@@ -64,6 +58,8 @@ export async function registerUnitApi(
   opts: UnitApiOptions = {},
 ): Promise<preHandlerHookHandler> {
   const faults = opts.faults ?? NO_FLEET_SERVER_FAULTS;
+  const hot = ctx.hot ?? kyselyHotPath(ctx);
+  const bundles = bundleIndex(ctx);
   let unitAuth: preHandlerHookHandler | null = null;
   await app.register(
     async (api) => {
@@ -95,33 +91,27 @@ export async function registerUnitApi(
       ): Promise<FastifyReply | undefined> => {
         const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
         const now = ctx.clock.now();
-        const v = verifyRequest(req.method, req.url, req.headers, body, now);
+        const v = await verifyRequestAsync(req.method, req.url, req.headers, body, now);
         if (!v.ok) {
           req.log.warn({ code: v.code, url: req.url }, "unit request refused");
           return refuse(reply, 401, v.code, v.message);
         }
-        const unit =
-          (await ctx.db
-            .selectFrom("units")
-            .select(["id", "status", "committed_seq"])
-            .where("public_key", "=", v.publicKey)
-            .executeTakeFirst()) ?? null;
         const isEnroll = req.url === `${UNIT_API}/enroll`;
+        // The key's unit and the nonce in one go (db/hot.ts): the nonce is recorded only for a known key or
+        // an enrolment, so a stranger's requests write nothing. Without its own fsync (db/light.ts): a nonce
+        // lost to a power cut of the fleet host could let a request of the last moments be replayed once;
+        // every unit request is idempotent on the fleet.
+        const { unit, fresh } = await hot.claimNonce(
+          v.publicKey,
+          v.nonce,
+          v.timestamp + MAX_SKEW_MS,
+          isEnroll,
+        );
         if (unit === null && !isEnroll) {
           req.log.warn({ key: fingerprint(v.publicKey), url: req.url }, "unknown unit key refused");
           return refuse(reply, 401, "unknown_key", "this key is not enrolled: run vendd fleet enroll");
         }
-        // Recorded only for known keys (and enrolments): a stranger's requests write nothing.
-        // Without its own fsync (db/light.ts): a nonce lost to a power cut of the fleet host could let a
-        // request of the last moments be replayed once; every unit request is idempotent on the fleet.
-        const nonce = await lightWrite(ctx, (db) =>
-          db
-            .insertInto("nonces")
-            .values({ public_key: v.publicKey, nonce: v.nonce, expires_at: v.timestamp + MAX_SKEW_MS })
-            .onConflict((oc) => oc.columns(["public_key", "nonce"]).doNothing())
-            .executeTakeFirst(),
-        );
-        if (nonce.numInsertedOrUpdatedRows === 0n) {
+        if (!fresh) {
           req.log.warn({ key: fingerprint(v.publicKey), url: req.url }, "replayed unit request refused");
           return refuse(reply, 401, "replay", "this request was already received (same nonce)");
         }
@@ -232,23 +222,17 @@ export async function registerUnitApi(
         const hb = p.body;
         const unitId = p.a.unit.id;
         // One statement: the update answers the committed seq (RETURNING, on both dialects).
-        const unit = await lightWrite(ctx, (db) =>
-          db
-            .updateTable("units")
-            .set({
-              last_seen_at: ctx.clock.now(),
-              last_heartbeat: JSON.stringify(hb),
-              config_version: hb.versions.config,
-              release_version: hb.versions.release,
-              backlog_events: hb.backlog.events,
-              backlog_oldest_at: hb.backlog.oldestAt,
-              unresolved: hb.unresolved,
-            })
-            .where("id", "=", unitId)
-            .returning("committed_seq")
-            .executeTakeFirstOrThrow(),
-        );
-        const bundle = await newestBundleFor(ctx, unitId, hb.fleet ?? null);
+        const committed = await hot.heartbeat(unitId, {
+          last_seen_at: ctx.clock.now(),
+          last_heartbeat: JSON.stringify(hb),
+          config_version: hb.versions.config,
+          release_version: hb.versions.release,
+          backlog_events: hb.backlog.events,
+          backlog_oldest_at: hb.backlog.oldestAt,
+          unresolved: hb.unresolved,
+        });
+        if (committed === null) return refuse(reply, 401, "unknown_key", "this unit is no longer enrolled");
+        const bundle = await bundles.newestFor(unitId, hb.fleet ?? null);
         const list = opts.entitlements
           ? await ctx.db
               .selectFrom("plan_entitlements")
@@ -259,7 +243,7 @@ export async function registerUnitApi(
           : undefined;
         return reply.send({
           now: ctx.clock.now(),
-          committed: unit.committed_seq,
+          committed,
           bundleEtag: bundle === null ? null : etagOf(bundle.sha256),
           ...(opts.entitlements ? { entitlementsEtag: list?.etag ?? null } : {}),
         });
@@ -286,7 +270,7 @@ export async function registerUnitApi(
   return unitAuth;
 }
 
-function enrolled(reply: FastifyReply, status: UnitRow["status"], fp: string): FastifyReply {
+function enrolled(reply: FastifyReply, status: UnitAuthRow["status"], fp: string): FastifyReply {
   if (status === "revoked") return refuse(reply, 403, "revoked", "this unit has been revoked");
   return reply.code(status === "approved" ? 200 : 202).send({ status, fingerprint: fp });
 }

@@ -19,6 +19,7 @@ export async function fleetContext(
   const ctx: FleetContext = {
     db: fdb.db,
     lightDb: fdb.light,
+    hot: fdb.hot,
     dialect: fdb.dialect,
     clock,
     logger: pino({ level: "silent" }),

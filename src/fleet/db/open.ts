@@ -5,6 +5,7 @@
 import Database from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteDialect } from "kysely";
 import pg from "pg";
+import { type HotPath, postgresHotPath, sqliteHotPath } from "./hot.js";
 import { type FleetDialect, migrate } from "./migrations.js";
 import type { FleetDatabase } from "./schema.js";
 
@@ -16,6 +17,8 @@ export interface FleetDb {
    * SQLite the same connection as `db`.
    */
   light: Kysely<FleetDatabase>;
+  /** The unit API's per-request statements (db/hot.ts). */
+  hot: HotPath;
   dialect: FleetDialect;
   /** Where it is, for logs: the file path, or the PostgreSQL URL without its password. */
   where: string;
@@ -69,9 +72,32 @@ function cachingStatements(file: Database.Database): {
   };
 }
 
-export async function openFleetDb(target: string, opts: { poolSize?: number } = {}): Promise<FleetDb> {
+export interface OpenFleetDbOptions {
+  /** PostgreSQL connections of the main pool (default 10); the light pool has half as many. */
+  poolSize?: number;
+  /**
+   * PostgreSQL: open every connection of both pools before returning, and keep them open while idle. A
+   * serving fleet does (`vendd fleet serve`): otherwise the first seconds after a start or a restart, when
+   * every unit's request arrives at once, also pay for the server's new backends one by one.
+   */
+  warm?: boolean;
+}
+
+/** Opens `n` connections of `pool` at once and returns them to it. */
+async function warmPool(pool: pg.Pool, n: number): Promise<void> {
+  const clients = await Promise.all(Array.from({ length: n }, () => pool.connect()));
+  for (const c of clients) c.release();
+}
+
+export async function openFleetDb(target: string, opts: OpenFleetDbOptions = {}): Promise<FleetDb> {
   if (isPostgresUrl(target)) {
-    const pool = new pg.Pool({ connectionString: target, max: opts.poolSize ?? 10 });
+    const poolMax = opts.poolSize ?? 10;
+    const lightMax = Math.max(2, Math.ceil(poolMax / 2));
+    const pool = new pg.Pool({
+      connectionString: target,
+      max: poolMax,
+      min: opts.warm === true ? poolMax : 0,
+    });
     // An idle connection the server closed (a restart, a failover) must not crash the process: pg emits
     // it on the pool, and the next query takes a fresh connection.
     pool.on("error", () => {});
@@ -84,19 +110,34 @@ export async function openFleetDb(target: string, opts: { poolSize?: number } = 
     }
     const lightPool = new pg.Pool({
       connectionString: target,
-      max: Math.max(2, Math.ceil((opts.poolSize ?? 10) / 2)),
+      max: lightMax,
+      min: opts.warm === true ? lightMax : 0,
       options: "-c synchronous_commit=off",
     });
     lightPool.on("error", () => {});
     const light = new Kysely<FleetDatabase>({ dialect: new PostgresDialect({ pool: lightPool }) });
+    if (opts.warm === true) {
+      try {
+        await Promise.all([warmPool(pool, poolMax), warmPool(lightPool, lightMax)]);
+      } catch (err) {
+        await light.destroy();
+        await db.destroy();
+        if (!lightPool.ending) await lightPool.end();
+        throw err;
+      }
+    }
     return {
       db,
       light,
+      hot: postgresHotPath(lightPool),
       dialect: "postgres",
       where: redactUrl(target),
       close: async () => {
         await light.destroy();
         await db.destroy();
+        // Kysely ends a pool only if a query of its own ever ran on it; the hot path's queries do not.
+        if (!lightPool.ending) await lightPool.end();
+        if (!pool.ending) await pool.end();
       },
     };
   }
@@ -114,5 +155,12 @@ export async function openFleetDb(target: string, opts: { poolSize?: number } = 
     await db.destroy();
     throw err;
   }
-  return { db, light: db, dialect: "sqlite", where: target, close: () => db.destroy() };
+  return {
+    db,
+    light: db,
+    hot: sqliteHotPath(db, file),
+    dialect: "sqlite",
+    where: target,
+    close: () => db.destroy(),
+  };
 }

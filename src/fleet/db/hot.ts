@@ -1,0 +1,213 @@
+/**
+ * The statements every unit request runs: the key's unit and its nonce (every request), and the heartbeat's
+ * update (every unit, every minute). With 10,000 units these are most of the fleet's database traffic
+ * (scripts/bench-fleet.ts), so they take the shortest path each database has:
+ * - **PostgreSQL**: the unit lookup and the nonce insert are one statement (a data-modifying CTE), and both
+ *   statements are named, so each connection of the light pool (`synchronous_commit = off`: db/light.ts)
+ *   parses and plans them once. A heartbeat is two round trips instead of three, none of them re-planned.
+ * - **SQLite**: in process, no round trips, but Kysely's per-query work (compiling, an await per statement)
+ *   was most of the cost: the statements are prepared once and run synchronously on the connection, while
+ *   holding Kysely's lock on it (so never inside another request's open transaction). The nonce insert and
+ *   the heartbeat are light transactions (db/light.ts: `synchronous = NORMAL` for them).
+ * What they decide is the same on both: a nonce is recorded only for a known key or an enrolment (a
+ * stranger's requests write nothing), and a (key, nonce) seen before is a replay.
+ */
+import type Database from "better-sqlite3";
+import type { Kysely } from "kysely";
+import type pg from "pg";
+import { lightWrite } from "./light.js";
+import type { FleetDialect } from "./migrations.js";
+import type { FleetDatabase, UnitsTable } from "./schema.js";
+
+export interface UnitAuthRow {
+  id: string;
+  status: UnitsTable["status"];
+  committed_seq: number;
+}
+
+/** What a heartbeat writes on the unit's row. */
+export interface HeartbeatRow {
+  last_seen_at: number;
+  last_heartbeat: string;
+  config_version: string | null;
+  release_version: string | null;
+  backlog_events: number;
+  backlog_oldest_at: number | null;
+  unresolved: number;
+}
+
+export interface HotPath {
+  /**
+   * The unit of `publicKey` (null: not enrolled) and whether (key, nonce) was new. The nonce is recorded
+   * (until `expiresAt`) only when the key is known or `enrol` is true.
+   */
+  claimNonce(
+    publicKey: string,
+    nonce: string,
+    expiresAt: number,
+    enrol: boolean,
+  ): Promise<{ unit: UnitAuthRow | null; fresh: boolean }>;
+  /** Writes a heartbeat on the unit's row; its committed seq, or null when the unit is gone. */
+  heartbeat(unitId: string, row: HeartbeatRow): Promise<number | null>;
+}
+
+const CLAIM_SQL = `
+with u as (
+  select id, status, committed_seq from units where public_key = $1
+), n as (
+  insert into nonces (public_key, nonce, expires_at)
+  select $1, $2, $3 where $4::boolean or exists (select 1 from u)
+  on conflict (public_key, nonce) do nothing
+  returning 1
+)
+select (select count(*) from n)::int as fresh, u.id, u.status, u.committed_seq
+from (select 1) as one left join u on true`;
+
+const HEARTBEAT_SQL = `
+update units set last_seen_at = $2, last_heartbeat = $3, config_version = $4, release_version = $5,
+  backlog_events = $6, backlog_oldest_at = $7, unresolved = $8
+where id = $1
+returning committed_seq`;
+
+/** PostgreSQL: named statements on `pool` (the light pool). */
+export function postgresHotPath(pool: pg.Pool): HotPath {
+  return {
+    async claimNonce(publicKey, nonce, expiresAt, enrol) {
+      const r = await pool.query<{
+        fresh: number;
+        id: string | null;
+        status: UnitAuthRow["status"] | null;
+        committed_seq: number | null;
+      }>({ name: "vendd_unit_claim", text: CLAIM_SQL, values: [publicKey, nonce, expiresAt, enrol] });
+      const row = r.rows[0];
+      if (row === undefined) throw new Error("unit claim returned no row");
+      const unit =
+        row.id === null || row.status === null
+          ? null
+          : { id: row.id, status: row.status, committed_seq: Number(row.committed_seq ?? 0) };
+      return { unit, fresh: row.fresh > 0 };
+    },
+    async heartbeat(unitId, h) {
+      const r = await pool.query<{ committed_seq: number }>({
+        name: "vendd_unit_heartbeat",
+        text: HEARTBEAT_SQL,
+        values: [
+          unitId,
+          h.last_seen_at,
+          h.last_heartbeat,
+          h.config_version,
+          h.release_version,
+          h.backlog_events,
+          h.backlog_oldest_at,
+          h.unresolved,
+        ],
+      });
+      const row = r.rows[0];
+      return row === undefined ? null : Number(row.committed_seq);
+    },
+  };
+}
+
+/** SQLite: prepared statements on `file`, the connection under `db` (its only one). */
+export function sqliteHotPath(db: Kysely<FleetDatabase>, file: Database.Database): HotPath {
+  const normal = file.prepare("pragma synchronous = NORMAL");
+  const full = file.prepare("pragma synchronous = FULL");
+  const begin = file.prepare("begin");
+  const commit = file.prepare("commit");
+  const rollback = file.prepare("rollback");
+  const unitOf = file.prepare<[string], UnitAuthRow>(
+    "select id, status, committed_seq from units where public_key = ?",
+  );
+  const insertNonce = file.prepare<[string, string, number]>(
+    "insert into nonces (public_key, nonce, expires_at) values (?, ?, ?) on conflict (public_key, nonce) do nothing",
+  );
+  const heartbeat = file.prepare<
+    [number, string, string | null, string | null, number, number | null, number, string],
+    { committed_seq: number }
+  >(
+    `update units set last_seen_at = ?, last_heartbeat = ?, config_version = ?, release_version = ?,
+      backlog_events = ?, backlog_oldest_at = ?, unresolved = ? where id = ? returning committed_seq`,
+  );
+  /** One light transaction: committed without its own fsync (db/light.ts). */
+  const light = <T>(fn: () => T): T => {
+    normal.run();
+    try {
+      begin.run();
+      try {
+        const r = fn();
+        commit.run();
+        return r;
+      } catch (err) {
+        if (file.inTransaction) rollback.run();
+        throw err;
+      }
+    } finally {
+      full.run();
+    }
+  };
+  /** Runs `fn` holding Kysely's lock on the connection: no other query or transaction is in between. */
+  const exclusive = <T>(fn: () => T): Promise<T> => db.connection().execute(async () => fn());
+  return {
+    claimNonce: (publicKey, nonce, expiresAt, enrol) =>
+      exclusive(() => {
+        const unit = unitOf.get(publicKey) ?? null;
+        if (unit === null && !enrol) return { unit, fresh: false };
+        const r = light(() => insertNonce.run(publicKey, nonce, expiresAt));
+        return { unit, fresh: r.changes > 0 };
+      }),
+    heartbeat: (unitId, h) =>
+      exclusive(() => {
+        const row = light(() =>
+          heartbeat.get(
+            h.last_seen_at,
+            h.last_heartbeat,
+            h.config_version,
+            h.release_version,
+            h.backlog_events,
+            h.backlog_oldest_at,
+            h.unresolved,
+            unitId,
+          ),
+        );
+        return row === undefined ? null : row.committed_seq;
+      }),
+  };
+}
+
+/** Any dialect through Kysely (SQLite, and a context built without the PostgreSQL light pool). */
+export function kyselyHotPath(ctx: {
+  db: Kysely<FleetDatabase>;
+  lightDb?: Kysely<FleetDatabase>;
+  dialect: FleetDialect;
+}): HotPath {
+  return {
+    async claimNonce(publicKey, nonce, expiresAt, enrol) {
+      const unit =
+        (await ctx.db
+          .selectFrom("units")
+          .select(["id", "status", "committed_seq"])
+          .where("public_key", "=", publicKey)
+          .executeTakeFirst()) ?? null;
+      if (unit === null && !enrol) return { unit, fresh: false };
+      const r = await lightWrite(ctx, (db) =>
+        db
+          .insertInto("nonces")
+          .values({ public_key: publicKey, nonce, expires_at: expiresAt })
+          .onConflict((oc) => oc.columns(["public_key", "nonce"]).doNothing())
+          .executeTakeFirst(),
+      );
+      return { unit, fresh: r.numInsertedOrUpdatedRows !== 0n };
+    },
+    async heartbeat(unitId, row) {
+      const r = await lightWrite(ctx, (db) =>
+        db
+          .updateTable("units")
+          .set(row)
+          .where("id", "=", unitId)
+          .returning("committed_seq")
+          .executeTakeFirst(),
+      );
+      return r === undefined ? null : r.committed_seq;
+    },
+  };
+}
