@@ -5,7 +5,7 @@
  * stored once.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { appendFileSync, openSync, readFileSync } from "node:fs";
 import { connect } from "node:net";
 import { fileURLToPath } from "node:url";
 import type { Pool } from "undici";
@@ -55,6 +55,8 @@ export async function startFleet(db: string): Promise<FleetProcess> {
       ...(process.env.VENDD_BENCH_FLEET_PROF
         ? ["--cpu-prof", "--cpu-prof-dir", process.env.VENDD_BENCH_FLEET_PROF]
         : []),
+      // VENDD_BENCH_FLEET_NODE_ARGS: further node options for the fleet processes (e.g. --trace-gc).
+      ...(process.env.VENDD_BENCH_FLEET_NODE_ARGS?.split(" ").filter((a) => a !== "") ?? []),
       MAIN,
       "fleet",
       "serve",
@@ -64,13 +66,21 @@ export async function startFleet(db: string): Promise<FleetProcess> {
       `127.0.0.1:${port}`,
     ],
     {
-      stdio: ["ignore", "ignore", "pipe"],
+      // VENDD_BENCH_FLEET_STDOUT=PREFIX: each fleet process's stdout (e.g. NODE_OPTIONS=--trace-gc) to a file.
+      stdio: [
+        "ignore",
+        process.env.VENDD_BENCH_FLEET_STDOUT
+          ? openSync(`${process.env.VENDD_BENCH_FLEET_STDOUT}-${port}.log`, "w")
+          : "ignore",
+        "pipe",
+      ],
       env: { ...process.env, LOG_LEVEL: "warn", VENDD_LOG_LEVEL: "warn" },
     },
   );
   let log = "";
   child.stderr?.on("data", (b: Buffer) => {
     log = (log + b.toString()).slice(-4000);
+    if (process.env.VENDD_BENCH_FLEET_STDERR) appendFileSync(process.env.VENDD_BENCH_FLEET_STDERR, b);
   });
   await waitForPort(port, child, () => log);
   const rss: number[] = [];
@@ -144,11 +154,14 @@ export function heartbeat(unit: SimUnit, at: number): Heartbeat {
 export class Client {
   private next = 0;
   readonly latencies: number[] = [];
+  /** Per request: [scheduled ms, latency ms, 0 heartbeat | 1 events, fleet process], for VENDD_BENCH_FLEET_TRACE. */
+  readonly trace: [number, number, number, number][] = [];
   errors = 0;
   constructor(private readonly pools: Pool[]) {}
 
   async post(unit: SimUnit, path: string, body: unknown, scheduled: number): Promise<unknown> {
-    const pool = this.pools[this.next++ % this.pools.length] as Pool;
+    const which = this.next++ % this.pools.length;
+    const pool = this.pools[which] as Pool;
     const text = JSON.stringify(body);
     const full = `${UNIT_API}${path}`;
     const headers = {
@@ -158,7 +171,9 @@ export class Client {
     try {
       const res = await pool.request({ method: "POST", path: full, headers, body: text });
       const out = await res.body.text();
-      this.latencies.push(performance.now() - scheduled);
+      const latency = performance.now() - scheduled;
+      this.latencies.push(latency);
+      this.trace.push([scheduled, latency, path === "/heartbeat" ? 0 : 1, which]);
       if (res.statusCode !== 200) {
         this.errors += 1;
         if (this.errors <= 3)

@@ -6,7 +6,7 @@
  * `stop()` shuts it down fast and removes the directory.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { appendFileSync, chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -88,11 +88,23 @@ export async function startPostgres(opts: { database?: string } = {}): Promise<P
     "fsync=on",
     "-c",
     "shared_buffers=64MB",
+    // VENDD_PG_SLOW_MS=N: log statements slower than N ms (with VENDD_PG_LOG=FILE to keep the log).
+    ...(process.env.VENDD_PG_SLOW_MS
+      ? [
+          "-c",
+          `log_min_duration_statement=${process.env.VENDD_PG_SLOW_MS}`,
+          "-c",
+          "log_checkpoints=on",
+          "-c",
+          "log_autovacuum_min_duration=0",
+        ]
+      : []),
   ]);
   const child: ChildProcess = spawn(pgCmd, pgArgs, { stdio: ["ignore", "ignore", "pipe"] });
   let log = "";
   child.stderr?.on("data", (b: Buffer) => {
     log = (log + b.toString()).slice(-4000);
+    if (process.env.VENDD_PG_LOG) appendFileSync(process.env.VENDD_PG_LOG, b);
   });
   const psql = join(bin, "psql");
   const ready = async (): Promise<void> => {
