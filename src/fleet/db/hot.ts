@@ -63,6 +63,21 @@ with u as (
 select (select count(*) from n)::int as fresh, u.id, u.status, u.committed_seq
 from (select 1) as one left join u on true`;
 
+/** A heartbeat row's values in the order both dialects' update statements name them. */
+function heartbeatValues(
+  h: HeartbeatRow,
+): [number, string, string | null, string | null, number, number | null, number] {
+  return [
+    h.last_seen_at,
+    h.last_heartbeat,
+    h.config_version,
+    h.release_version,
+    h.backlog_events,
+    h.backlog_oldest_at,
+    h.unresolved,
+  ];
+}
+
 const HEARTBEAT_SQL = `
 update units set last_seen_at = $2, last_heartbeat = $3, config_version = $4, release_version = $5,
   backlog_events = $6, backlog_oldest_at = $7, unresolved = $8
@@ -91,16 +106,7 @@ export function postgresHotPath(pool: pg.Pool): HotPath {
       const r = await pool.query<{ committed_seq: number }>({
         name: "vendd_unit_heartbeat",
         text: HEARTBEAT_SQL,
-        values: [
-          unitId,
-          h.last_seen_at,
-          h.last_heartbeat,
-          h.config_version,
-          h.release_version,
-          h.backlog_events,
-          h.backlog_oldest_at,
-          h.unresolved,
-        ],
+        values: [unitId, ...heartbeatValues(h)],
       });
       const row = r.rows[0];
       return row === undefined ? null : Number(row.committed_seq);
@@ -157,18 +163,7 @@ export function sqliteHotPath(db: Kysely<FleetDatabase>, file: Database.Database
       }),
     heartbeat: (unitId, h) =>
       exclusive(() => {
-        const row = light(() =>
-          heartbeat.get(
-            h.last_seen_at,
-            h.last_heartbeat,
-            h.config_version,
-            h.release_version,
-            h.backlog_events,
-            h.backlog_oldest_at,
-            h.unresolved,
-            unitId,
-          ),
-        );
+        const row = light(() => heartbeat.get(...heartbeatValues(h), unitId));
         return row === undefined ? null : row.committed_seq;
       }),
   };
