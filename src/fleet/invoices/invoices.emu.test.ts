@@ -6,112 +6,36 @@
  * changes nothing; overdue after the due date; invoice numbers sequential per issuer without gaps when two
  * runs go at once. Needs `openssl` (the test certificate), as the emulator's own invoice tests.
  */
-import Fastify, { type FastifyInstance } from "fastify";
-import pino from "pino";
+import type { FastifyInstance } from "fastify";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Clock, ManualClock } from "../../core/clock.js";
 import { seededRandom } from "../../core/random.js";
-import { type Emulator, startEmulator } from "../../emulator/index.js";
-import { hasOpenssl, selfSignedCertificate } from "../../emulator/testing/httpsReceiver.js";
+import type { Emulator } from "../../emulator/index.js";
+import { hasOpenssl } from "../../emulator/testing/httpsReceiver.js";
 import { InvoiceApiError, InvoicesClient } from "../../payment/invoices/client.js";
 import type { FleetContext } from "../context.js";
-import { type FleetDb, openFleetDb } from "../db/open.js";
-import { callbackAuthorized, registerInvoices } from "./callbacks.js";
+import type { FleetDb } from "../db/open.js";
+import { callbackAuthorized } from "./callbacks.js";
 import { runInvoiceCycle } from "./cycle.js";
+import {
+  AUTH,
+  addSale,
+  addUnit,
+  closeInvoicesEmu,
+  DAY,
+  logLines,
+  START,
+  startInvoicesEmu,
+  USER,
+  until,
+} from "./invoices.emu.test-support.js";
 import { loadInvoice, loadInvoices, renderInvoice, renderInvoices } from "./pages.js";
-import { assignUnit, createCompany, invoicesDb, setProduct } from "./store.js";
-
-const START = Date.parse("2026-04-02T10:00:00Z");
-const DAY = 86_400_000;
-const USER = "+4520031801";
-const AUTH = { kind: "basic" as const, username: "fleet", password: "cb-secret-5f1e9a" };
-
-async function addUnit(ctx: FleetContext, id: string): Promise<void> {
-  await ctx.db
-    .insertInto("units")
-    .values({
-      id,
-      public_key: `key-${id}`,
-      fingerprint: `fp-${id}`,
-      label: id,
-      status: "approved",
-      enrolled_at: START - 60 * DAY,
-      decided_by: "test",
-      decided_at: START - 60 * DAY,
-    })
-    .execute();
-}
-
-/** Every log line of the fleet side (the secrets-never-logged check reads them). */
-const logLines: string[] = [];
-
-let seq = 0;
-async function addSale(
-  ctx: FleetContext,
-  unit: string,
-  day: string,
-  item: number,
-  vends: number,
-  member: string | null = null,
-): Promise<void> {
-  seq += 1;
-  const at = Date.parse(`${day}T12:00:00Z`);
-  await ctx.db
-    .insertInto("sales")
-    .values({
-      unit_id: unit,
-      seq,
-      session_id: `s${seq}`,
-      order_id: `o${seq}`,
-      payment_id: null,
-      driver: member === null ? "sim" : "plan",
-      flow: "selection",
-      item,
-      price: 0,
-      result: "captured",
-      approved: 0,
-      captured: 0,
-      refunded: 0,
-      currency: "DKK",
-      vends_ok: vends,
-      vends_failed: 0,
-      opened_at: at,
-      closed_at: at,
-      day,
-      member_id: member,
-      plan_id: member === null ? null : "plan-1",
-    })
-    .execute();
-}
-
-async function fleet(clock: ManualClock): Promise<{ ctx: FleetContext; db: FleetDb }> {
-  const db = await openFleetDb(":memory:");
-  return {
-    db,
-    ctx: {
-      db: db.db,
-      dialect: db.dialect,
-      clock,
-      logger: pino({ level: "debug" }, { write: (line: string) => void logLines.push(line) }),
-      timeZone: "Europe/Copenhagen",
-    },
-  };
-}
-
-/** Waits (bounded) for network I/O to land: the emulator's callback POST reaching the fleet's receiver. */
-async function until(cond: () => Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (await cond()) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+import { assignUnit, createCompany, invoicesDb } from "./store.js";
 
 describe.skipIf(!hasOpenssl())("company invoices against the emulator", () => {
   let emu: Emulator;
   let app: FastifyInstance;
-  let callbackUrl: string;
   let client: InvoicesClient;
   let issuer: string;
   const clock = new ManualClock(START);
@@ -120,72 +44,11 @@ describe.skipIf(!hasOpenssl())("company invoices against the emulator", () => {
   let beta: string;
 
   beforeAll(async () => {
-    const cert = selfSignedCertificate();
-    emu = await startEmulator({
-      startTime: START,
-      timeSource: () => 0,
-      callbackCa: cert.cert,
-      callbackAllowLoopbackPorts: true,
-    });
-    issuer = emu.info.invoices.issuers[0]?.id ?? "";
-    f = await fleet(clock);
-    app = Fastify({ https: { key: cert.key, cert: cert.cert } });
-    await registerInvoices(app, f.ctx, {
-      auth: AUTH,
-      client: { details: (id: string) => client.details(id) },
-    });
-    await app.listen({ host: "127.0.0.1", port: 0 });
-    const addr = app.server.address();
-    callbackUrl = `https://127.0.0.1:${typeof addr === "object" && addr !== null ? addr.port : 0}/invoices/callbacks`;
-    client = new InvoicesClient({
-      baseUrl: emu.info.invoices.baseUrl,
-      accessToken: () => emu.info.invoices.accessToken,
-      clock,
-      random: seededRandom(7),
-    });
-    await client.setCallbackBasic(callbackUrl, AUTH.username, AUTH.password);
-
-    const { ctx } = f;
-    for (const u of ["u1", "u2", "u3", "u4"]) await addUnit(ctx, u);
-    await setProduct(ctx, { item: 1, name: "Coffee", vatBp: 2500, price: 1500 });
-    await setProduct(ctx, { item: 2, name: "Tea <green>", vatBp: 2500, price: 1250 });
-    await setProduct(ctx, { item: 3, name: "Sandwich", vatBp: 1200, price: 4599 });
-    acme = await createCompany(ctx, {
-      name: "Acme <script>alert(1)</script> A/S",
-      orgNumber: "DK12345678",
-      delivery: "direct",
-      phone: USER,
-      issuerId: issuer,
-      dueDays: 14,
-    });
-    beta = await createCompany(ctx, {
-      name: "Beta ApS",
-      orgNumber: "DK87654321",
-      delivery: "link",
-      issuerId: issuer,
-      dueDays: 10,
-    });
-    await assignUnit(ctx, acme, "u1");
-    await assignUnit(ctx, acme, "u2");
-    await assignUnit(ctx, beta, "u3");
-    // March 2026 at Acme's units: 3+2+1 coffee, 4 tea, 2 sandwiches; plan vends and April not billed.
-    await addSale(ctx, "u1", "2026-03-02", 1, 3);
-    await addSale(ctx, "u1", "2026-03-15", 1, 2);
-    await addSale(ctx, "u2", "2026-03-31", 1, 1);
-    await addSale(ctx, "u2", "2026-03-10", 2, 4);
-    await addSale(ctx, "u1", "2026-03-20", 3, 2);
-    await addSale(ctx, "u1", "2026-03-21", 3, 1, "member-1");
-    await addSale(ctx, "u1", "2026-02-28", 1, 9);
-    await addSale(ctx, "u1", "2026-04-01", 1, 9);
-    await addSale(ctx, "u4", "2026-03-05", 1, 7); // nobody's unit
-    await addSale(ctx, "u3", "2026-03-05", 2, 1); // Beta: one tea
+    ({ emu, app, client, issuer, f, acme, beta } = await startInvoicesEmu(clock));
   });
 
   afterAll(async () => {
-    await client?.close();
-    await app?.close();
-    await f?.db.close();
-    await emu?.close();
+    await closeInvoicesEmu({ emu, app, client, f });
   });
 
   it("refuses a month that has not ended", async () => {
@@ -418,44 +281,5 @@ describe.skipIf(!hasOpenssl())("company invoices against the emulator", () => {
     expect(callbackAuthorized("k3y-abc.DEF~1", key)).toBe(true);
     expect(callbackAuthorized("Bearer k3y-abc.DEF~1", key)).toBe(false);
     expect(callbackAuthorized("k3y-abc.DEF~2", key)).toBe(false);
-  });
-
-  it("two runs at once: one invoice per company, numbers sequential per issuer without gaps", async () => {
-    const clock2 = new ManualClock(START);
-    const g = await fleet(clock2);
-    try {
-      for (let i = 0; i < 8; i++) {
-        await addUnit(g.ctx, `c${i}`);
-        const id = await createCompany(g.ctx, {
-          name: `Company ${i}`,
-          orgNumber: `DK1000000${i}`,
-          delivery: "direct",
-          phone: USER,
-          issuerId: issuer,
-        });
-        await assignUnit(g.ctx, id, `c${i}`);
-        await addSale(g.ctx, `c${i}`, "2026-03-10", 1, i + 1);
-      }
-      await setProduct(g.ctx, { item: 1, name: "Coffee", vatBp: 2500, price: 1500 });
-      // The emulator already has numbers 1 and 2 of this issuer from the other fleet: start this one at 100.
-      await invoicesDb(g.ctx)
-        .insertInto("invoice_numbers")
-        .values({ issuer_id: issuer, last_number: 100 })
-        .execute();
-      const [a, b] = await Promise.all([
-        runInvoiceCycle(g.ctx, client, "2026-03", START),
-        runInvoiceCycle(g.ctx, client, "2026-03", START),
-      ]);
-      expect(a.created.length + b.created.length).toBe(8);
-      expect(a.sent.length + b.sent.length).toBe(8);
-      expect([...a.sendErrors, ...b.sendErrors]).toEqual([]);
-      const rows = await invoicesDb(g.ctx).selectFrom("invoices").selectAll().orderBy("number").execute();
-      expect(rows.map((r) => r.number)).toEqual([101, 102, 103, 104, 105, 106, 107, 108]);
-      expect(new Set(rows.map((r) => r.company_id)).size).toBe(8);
-      expect(new Set(rows.map((r) => r.remote_id)).size).toBe(8);
-      expect(rows.every((r) => r.status === "sent")).toBe(true);
-    } finally {
-      await g.db.close();
-    }
   });
 });
