@@ -1,126 +1,25 @@
-import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Emulator, startEmulator } from "../index.js";
-import { type HttpsReceiver, hasOpenssl, startHttpsReceiver } from "../testing/httpsReceiver.js";
+import type { Emulator } from "../index.js";
+import { type HttpsReceiver, hasOpenssl } from "../testing/httpsReceiver.js";
+import { article, DAY, invoicesHarness, POOR, USER } from "./invoices.test-support.js";
 
-const START = Date.parse("2026-03-02T10:00:00Z");
-const DAY = 86_400_000;
-const USER = "+4520031801";
-const POOR = "+4520031806";
-
-interface Answer {
-  status: number;
-  body: unknown;
-}
-
-function article(total = 125, vat = 25, rate = 25) {
-  return {
-    ArticleNumber: "A-1",
-    ArticleDescription: "Coffee beans",
-    VATRate: rate,
-    TotalVATAmount: vat,
-    TotalPriceIncludingVat: total,
-    Unit: "kg",
-    Quantity: 1.125,
-    PricePerUnit: 111.111,
-    PriceReduction: 0,
-    PriceDiscount: 0,
-    Bonus: 0,
-  };
-}
+/** Invoices over HTTP: auth, the invoice lifecycle (paid, rejected, canceled, expired) and validation. */
 
 describe.skipIf(!hasOpenssl())(
   "invoices (seed 002 §Invoices) over HTTP, callbacks to an HTTPS receiver",
   () => {
     let emu: Emulator;
     let rx: HttpsReceiver;
-    let base: string;
     let mid: string;
     let issuer: string;
-    let n = 0;
+    const { call, invoice, sim, status, direct, callbacksFor, ...h } = invoicesHarness();
 
     beforeAll(async () => {
-      rx = await startHttpsReceiver();
-      emu = await startEmulator({
-        startTime: START,
-        timeSource: () => 0,
-        callbackCa: rx.ca,
-        callbackAllowLoopbackPorts: true,
-      });
-      base = emu.info.invoices.baseUrl;
-      mid = emu.info.invoices.merchantId;
-      issuer = emu.info.invoices.issuers[0]?.id ?? "";
+      ({ emu, rx, mid, issuer } = await h.start());
     });
     afterAll(async () => {
-      await emu.close();
-      await rx.close();
+      await h.stop();
     });
-
-    async function call(
-      method: string,
-      path: string,
-      body?: unknown,
-      headers: Record<string, string> = {},
-    ): Promise<Answer> {
-      const r = await request(`${base}${path}`, {
-        method: method as "GET",
-        headers: {
-          authorization: `Bearer ${emu.info.invoices.accessToken}`,
-          ...(body === undefined ? {} : { "content-type": "application/json" }),
-          ...headers,
-        },
-        ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
-      });
-      const text = await r.body.text();
-      return { status: r.statusCode, body: text === "" ? undefined : JSON.parse(text) };
-    }
-
-    function invoice(over: Record<string, unknown> = {}) {
-      n += 1;
-      return {
-        InvoiceIssuer: issuer,
-        ConsumerAlias: { Alias: USER, AliasType: "Phone" },
-        TotalAmount: 125,
-        TotalVatAmount: 25,
-        CountryCode: "DK",
-        CurrencyCode: "DKK",
-        InvoiceNumber: `INV-${n}`,
-        IssueDate: "2026-03-01",
-        OrderDate: "2026-03-01",
-        DeliveryDate: "2026-03-01",
-        DueDate: new Date(emu.clock.now() + 10 * DAY).toISOString().slice(0, 10),
-        InvoiceArticles: [article()],
-        ...over,
-      };
-    }
-
-    const sim = (id: string, action: string, body: unknown) =>
-      call("POST", `/app/usersimulation/invoices/${id}/${action}`, body);
-    const status = async (id: string) =>
-      ((await call("GET", `/api/v1/merchants/${mid}/invoices/${id}/status`)).body as { Status: string })
-        .Status;
-    async function direct(over: Record<string, unknown> = {}): Promise<string> {
-      const r = await call("POST", `/api/v1/merchants/${mid}/invoices`, invoice(over));
-      expect(r.status).toBe(202);
-      return (r.body as { InvoiceId: string }).InvoiceId;
-    }
-    /** Runs the callback job (every 5 s of emulator time) and waits for the receiver. */
-    async function callbacksFor(id: string, statuses: string[]) {
-      emu.clock.advance(5000);
-      const found = await rx.waitFor(
-        (r) =>
-          Array.isArray(r.json) &&
-          (r.json as { InvoiceId: string; Status: string }[]).some(
-            (e) => e.InvoiceId === id && e.Status === statuses.at(-1),
-          ),
-      );
-      const all = rx.received.flatMap((r) =>
-        Array.isArray(r.json) ? (r.json as Record<string, unknown>[]) : [],
-      );
-      const mine = all.filter((e) => e.InvoiceId === id);
-      expect(mine.map((e) => e.Status)).toEqual(statuses);
-      return { elements: mine, request: found };
-    }
 
     it("refuses a request without a valid token (401, error answer shape) and another merchant's id (403)", async () => {
       const r = await call("GET", "/api/v1/merchants/me", undefined, { authorization: "Bearer nope" });
@@ -324,153 +223,6 @@ describe.skipIf(!hasOpenssl())(
       expect(
         (await call("GET", `/api/v1/merchants/${mid}/invoices/00000000-0000-4000-8000-000000000000`)).status,
       ).toBe(404);
-    });
-
-    it("InvoiceLink: any app user pays through the link; the consent is granted then reused for the issuer", async () => {
-      const r = await call(
-        "POST",
-        `/api/v1/merchants/${mid}/invoices/link`,
-        invoice({ ConsumerAlias: undefined }),
-      );
-      expect(r.status).toBe(202);
-      const { InvoiceId: id, Links } = r.body as {
-        InvoiceId: string;
-        Links: { Rel: string; Href: string }[];
-      };
-      expect(Links).toEqual([{ Rel: "user-redirect", Href: `${base}/invoices/link/${id}` }]);
-      const landing = await request(Links[0]?.Href ?? "");
-      expect(await landing.body.json()).toMatchObject({ InvoiceId: id, Status: "Created", TotalAmount: 125 });
-      const consent = await call("POST", "/api/v1/directinvoiceconsents", { InvoiceId: id });
-      expect(consent.status).toBe(201);
-      const c = consent.body as { ConsentId: string; State: string; PhoneNumber: null };
-      expect(c).toMatchObject({ InvoiceId: id, PhoneNumber: null, State: "Pending" });
-      const early = await call("POST", `/app/usersimulation/directinvoiceconsents/${c.ConsentId}/grant`, {
-        phoneNumber: "+4520031802",
-      });
-      expect(early.status).toBe(409);
-      expect((await sim(id, "accept", { phoneNumber: "+4520031802" })).body).toMatchObject({
-        Status: "Paid",
-      });
-      const granted = await call("POST", `/app/usersimulation/directinvoiceconsents/${c.ConsentId}/grant`, {
-        phoneNumber: "+4520031802",
-      });
-      expect(granted.body).toMatchObject({ State: "Granted", PhoneNumber: "+4520031802" });
-      expect((await call("GET", `/api/v1/directinvoiceconsents/${c.ConsentId}`)).body).toMatchObject({
-        State: "Granted",
-      });
-      const list = await call("GET", `/api/v1/directinvoiceconsents?InvoiceIssuerId=${issuer}&State=granted`);
-      expect(list.body).toEqual({ GrantedConsents: [granted.body], PagingState: null });
-      expect(
-        (await call("GET", `/api/v1/directinvoiceconsents?InvoiceIssuerId=${issuer}&State=pending`)).status,
-      ).toBe(400);
-      // Second link paid by the same user to the same issuer: the window is not shown, consent granted at once.
-      const second = await call(
-        "POST",
-        `/api/v1/merchants/${mid}/invoices/link`,
-        invoice({ ConsumerAlias: undefined }),
-      );
-      const id2 = (second.body as { InvoiceId: string }).InvoiceId;
-      const c2 = (await call("POST", "/api/v1/directinvoiceconsents", { InvoiceId: id2 })).body as {
-        ConsentId: string;
-      };
-      await sim(id2, "accept", { phoneNumber: "+4520031802" });
-      expect((await call("GET", `/api/v1/directinvoiceconsents/${c2.ConsentId}`)).body).toMatchObject({
-        State: "Granted",
-      });
-      // Denied by another payer.
-      const third = await call(
-        "POST",
-        `/api/v1/merchants/${mid}/invoices/link`,
-        invoice({ ConsumerAlias: undefined }),
-      );
-      const id3 = (third.body as { InvoiceId: string }).InvoiceId;
-      const c3 = (await call("POST", "/api/v1/directinvoiceconsents", { InvoiceId: id3 })).body as {
-        ConsentId: string;
-      };
-      await sim(id3, "accept", { phoneNumber: USER });
-      const denied = await call("POST", `/app/usersimulation/directinvoiceconsents/${c3.ConsentId}/deny`, {
-        phoneNumber: USER,
-      });
-      expect(denied.body).toMatchObject({ State: "Denied", PhoneNumber: null });
-      const directId = await direct();
-      const forDirect = await call("POST", "/api/v1/directinvoiceconsents", { InvoiceId: directId });
-      expect(forDirect.body).toMatchObject({ error: "DomainError", error_code: "10601" });
-    });
-
-    it("batches: Rejected[] at once (10110, 10504), Invalid callback (10106) later, links by callback", async () => {
-      const tooMany = await call(
-        "POST",
-        `/api/v1/merchants/${mid}/invoices/batch`,
-        Array.from({ length: 2001 }, () => ({})),
-      );
-      expect(tooMany.body).toMatchObject({ error: "InputError", error_code: "10505" });
-      const good = invoice();
-      const unknownUser = invoice({ ConsumerAlias: { Alias: "+4599999998", AliasType: "Phone" } });
-      const r = await call("POST", `/api/v1/merchants/${mid}/invoices/batch`, [
-        good,
-        unknownUser,
-        { ...good },
-        invoice({ InvoiceNumber: undefined }),
-      ]);
-      expect(r.status).toBe(202);
-      const { Accepted, Rejected } = r.body as {
-        Accepted: { InvoiceId: string; InvoiceNumber: string }[];
-        Rejected: { ErrorCode: number }[];
-      };
-      expect(Accepted.map((a) => a.InvoiceNumber)).toEqual([good.InvoiceNumber, unknownUser.InvoiceNumber]);
-      expect(Rejected.map((x) => x.ErrorCode)).toEqual([10504, 10110]);
-      const [ok, invalid] = Accepted;
-      await callbacksFor(ok?.InvoiceId ?? "", ["Created"]);
-      const inv = await callbacksFor(invalid?.InvoiceId ?? "", ["Invalid"]);
-      expect(inv.elements[0]).toMatchObject({ ErrorCode: 10106, ErrorMessage: expect.any(String) });
-      expect(
-        (await call("GET", `/api/v1/merchants/${mid}/invoices/${invalid?.InvoiceId}/status`)).status,
-      ).toBe(404);
-      const links = await call("POST", `/api/v1/merchants/${mid}/invoices/link/batch`, [
-        invoice({ ConsumerAlias: undefined }),
-      ]);
-      const linkId = (links.body as { Accepted: { InvoiceId: string }[] }).Accepted[0]?.InvoiceId ?? "";
-      const cb = await callbacksFor(linkId, ["Created"]);
-      expect(cb.elements[0]).toMatchObject({
-        Links: [{ Rel: "user-redirect", Href: `${base}/invoices/link/${linkId}` }],
-      });
-    });
-
-    it("ApiKey callback auth; a failed delivery is retried, and dropped after 8 retries", async () => {
-      expect(
-        (
-          await call("PUT", `/api/v1/merchants/${mid}/auth/apikey`, {
-            ApiKey: "key-123",
-            callbackurl: `${rx.url}/k`,
-          })
-        ).status,
-      ).toBe(204);
-      let failures = 1;
-      rx.respondWith((r) => (r.path === "/k" && failures-- > 0 ? 500 : 200));
-      const id = await direct();
-      emu.clock.advance(5000);
-      await rx.waitFor((r) => r.path === "/k" && JSON.stringify(r.json).includes(id));
-      const pending = (await call("GET", "/_admin/invoices/callbacks")).body as {
-        pending: { element: { InvoiceId: string }; failures: number }[];
-      };
-      expect(pending.pending.find((p) => p.element.InvoiceId === id)?.failures).toBe(1);
-      emu.clock.advance(5000);
-      const got = await rx.waitForCount(2, (r) => r.path === "/k" && JSON.stringify(r.json).includes(id));
-      expect(got[1]?.headers.authorization).toBe("key-123");
-      rx.respondWith(503);
-      const lost = await direct();
-      for (let i = 0; i < 9; i++) {
-        emu.clock.advance(5000 * 2 ** i);
-        await rx.waitForCount(i + 1, (r) => JSON.stringify(r.json).includes(lost));
-      }
-      emu.clock.advance(10 * 60_000);
-      await new Promise((r) => setTimeout(r, 50));
-      const admin = (await call("GET", "/_admin/invoices/callbacks")).body as {
-        failed: { elements: { InvoiceId: string }[] }[];
-      };
-      expect(admin.failed.some((f) => f.elements.some((e) => e.InvoiceId === lost))).toBe(true);
-      expect(rx.received.filter((r) => JSON.stringify(r.json).includes(lost)).length).toBe(9);
-      rx.respondWith(200);
     });
   },
 );
