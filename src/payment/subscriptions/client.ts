@@ -12,115 +12,40 @@
  */
 import { randomUUID } from "node:crypto";
 import { request } from "undici";
-import * as z from "zod";
-import type { Clock } from "../../core/clock.js";
 import { amountFromJson, formatAmount, type Minor } from "../../core/money.js";
 import { type AttemptOutcome, DEFAULT_RETRY_POLICY, decideRetry, type RetryPolicy } from "../retry.js";
+import {
+  type AgreementRequest,
+  type ChargeRequest,
+  type OneOffRequest,
+  type SubscriptionsClientOptions,
+  SubscriptionsError,
+} from "./types.js";
+import {
+  Agreement,
+  type AgreementStatus,
+  Charge,
+  CreatedAgreement,
+  CreatedOneOff,
+  enc,
+  landing,
+  OneOff,
+  Pending,
+  Refund,
+  reason,
+  safeJson,
+  Token,
+} from "./wire.js";
 
-export interface SubscriptionsClientOptions {
-  /** Base URL of the service (no trailing slash), e.g. `https://api.example`. */
-  baseUrl: string;
-  /** Token endpoint (OAuth 2.0 client credentials). */
-  tokenUrl: string;
-  clientId: string;
-  clientSecret: string;
-  providerId: string;
-  clock: Clock;
-  random?: () => number;
-  retry?: RetryPolicy;
-  /** Per-request timeout (default 10 s). */
-  timeoutMs?: number;
-}
-
-/** A refused or failed call: the HTTP status (0 for a network error) and a short reason without secrets. */
-export class SubscriptionsError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-    this.name = "SubscriptionsError";
-  }
-}
-
-export interface CallbackLinks {
-  userRedirect: string;
-  success: string;
-  cancel: string;
-}
-
-export interface AgreementRequest {
-  /** Amount shown to the user, minor units. */
-  amount: Minor;
-  currency: "DKK" | "EUR";
-  countryCode: "DK" | "FI";
-  /** Short text (30). */
-  plan: string;
-  description?: string;
-  externalId: string;
-  expirationMinutes: number;
-  links: CallbackLinks;
-  mobilePhoneNumber?: string;
-  /** 12 = monthly (the default). */
-  frequency?: number;
-}
-
-export interface ChargeRequest {
-  agreementId: string;
-  amount: Minor;
-  /** `YYYY-MM-DD`, 1 to 126 days ahead. */
-  dueDate: string;
-  externalId: string;
-  description: string;
-  graceDays?: 1 | 2 | 3;
-}
-
-export interface OneOffRequest {
-  amount: Minor;
-  description: string;
-  externalId: string;
-  redirectUrl: string;
-  autoReserve: boolean;
-  expirationMinutes?: number;
-}
-
-const Link = z.object({ rel: z.string(), href: z.string() });
-const CreatedAgreement = z.object({ id: z.string().min(1), links: z.array(Link) });
-const Agreement = z.object({
-  id: z.string(),
-  status: z.enum(["Pending", "Accepted", "Rejected", "Expired", "Canceled"]),
-  external_id: z.string().nullable().optional(),
-});
-const Pending = z.object({
-  pending_payments: z.array(z.object({ payment_id: z.string(), external_id: z.string() })),
-  rejected_payments: z.array(z.object({ external_id: z.string().nullable(), error_description: z.string() })),
-});
-const Charge = z.object({
-  payment_id: z.string(),
-  agreement_id: z.string(),
-  amount: z.union([z.number(), z.string()]),
-  due_date: z.string(),
-  external_id: z.string(),
-  status: z.string(),
-});
-const OneOff = z.object({
-  id: z.string(),
-  agreement_id: z.string(),
-  amount: z.union([z.number(), z.string()]),
-  external_id: z.string(),
-  status: z.string(),
-});
-const CreatedOneOff = z.object({ id: z.string().min(1), links: z.array(Link) });
-const Refund = z.object({ id: z.string().min(1) });
-const Token = z.object({ access_token: z.string().min(1), expires_in: z.number().positive() });
-
-export type AgreementStatus = z.infer<typeof Agreement>["status"];
-
-function landing(links: z.infer<typeof Link>[]): string {
-  const l = links.find((x) => x.rel === "mobile-pay");
-  if (l === undefined) throw new SubscriptionsError(502, "the answer has no mobile-pay link");
-  return l.href;
-}
+export {
+  type AgreementRequest,
+  type CallbackLinks,
+  type ChargeRequest,
+  type OneOffRequest,
+  type SubscriptionsClientOptions,
+  SubscriptionsError,
+} from "./types.js";
+export type { AgreementStatus } from "./wire.js";
 
 export class SubscriptionsClient {
   private token: { value: string; exp: number } | null = null;
@@ -382,31 +307,4 @@ export class SubscriptionsClient {
       await this.o.clock.sleep(d.delayMs);
     }
   }
-}
-
-function enc(s: string): string {
-  return encodeURIComponent(s);
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-/** A short reason from an error answer (its message only; never echoes request data). */
-function reason(text: string): string {
-  const j = safeJson(text);
-  if (typeof j === "object" && j !== null) {
-    const d = (j as Record<string, unknown>).error_description;
-    if (typeof d === "object" && d !== null) {
-      const m = (d as Record<string, unknown>).message;
-      if (typeof m === "string") return m.slice(0, 200);
-    }
-    const e = (j as Record<string, unknown>).error;
-    if (typeof e === "string") return e.slice(0, 200);
-  }
-  return "";
 }
