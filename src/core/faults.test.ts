@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { FAULT_POINTS, faultPointsFromEnv, NO_FAULTS } from "./faults.js";
+import {
+  FAULT_POINTS,
+  faultPointsFromEnv,
+  fleetServerFaultPointsFromEnv,
+  NO_FAULTS,
+  NO_FLEET_SERVER_FAULTS,
+} from "./faults.js";
 
 describe("fault points", () => {
   it("are inert unless VENDD_FAULT_POINT is set", () => {
@@ -21,5 +27,25 @@ describe("fault points", () => {
   it("refuse an unknown point or a bad count, listing the valid names", () => {
     expect(() => faultPointsFromEnv({ VENDD_FAULT_POINT: "nowhere" })).toThrow(FAULT_POINTS[0]);
     expect(() => faultPointsFromEnv({ VENDD_FAULT_POINT: "settle.sent@0" })).toThrow(/bad hit number/);
+  });
+});
+
+describe("fleet server fault points", () => {
+  it("are armed only when VENDD_FAULT_POINT names one (ingest's fast path is taken only when none is)", () => {
+    expect(NO_FLEET_SERVER_FAULTS.armed).toBe(false);
+    expect(fleetServerFaultPointsFromEnv({}).armed).toBe(false);
+    expect(fleetServerFaultPointsFromEnv({ VENDD_FAULT_POINT: "" }).armed).toBe(false);
+    let killed = 0;
+    const armed = fleetServerFaultPointsFromEnv({ VENDD_FAULT_POINT: "fleet.ingest.stored@2" }, () => {
+      killed++;
+    });
+    expect(armed.armed).toBe(true);
+    armed.hit("fleet.ingest.stored");
+    expect(killed).toBe(0);
+    armed.hit("fleet.ingest.stored");
+    expect(killed).toBe(1);
+    expect(() => fleetServerFaultPointsFromEnv({ VENDD_FAULT_POINT: "fleet.nowhere" })).toThrow(
+      /unknown point/,
+    );
   });
 });

@@ -69,16 +69,22 @@ export type FleetServerFaultPointName = (typeof FLEET_SERVER_FAULT_POINTS)[numbe
 /** Fault points of the fleet server: called when it passes the named step. */
 export interface FleetServerFaultPoints {
   hit(name: FleetServerFaultPointName): void;
+  /** A point is armed: the fleet takes the steps the point names (ingest.ts has a path without them). */
+  readonly armed?: boolean;
 }
 
-export const NO_FLEET_SERVER_FAULTS: FleetServerFaultPoints = { hit() {} };
+export const NO_FLEET_SERVER_FAULTS: FleetServerFaultPoints = { hit() {}, armed: false };
 
 /** `faultPointsFromEnv` for the fleet server's points (`FLEET_SERVER_FAULT_POINTS`). */
 export function fleetServerFaultPointsFromEnv(
   env: NodeJS.ProcessEnv,
   kill: () => void = sigkillSelf,
 ): FleetServerFaultPoints {
-  return armedPoints(FLEET_SERVER_FAULT_POINTS, env, kill);
+  const points = armedPoints(FLEET_SERVER_FAULT_POINTS, env, kill);
+  return {
+    hit: (name) => points.hit(name),
+    armed: env.VENDD_FAULT_POINT !== undefined && env.VENDD_FAULT_POINT !== "",
+  };
 }
 
 /** Fault points of the applier: called when it passes the named step. */

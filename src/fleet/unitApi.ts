@@ -207,7 +207,7 @@ export async function registerUnitApi(
       api.post("/events", async (req, reply) => {
         const p = parsed(req, reply, EventBatch);
         if (p === null || p.a.unit === null) return reply;
-        const r = await ingestBatch(ctx, p.a.unit.id, p.body.events, faults);
+        const r = await ingestBatch(ctx, p.a.unit.id, p.body.events, faults, p.a.unit.committed_seq);
         if (r.pastGap > 0)
           ctx.logger.info(
             { unitId: p.a.unit.id, committed: r.committed, pastGap: r.pastGap },

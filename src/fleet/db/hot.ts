@@ -17,7 +17,7 @@ import type { Kysely } from "kysely";
 import type pg from "pg";
 import { lightWrite } from "./light.js";
 import type { FleetDialect } from "./migrations.js";
-import type { FleetDatabase, UnitsTable } from "./schema.js";
+import type { EventsTable, FleetDatabase, SalesTable, UnitsTable } from "./schema.js";
 
 export interface UnitAuthRow {
   id: string;
@@ -49,6 +49,24 @@ export interface HotPath {
   ): Promise<{ unit: UnitAuthRow | null; fresh: boolean }>;
   /** Writes a heartbeat on the unit's row; its committed seq, or null when the unit is gone. */
   heartbeat(unitId: string, row: HeartbeatRow): Promise<number | null>;
+  /**
+   * PostgreSQL only (ingest.ts's fast path): stores a run of events and its sales rows and moves the unit's
+   * committed seq from `expected` to `committed`, in one statement (one durable commit), only if the unit's
+   * committed seq is still `expected`. False: it was not (another batch came first), nothing was written.
+   */
+  ingestRun?(run: IngestRun): Promise<boolean>;
+}
+
+/** A run of events that continues a unit's committed seq, ready to store (ingest.ts). */
+export interface IngestRun {
+  unitId: string;
+  /** The unit's committed seq the run continues. */
+  expected: number;
+  /** The run's last seq: the unit's committed seq after it. */
+  committed: number;
+  now: number;
+  events: readonly Omit<EventsTable, "unit_id" | "received_at">[];
+  sales: readonly Omit<SalesTable, "unit_id">[];
 }
 
 const CLAIM_SQL = `
@@ -84,9 +102,86 @@ update units set last_seen_at = $2, last_heartbeat = $3, config_version = $4, re
 where id = $1
 returning committed_seq`;
 
-/** PostgreSQL: named statements on `pool` (the light pool). */
-export function postgresHotPath(pool: pg.Pool): HotPath {
+/** The sales columns a run writes, in the order of INGEST_SQL's record type. */
+const SALES_COLUMNS = [
+  ["seq", "bigint"],
+  ["session_id", "text"],
+  ["order_id", "text"],
+  ["payment_id", "text"],
+  ["driver", "text"],
+  ["flow", "text"],
+  ["item", "integer"],
+  ["price", "bigint"],
+  ["result", "text"],
+  ["approved", "bigint"],
+  ["captured", "bigint"],
+  ["refunded", "bigint"],
+  ["currency", "text"],
+  ["vends_ok", "integer"],
+  ["vends_failed", "integer"],
+  ["opened_at", "bigint"],
+  ["closed_at", "bigint"],
+  ["day", "text"],
+  ["member_id", "text"],
+  ["plan_id", "text"],
+] as const satisfies readonly (readonly [keyof SalesTable, string])[];
+
+/**
+ * ingest.ts's batch in one statement. The unit row's update is the guard: it matches only while the
+ * committed seq is `$2` (a concurrent batch of the unit waits for this one's row lock, then matches
+ * nothing), and the inserts run only if it matched. An event already stored breaks the primary key and
+ * fails the whole statement, as the transaction of ingest.ts would. Sales rows: the upsert of
+ * ingest.ts's `upsertSales` (a later report of a session replaces its row).
+ */
+const INGEST_SQL = `
+with u as (
+  update units set committed_seq = $3, last_seen_at = $4 where id = $1 and committed_seq = $2 returning 1
+), e as (
+  insert into events (unit_id, seq, at, kind, data, received_at)
+  select $1, x.seq, x.at, x.kind, x.data, $4
+  from jsonb_to_recordset($5::jsonb) as x(seq bigint, at bigint, kind text, data text)
+  where exists (select 1 from u)
+  returning 1
+), s as (
+  insert into sales (unit_id, ${SALES_COLUMNS.map(([c]) => c).join(", ")})
+  select $1, ${SALES_COLUMNS.map(([c]) => `r.${c}`).join(", ")}
+  from jsonb_to_recordset($6::jsonb) as r(${SALES_COLUMNS.map(([c, t]) => `${c} ${t}`).join(", ")})
+  where exists (select 1 from u)
+  on conflict (unit_id, session_id) do update set
+    ${SALES_COLUMNS.filter(([c]) => c !== "session_id")
+      .map(([c]) => `${c} = excluded.${c}`)
+      .join(", ")}
+  where sales.seq < excluded.seq
+  returning 1
+)
+select (select count(*) from u)::int as applied, (select count(*) from e)::int as stored`;
+
+/** PostgreSQL: named statements on `light` (the light pool) and, for ingest, on `durable` (the main one). */
+export function postgresHotPath(pool: pg.Pool, durable?: pg.Pool): HotPath {
   return {
+    ...(durable === undefined
+      ? {}
+      : {
+          async ingestRun(run: IngestRun) {
+            const r = await durable.query<{ applied: number; stored: number }>({
+              name: "vendd_ingest_run",
+              text: INGEST_SQL,
+              values: [
+                run.unitId,
+                run.expected,
+                run.committed,
+                run.now,
+                JSON.stringify(run.events),
+                JSON.stringify(run.sales),
+              ],
+            });
+            const row = r.rows[0];
+            if (row === undefined || row.applied === 0) return false;
+            if (row.stored !== run.events.length)
+              throw new Error(`unit ${run.unitId}: ${row.stored} of ${run.events.length} events stored`);
+            return true;
+          },
+        }),
     async claimNonce(publicKey, nonce, expiresAt, enrol) {
       const r = await pool.query<{
         fresh: number;

@@ -129,7 +129,7 @@ export async function openFleetDb(target: string, opts: OpenFleetDbOptions = {})
     return {
       db,
       light,
-      hot: postgresHotPath(lightPool),
+      hot: postgresHotPath(lightPool, pool),
       dialect: "postgres",
       where: redactUrl(target),
       close: async () => {

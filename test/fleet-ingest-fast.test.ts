@@ -1,0 +1,252 @@
+/**
+ * The PostgreSQL ingest fast path (src/fleet/ingest.ts with db/hot.ts `ingestRun`), against a real PostgreSQL
+ * that the file starts: a batch that continues the committed seq the request's authentication read is one
+ * statement, and it stores exactly what the transaction stores (the same event and sales rows). When the
+ * hint is stale (another batch came first) the statement writes nothing and the transaction decides; a
+ * version event, a duplicate-only batch or an armed fault point take the transaction; an event already
+ * stored past the committed seq fails the whole statement. Two processes sending the same batch at once
+ * store it once. SQLite has no fast path (its transaction is in process).
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { ManualClock } from "../src/core/clock.js";
+import { NO_FLEET_SERVER_FAULTS } from "../src/core/faults.js";
+import type { UnitEvent } from "../src/core/fleetWire.js";
+import type { FleetContext } from "../src/fleet/context.js";
+import type { FleetDb } from "../src/fleet/db/open.js";
+import { ingestBatch } from "../src/fleet/ingest.js";
+import { events, fleetContext, session } from "./support/fleet.js";
+import { startPostgres, type TestPostgres } from "./support/postgres.js";
+
+const T0 = Date.parse("2026-11-27T12:00:00Z");
+
+let pgServer: TestPostgres;
+let dir: string;
+let dbCount = 0;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "vendd-fleet-fast-"));
+  pgServer = await startPostgres();
+}, 60_000);
+
+afterAll(async () => {
+  await pgServer?.stop();
+  rmSync(dir, { recursive: true, force: true });
+}, 30_000);
+
+/** A context whose `ingestRun` records each call's answer. */
+function counting(ctx: FleetContext): { ctx: FleetContext; calls: boolean[] } {
+  const calls: boolean[] = [];
+  const hot = ctx.hot;
+  const run = hot?.ingestRun;
+  if (hot === undefined || run === undefined) throw new Error("no ingestRun");
+  return {
+    calls,
+    ctx: {
+      ...ctx,
+      hot: {
+        ...hot,
+        ingestRun: async (r) => {
+          const applied = await run(r);
+          calls.push(applied);
+          return applied;
+        },
+      },
+    },
+  };
+}
+
+async function addUnit(ctx: FleetContext, id: string): Promise<void> {
+  await ctx.db
+    .insertInto("units")
+    .values({
+      id,
+      public_key: `key-${id}`,
+      fingerprint: "fp",
+      label: "site",
+      status: "approved",
+      enrolled_at: T0,
+      backlog_events: 0,
+      unresolved: 0,
+    })
+    .execute();
+}
+
+async function storedOf(ctx: FleetContext, unitId: string) {
+  const ev = await ctx.db
+    .selectFrom("events")
+    .select(["seq", "at", "kind", "data", "received_at"])
+    .where("unit_id", "=", unitId)
+    .orderBy("seq")
+    .execute();
+  const sales = await ctx.db
+    .selectFrom("sales")
+    .selectAll()
+    .where("unit_id", "=", unitId)
+    .orderBy("session_id")
+    .execute();
+  const unit = await ctx.db
+    .selectFrom("units")
+    .select(["committed_seq", "last_seen_at"])
+    .where("id", "=", unitId)
+    .executeTakeFirstOrThrow();
+  return {
+    events: ev.map((e) => ({
+      ...e,
+      seq: Number(e.seq),
+      at: Number(e.at),
+      received_at: Number(e.received_at),
+    })),
+    sales: sales.map(({ unit_id: _, ...s }) => s),
+    committed: Number(unit.committed_seq),
+    lastSeen: unit.last_seen_at === null ? null : Number(unit.last_seen_at),
+  };
+}
+
+describe("ingest fast path on PostgreSQL", () => {
+  let clock: ManualClock;
+  let a: { ctx: FleetContext; fdb: FleetDb };
+  let b: { ctx: FleetContext; fdb: FleetDb };
+
+  beforeEach(async () => {
+    clock = new ManualClock(T0);
+    const target = await pgServer.createDatabase(`fast_${++dbCount}`);
+    a = await fleetContext(target, clock);
+    b = await fleetContext(target, clock);
+  });
+
+  afterEach(async () => {
+    await a.fdb.close();
+    await b.fdb.close();
+  });
+
+  it("one statement stores the same rows as the transaction; a re-reported session replaces its row", async () => {
+    const { ctx, calls } = counting(a.ctx);
+    await addUnit(ctx, "vm-fast");
+    await addUnit(ctx, "vm-trx");
+    const batch: UnitEvent[] = [
+      ...events(1, 9, "s"),
+      // session s2 again, now refunded: its sales row is replaced (higher seq)
+      session(10, "s2", { result: "captured", refunded: 100 }),
+      session(11, "s-member", {
+        driver: "plan",
+        member: { memberId: "m-1", planId: "p-1" },
+        paymentId: null,
+      }),
+    ];
+    const fast = await ingestBatch(ctx, "vm-fast", batch, NO_FLEET_SERVER_FAULTS, 0);
+    const trx = await ingestBatch(ctx, "vm-trx", batch, NO_FLEET_SERVER_FAULTS);
+    expect(calls).toEqual([true]);
+    expect(fast).toEqual({ committed: 11, stored: 11, duplicates: 0, pastGap: 0 });
+    expect(trx).toEqual(fast);
+    const f = await storedOf(ctx, "vm-fast");
+    expect(f).toEqual(await storedOf(ctx, "vm-trx"));
+    expect(f.committed).toBe(11);
+    expect(f.lastSeen).toBe(T0);
+    expect(f.events.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    expect(JSON.parse(f.events[0]?.data ?? "")).toEqual(batch[0]?.data);
+    const s2 = f.sales.find((s) => s.session_id === "s2");
+    expect(s2).toMatchObject({ seq: 10, refunded: 100, captured: 250, vends_ok: 1, day: "2026-01-01" });
+    expect(f.sales.find((s) => s.session_id === "s-member")).toMatchObject({
+      member_id: "m-1",
+      plan_id: "p-1",
+      payment_id: null,
+      driver: "plan",
+    });
+    expect(f.sales.map((x) => x.session_id)).toEqual(["s-member", "s2", "s4", "s6", "s8"]); // s2 once
+  });
+
+  it("a stale hint writes nothing and the transaction decides; a duplicate-only batch skips the statement", async () => {
+    const { ctx, calls } = counting(a.ctx);
+    await addUnit(ctx, "vm-1");
+    expect(await ingestBatch(ctx, "vm-1", events(1, 12), NO_FLEET_SERVER_FAULTS, 0)).toMatchObject({
+      committed: 12,
+    });
+    // The request read committed 10 (another batch committed 11 and 12 since): overlap 11..15.
+    const r = await ingestBatch(ctx, "vm-1", events(11, 15), NO_FLEET_SERVER_FAULTS, 10);
+    expect(r).toEqual({ committed: 15, stored: 3, duplicates: 2, pastGap: 0 });
+    expect(calls).toEqual([true, false]);
+    const again = await ingestBatch(ctx, "vm-1", events(1, 15), NO_FLEET_SERVER_FAULTS, 15);
+    expect(again).toEqual({ committed: 15, stored: 0, duplicates: 15, pastGap: 0 });
+    expect(calls).toEqual([true, false]);
+    const s = await storedOf(ctx, "vm-1");
+    expect(s.events.map((e) => e.seq)).toEqual(Array.from({ length: 15 }, (_, i) => i + 1));
+    expect(s.committed).toBe(15);
+  });
+
+  it("a version event or an armed fault point takes the transaction", async () => {
+    const { ctx, calls } = counting(a.ctx);
+    await addUnit(ctx, "vm-2");
+    const version: UnitEvent = {
+      seq: 3,
+      at: T0,
+      kind: "version",
+      data: { kind: "config", bundleId: null, version: "7", outcome: "applied", reason: "" },
+    };
+    await ingestBatch(ctx, "vm-2", [...events(1, 2), version], NO_FLEET_SERVER_FAULTS, 0);
+    const armed = { hit() {}, armed: true };
+    await ingestBatch(ctx, "vm-2", events(4, 6), armed, 3);
+    expect(calls).toEqual([]);
+    const unit = await ctx.db
+      .selectFrom("units")
+      .select(["committed_seq", "config_version"])
+      .where("id", "=", "vm-2")
+      .executeTakeFirstOrThrow();
+    expect({ ...unit, committed_seq: Number(unit.committed_seq) }).toEqual({
+      committed_seq: 6,
+      config_version: "7",
+    });
+  });
+
+  it("an event already stored past the committed seq fails the statement: nothing of the batch is kept", async () => {
+    const { ctx } = counting(a.ctx);
+    await addUnit(ctx, "vm-3");
+    await ingestBatch(ctx, "vm-3", events(1, 4), NO_FLEET_SERVER_FAULTS, 0);
+    await ctx.db
+      .insertInto("events")
+      .values({ unit_id: "vm-3", seq: 6, at: T0, kind: "fault", data: "{}", received_at: T0 })
+      .execute();
+    await expect(ingestBatch(ctx, "vm-3", events(5, 8), NO_FLEET_SERVER_FAULTS, 4)).rejects.toThrow();
+    const s = await storedOf(ctx, "vm-3");
+    expect(s.committed).toBe(4);
+    expect(s.events.map((e) => e.seq)).toEqual([1, 2, 3, 4, 6]);
+    expect(s.sales.map((x) => x.session_id).sort()).toEqual(["s2", "s4"]);
+  });
+
+  it("two processes storing the same batch at once: stored once, both answer the committed seq", async () => {
+    await addUnit(a.ctx, "vm-4");
+    for (let from = 1; from <= 200; from += 20) {
+      const batch = events(from, from + 19);
+      const [x, y] = await Promise.all([
+        ingestBatch(a.ctx, "vm-4", batch, NO_FLEET_SERVER_FAULTS, from - 1),
+        ingestBatch(b.ctx, "vm-4", batch, NO_FLEET_SERVER_FAULTS, from - 1),
+      ]);
+      expect([x.committed, y.committed]).toEqual([from + 19, from + 19]);
+      expect(x.stored + y.stored).toBe(20);
+    }
+    const s = await storedOf(a.ctx, "vm-4");
+    expect(s.committed).toBe(200);
+    expect(s.events.map((e) => e.seq)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+    expect(s.sales).toHaveLength(100);
+  });
+});
+
+describe("ingest on SQLite", () => {
+  it("has no fast path: the hot path has no ingestRun, a hinted batch takes the transaction", async () => {
+    const { ctx, fdb } = await fleetContext(join(dir, "fleet.db"), new ManualClock(T0));
+    try {
+      expect(ctx.hot?.ingestRun).toBeUndefined();
+      await addUnit(ctx, "vm-s");
+      expect(await ingestBatch(ctx, "vm-s", events(1, 5), NO_FLEET_SERVER_FAULTS, 0)).toEqual({
+        committed: 5,
+        stored: 5,
+        duplicates: 0,
+        pastGap: 0,
+      });
+    } finally {
+      await fdb.close();
+    }
+  });
+});
