@@ -88,6 +88,10 @@ export async function startPostgres(opts: { database?: string } = {}): Promise<P
     "fsync=on",
     "-c",
     "shared_buffers=64MB",
+    // VENDD_PG_SETTINGS="name=value …": further server settings, for diagnosis (e.g. fsync=off).
+    ...(process.env.VENDD_PG_SETTINGS?.split(" ")
+      .filter((kv) => kv !== "")
+      .flatMap((kv) => ["-c", kv]) ?? []),
     // VENDD_PG_SLOW_MS=N: log statements slower than N ms (with VENDD_PG_LOG=FILE to keep the log).
     ...(process.env.VENDD_PG_SLOW_MS
       ? [
