@@ -15,11 +15,12 @@
  * Run on SQLite (one process) and on PostgreSQL (two processes behind a round-robin client, one database).
  * The client shares the machine with the server(s): on 2 cores the figures include both sides' CPU.
  *
- * Diagnostics (none changes a figure): VENDD_BENCH_FLEET_TRACE=PREFIX writes the mixed load's latencies per
- * second and per request, and the client's own stalls; VENDD_BENCH_FLEET_PROF=DIR a CPU profile of each
- * fleet process; VENDD_BENCH_FLEET_NODE_ARGS further node options for them (e.g. --trace-gc) with
- * VENDD_BENCH_FLEET_STDOUT=PREFIX keeping their stdout (VENDD_BENCH_FLEET_STDERR=FILE their stderr); VENDD_PG_SLOW_MS / VENDD_PG_LOG (postgresServer.ts)
- * the PostgreSQL server's slow statements.
+ * Diagnostics: VENDD_BENCH_FLEET_TRACE=PREFIX writes the mixed load's latencies per second and per request,
+ * the client's own stalls and its GCs; VENDD_BENCH_FLEET_PROF=DIR a CPU profile of each fleet process;
+ * VENDD_BENCH_FLEET_STDOUT=PREFIX keeps their stdout (VENDD_BENCH_FLEET_STDERR=FILE their stderr);
+ * VENDD_PG_SLOW_MS / VENDD_PG_LOG (postgresServer.ts) the PostgreSQL server's slow statements. None of
+ * these changes a figure. For experiments, which do: VENDD_BENCH_FLEET_NODE_ARGS, further node options for
+ * the fleet processes (e.g. --trace-gc, --import of a probe), and VENDD_PG_SETTINGS, further server settings.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
