@@ -9,7 +9,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { systemClock } from "../src/core/clock.js";
 import type { UnitEvent } from "../src/core/fleetWire.js";
 import { approveUnit } from "../src/fleet/units.js";
@@ -28,9 +28,9 @@ interface Served {
 }
 
 /** Starts `vendd fleet serve` on a free port and waits for the URL it prints. */
-function serve(db: string, env: NodeJS.ProcessEnv = {}, cwd?: string): Promise<Served> {
+function serve(db: string, env: NodeJS.ProcessEnv = {}, cwd?: string, logLevel = "warn"): Promise<Served> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\``);
-  const args = [CLI, "fleet", "serve", "--listen", "127.0.0.1:0", "--log-level", "warn"];
+  const args = [CLI, "fleet", "serve", "--listen", "127.0.0.1:0", "--log-level", logLevel];
   if (db !== "") args.push("--db", db);
   const child = spawn(process.execPath, args, {
     env: { ...process.env, VENDD_FAULT_POINT: "", ...env },
@@ -191,6 +191,16 @@ describe("two fleet processes sharing one PostgreSQL", () => {
     for (const u of units)
       expect(result.get(u.id), u.id).toEqual({ seqs: range(1, per), committed: per, sales: per / 2 });
   }, 90_000);
+});
+
+describe("vendd fleet serve's heap settings", () => {
+  it("turns V8's allocation-site pretenuring off before serving (it kept request garbage for full GCs)", async () => {
+    const s = await serve(join(dir, "heap.db"), {}, undefined, "info");
+    await vi.waitFor(() =>
+      expect(s.stderr()).toMatch(/"v8":"--no-allocation-site-pretenuring".*"msg":"server heap settings"/),
+    );
+    await stop(s);
+  }, 30_000);
 });
 
 describe("vendd fleet admin commands", () => {
