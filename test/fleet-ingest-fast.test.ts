@@ -7,10 +7,8 @@
  * stored past the committed seq fails the whole statement. Two processes sending the same batch at once
  * store it once. SQLite has no fast path (its transaction is in process).
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../src/core/clock.js";
 import { NO_FLEET_SERVER_FAULTS } from "../src/core/faults.js";
 import type { UnitEvent } from "../src/core/fleetWire.js";
@@ -18,23 +16,12 @@ import type { FleetContext } from "../src/fleet/context.js";
 import type { FleetDb } from "../src/fleet/db/open.js";
 import { ingestBatch } from "../src/fleet/ingest.js";
 import { events, fleetContext, session } from "./support/fleet.js";
-import { startPostgres, type TestPostgres } from "./support/postgres.js";
+import { postgresAndDir } from "./support/postgres.js";
 
 const T0 = Date.parse("2026-11-27T12:00:00Z");
 
-let pgServer: TestPostgres;
-let dir: string;
+const files = postgresAndDir("vendd-fleet-fast-");
 let dbCount = 0;
-
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "vendd-fleet-fast-"));
-  pgServer = await startPostgres();
-}, 60_000);
-
-afterAll(async () => {
-  await pgServer?.stop();
-  rmSync(dir, { recursive: true, force: true });
-}, 30_000);
 
 /** A context whose `ingestRun` records each call's answer. */
 function counting(ctx: FleetContext): { ctx: FleetContext; calls: boolean[] } {
@@ -112,7 +99,7 @@ describe("ingest fast path on PostgreSQL", () => {
 
   beforeEach(async () => {
     clock = new ManualClock(T0);
-    const target = await pgServer.createDatabase(`fast_${++dbCount}`);
+    const target = await files.pg.createDatabase(`fast_${++dbCount}`);
     a = await fleetContext(target, clock);
     b = await fleetContext(target, clock);
   });
@@ -235,7 +222,7 @@ describe("ingest fast path on PostgreSQL", () => {
 
 describe("ingest on SQLite", () => {
   it("has no fast path: the hot path has no ingestRun, a hinted batch takes the transaction", async () => {
-    const { ctx, fdb } = await fleetContext(join(dir, "fleet.db"), new ManualClock(T0));
+    const { ctx, fdb } = await fleetContext(join(files.dir, "fleet.db"), new ManualClock(T0));
     try {
       expect(ctx.hot?.ingestRun).toBeUndefined();
       await addUnit(ctx, "vm-s");

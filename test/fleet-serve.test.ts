@@ -6,10 +6,9 @@
  * PostgreSQL is Debian's `postgresql` (installed by `.ci/run`), started in a temporary directory.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { systemClock } from "../src/core/clock.js";
 import type { UnitEvent } from "../src/core/fleetWire.js";
 import { approveUnit } from "../src/fleet/units.js";
@@ -17,7 +16,7 @@ import { createBundle } from "../src/update/bundle.js";
 import { makeKey, signWith } from "../src/update/test-support.js";
 import { CLI, vendd } from "./cli-support.js";
 import { events, fleetContext, type SimUnit, signed, simUnit } from "./support/fleet.js";
-import { startPostgres, type TestPostgres } from "./support/postgres.js";
+import { postgresAndDir } from "./support/postgres.js";
 
 interface Served {
   child: ChildProcess;
@@ -127,20 +126,11 @@ const batch = (u: SimUnit, from: number, to: number): { unitId: string; events: 
   events: events(from, to, `${u.id}-`),
 });
 
-let pgServer: TestPostgres;
-let dir: string;
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "vendd-fleet-serve-"));
-  pgServer = await startPostgres();
-}, 60_000);
-afterAll(async () => {
-  await pgServer?.stop();
-  rmSync(dir, { recursive: true, force: true });
-}, 30_000);
+const files = postgresAndDir("vendd-fleet-serve-");
 
 describe.each(["sqlite", "postgres"] as const)("a fleet process SIGKILLed mid-batch on %s", (dialect) => {
   it("loses and doubles nothing: the unit re-sends to the restarted fleet, every event once, in order", async () => {
-    const db = dialect === "sqlite" ? join(dir, "crash.db") : await pgServer.createDatabase("crash");
+    const db = dialect === "sqlite" ? join(files.dir, "crash.db") : await files.pg.createDatabase("crash");
     const u = simUnit("vm-crash");
     // The third ingest transaction (batches 1 and 2 commit) is killed after its inserts, before its commit.
     const first = await serve(db, { VENDD_FAULT_POINT: "fleet.ingest.stored@3" });
@@ -164,7 +154,7 @@ describe.each(["sqlite", "postgres"] as const)("a fleet process SIGKILLed mid-ba
 
 describe("two fleet processes sharing one PostgreSQL", () => {
   it("units posting to both at once: every event once, committed seq right", async () => {
-    const db = await pgServer.createDatabase("shared");
+    const db = await files.pg.createDatabase("shared");
     // Both start on the fresh database at once: the migrator's lock lets one migrate it.
     const [a, b] = await Promise.all([serve(db), serve(db)]);
     const units = ["vm-a", "vm-b", "vm-c", "vm-d"].map(simUnit);
@@ -195,7 +185,7 @@ describe("two fleet processes sharing one PostgreSQL", () => {
 
 describe("vendd fleet serve's heap settings", () => {
   it("turns V8's allocation-site pretenuring off before serving (it kept request garbage for full GCs)", async () => {
-    const s = await serve(join(dir, "heap.db"), {}, undefined, "info");
+    const s = await serve(join(files.dir, "heap.db"), {}, undefined, "info");
     await vi.waitFor(() =>
       expect(s.stderr()).toMatch(/"v8":"--no-allocation-site-pretenuring".*"msg":"server heap settings"/),
     );
@@ -205,7 +195,7 @@ describe("vendd fleet serve's heap settings", () => {
 
 describe("vendd fleet admin commands", () => {
   it("serve alone uses ./fleet.db; units, approve, revoke, bundle upload; the database password is never printed", async () => {
-    const cwd = mkdtempSync(join(dir, "cwd-"));
+    const cwd = mkdtempSync(join(files.dir, "cwd-"));
     const s = await serve("", {}, cwd);
     expect(s.stdout()).toContain("database ./fleet.db");
     const db = join(cwd, "fleet.db");
@@ -247,7 +237,7 @@ describe("vendd fleet admin commands", () => {
     expect(ok.stdout).toMatch(/^stored: bundle [0-9a-f]{16} \(config 3\) for vm-0001/);
     await stop(s);
 
-    const pgUrl = pgServer.url.replace("postgres@", "postgres:s3cret-pw@");
+    const pgUrl = files.pg.url.replace("postgres@", "postgres:s3cret-pw@");
     const withPw = await serve(pgUrl);
     expect(withPw.stdout()).toContain("postgres:***@");
     await stop(withPw);
