@@ -27,6 +27,7 @@ listen: 127.0.0.1:0
 timeZone: Europe/Copenhagen
 publicUrl: https://fleet.example.com/
 trustProxy: true
+maxPendingEnrolments: 50
 bundleKeys: [keys/release.pub]
 secretsFile: secrets.yaml
 reporting: {settingsFile: reporting.yaml}
@@ -77,6 +78,7 @@ describe("fleet config", () => {
     expect(cfg.reporting).toEqual({ settingsFile: join(dir, "reporting.yaml") });
     expect(cfg.publicUrl).toBe("https://fleet.example.com");
     expect(cfg.trustProxy).toBe(true);
+    expect(cfg.maxPendingEnrolments).toBe(50);
     expect(cfg.plans?.callbackApiKey).toBe(SECRETS.plansCallbackApiKey);
     expect(cfg.plans?.subscriptions.clientSecret).toBe(SECRETS.subscriptionsClientSecret);
     expect(cfg.plans?.autoReserve).toBe(false);
@@ -121,6 +123,7 @@ describe("fleet config", () => {
       schedules: defaultFleetConfig().schedules,
     });
     expect(empty.plans).toBeUndefined();
+    expect(empty.maxPendingEnrolments).toBeUndefined();
     write("fleet-secrets.yaml", secretsYaml(SECRETS));
     writeFileSync(
       join(dir, "example.yaml"),
@@ -139,6 +142,9 @@ describe("fleet config", () => {
     expect(error(() => loadFleetConfig(write("bad.yaml", "db: [unclosed\n"), {}))).toMatch(/not valid YAML/);
     expect(error(() => loadFleetConfig(write("unknown.yaml", "dbb: x\n"), {}))).toMatch(
       /unknown key\(s\) dbb/,
+    );
+    expect(error(() => loadFleetConfig(write("pending.yaml", "maxPendingEnrolments: 0\n"), {}))).toMatch(
+      /maxPendingEnrolments/,
     );
     expect(error(() => loadFleetConfig(write("tz.yaml", "timeZone: Mars/Base\n"), {}))).toMatch(
       /timeZone: not an IANA time zone/,

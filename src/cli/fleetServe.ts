@@ -213,6 +213,7 @@ export async function fleetServeCommand(argv: string[]): Promise<number> {
     plugins: fleetPlugins(services, { secureCookies: https !== undefined || cfg.trustProxy }),
     entitlements: services.plans !== undefined,
     trustProxy: cfg.trustProxy,
+    ...(cfg.maxPendingEnrolments === undefined ? {} : { maxPendingEnrolments: cfg.maxPendingEnrolments }),
     secrets: cfg.secrets,
     ...(https === undefined ? {} : { https }),
     ...(logLevel === undefined ? {} : { logLevel }),

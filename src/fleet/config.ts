@@ -50,6 +50,8 @@ const Main = z.strictObject({
   tls: z.strictObject({ cert: file, key: file }).optional(),
   /** Behind a TLS-terminating proxy: trust X-Forwarded-* and mark cookies Secure. */
   trustProxy: z.boolean().optional(),
+  /** Most unit enrolments waiting for approval; past it new ones are refused (429). */
+  maxPendingEnrolments: z.number().int().min(1).max(100_000).optional(),
   bundleKeys: z.array(file).max(16).optional(),
   /** YAML file of secrets (mode 0600), relative to this file. */
   secretsFile: file.optional(),
@@ -144,6 +146,8 @@ export interface FleetConfig {
   publicUrl?: string;
   tls?: { cert: string; key: string };
   trustProxy: boolean;
+  /** Set in the file; else the server's default (unitApi.ts DEFAULT_MAX_PENDING_ENROLMENTS). */
+  maxPendingEnrolments?: number;
   bundleKeys: string[];
   reporting?: { settingsFile: string };
   plans?: {
@@ -287,6 +291,7 @@ export function loadFleetConfig(path: string, env: NodeJS.ProcessEnv = process.e
     schedules: m.schedules ?? defaultFleetConfig().schedules,
     secrets: [],
   };
+  if (m.maxPendingEnrolments !== undefined) cfg.maxPendingEnrolments = m.maxPendingEnrolments;
   if (m.db !== undefined) cfg.db = /^postgres(ql)?:\/\//.test(m.db) || m.db === ":memory:" ? m.db : at(m.db);
   if (m.listen !== undefined) cfg.listen = m.listen;
   if (m.timeZone !== undefined) cfg.timeZone = m.timeZone;

@@ -36,6 +36,8 @@ export interface FleetAppOptions {
   https?: { cert: Buffer; key: Buffer };
   /** Trust X-Forwarded-* from a TLS-terminating proxy (request protocol and address). */
   trustProxy?: boolean;
+  /** Most enrolments waiting for approval (unitApi.ts); default DEFAULT_MAX_PENDING_ENROLMENTS. */
+  maxPendingEnrolments?: number;
 }
 
 /** Deletes nonces whose timestamp window has passed (a replay of them is refused as clock skew). */
@@ -60,6 +62,7 @@ export async function createFleetApp(
   const unitAuth = await registerUnitApi(app, ctx, {
     faults: opts.faults ?? NO_FLEET_SERVER_FAULTS,
     ...(opts.entitlements === undefined ? {} : { entitlements: opts.entitlements }),
+    ...(opts.maxPendingEnrolments === undefined ? {} : { maxPendingEnrolments: opts.maxPendingEnrolments }),
   });
   for (const plugin of opts.plugins ?? []) await plugin(app, ctx, { unitAuth });
 
@@ -101,6 +104,7 @@ export interface FleetServerOptions {
   entitlements?: boolean;
   https?: { cert: Buffer; key: Buffer };
   trustProxy?: boolean;
+  maxPendingEnrolments?: number;
   /** More values the logger must redact (secrets from the fleet config). */
   secrets?: readonly string[];
 }
@@ -162,6 +166,7 @@ export async function startFleetServer(opts: FleetServerOptions): Promise<Runnin
       ...(opts.entitlements === undefined ? {} : { entitlements: opts.entitlements }),
       ...(opts.https === undefined ? {} : { https: opts.https }),
       ...(opts.trustProxy === undefined ? {} : { trustProxy: opts.trustProxy }),
+      ...(opts.maxPendingEnrolments === undefined ? {} : { maxPendingEnrolments: opts.maxPendingEnrolments }),
     });
     await app.listen({ host: opts.host, port: opts.port });
   } catch (err) {

@@ -44,7 +44,16 @@ export interface UnitApiOptions {
    * entitlement list (`plan_entitlements`), so units fetch `GET /entitlements` when it changes.
    */
   entitlements?: boolean;
+  /**
+   * Most enrolments waiting for a manager's approval (default DEFAULT_MAX_PENDING_ENROLMENTS). Past it a
+   * new key's enrolment is refused (429) and writes nothing, so strangers cannot fill the approval list or
+   * the database; the managers approve or revoke the pending ones to make room.
+   */
+  maxPendingEnrolments?: number;
 }
+
+/** How many enrolments may wait for approval at once, unless the fleet config says otherwise. */
+export const DEFAULT_MAX_PENDING_ENROLMENTS = 500;
 
 function refuse(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
   const body: WireError = { error: { code, message } };
@@ -58,6 +67,7 @@ export async function registerUnitApi(
   opts: UnitApiOptions = {},
 ): Promise<preHandlerHookHandler> {
   const faults = opts.faults ?? NO_FLEET_SERVER_FAULTS;
+  const maxPending = opts.maxPendingEnrolments ?? DEFAULT_MAX_PENDING_ENROLMENTS;
   const hot = ctx.hot ?? kyselyHotPath(ctx);
   const bundles = bundleIndex(ctx);
   let unitAuth: preHandlerHookHandler | null = null;
@@ -177,6 +187,24 @@ export async function registerUnitApi(
           if (a.unit.id !== body.unitId)
             return refuse(reply, 409, "key_taken", `this key is already enrolled as unit ${a.unit.id}`);
           return enrolled(reply, a.unit.status, fp);
+        }
+        const pending = await ctx.db
+          .selectFrom("units")
+          .select((eb) => eb.fn.countAll<number | string | bigint>().as("n"))
+          .where("status", "=", "pending")
+          .executeTakeFirstOrThrow();
+        if (Number(pending.n) >= maxPending) {
+          req.log.warn(
+            { unitId: body.unitId, key: fp, pending: Number(pending.n) },
+            "enrolment refused: too many pending",
+          );
+          reply.header("retry-after", "3600");
+          return refuse(
+            reply,
+            429,
+            "too_many_pending",
+            "too many enrolments are waiting for approval; ask a fleet manager to approve or revoke them, then retry",
+          );
         }
         const inserted = await ctx.db
           .insertInto("units")
