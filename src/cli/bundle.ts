@@ -10,13 +10,8 @@ import { systemClock } from "../core/clock.js";
 import { defaultControlSocket } from "../core/control.js";
 import { updateFaultPointsFromEnv } from "../core/faults.js";
 import { printable } from "../core/printable.js";
-import {
-  type ApplyEnv,
-  type ApplyReport,
-  applyBundleFile,
-  applyInbox,
-  recoverInterrupted,
-} from "../update/apply.js";
+import { type ApplyReport, applyBundleFile, applyInbox, recoverInterrupted } from "../update/apply.js";
+import type { ApplyEnv } from "../update/applyRun.js";
 import {
   addSignature,
   BundleError,

@@ -7,7 +7,8 @@ import { existsSync, mkdirSync, readFileSync, readlinkSync, symlinkSync, writeFi
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../config/load.js";
-import { type ApplyEnv, applyBundleFile, applyInbox, applyLocalConfig, recoverInterrupted } from "./apply.js";
+import { applyBundleFile, applyInbox, applyLocalConfig, recoverInterrupted } from "./apply.js";
+import type { ApplyEnv } from "./applyRun.js";
 import { createBundle } from "./bundle.js";
 import type { HealthSample } from "./health.js";
 import { EMPTY_STATE, readState, readUpdateOutcome, writeState } from "./state.js";

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../config/load.js";
 import { generateUnitKey, verifyRequest } from "../core/fleetAuth.js";
-import type { ApplyEnv } from "./apply.js";
+import type { ApplyEnv } from "./applyRun.js";
 import { backoffMs, type PullOptions, pullBundle } from "./pull.js";
 import { readState } from "./state.js";
 import {

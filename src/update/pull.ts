@@ -12,7 +12,8 @@ import { pipeline } from "node:stream/promises";
 import type { VenddConfig } from "../config/load.js";
 import { writeFileAtomic } from "../core/atomicFile.js";
 import { loadUnitKey, signRequest, type UnitKeyPair } from "../core/fleetAuth.js";
-import { type ApplyEnv, type ApplyReport, applyBundleFile } from "./apply.js";
+import { type ApplyReport, applyBundleFile } from "./apply.js";
+import type { ApplyEnv } from "./applyRun.js";
 import { MAX_BUNDLE_BYTES } from "./bundle.js";
 
 export const PULL_STATE_FILE = "pull.json";
