@@ -34,8 +34,8 @@ import {
 } from "../update/minisign.js";
 import { fleetPullKey, pullBundle } from "../update/pull.js";
 import { readUpdateOutcome, type UpdateOutcome } from "../update/state.js";
-import { BUNDLE_OPTIONS } from "./commands.js";
 import { readPassphrase } from "./keys.js";
+import { BUNDLE_OPTIONS } from "./updateCommands.js";
 
 const USAGE = `usage: vendd bundle create --config FILE [--release TARBALL] --version N --targets FLEET|UNIT,...
                            --expires DATE --out FILE

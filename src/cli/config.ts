@@ -6,7 +6,7 @@
 import { parseArgs } from "node:util";
 import { stringify } from "yaml";
 import { ConfigError, loadConfig, toConfigInput } from "../config/load.js";
-import { CONFIG_OPTIONS } from "./commands.js";
+import { CONFIG_OPTIONS } from "./unitCommands.js";
 
 const USAGE = `usage: vendd config validate FILE [--secrets FILE]
        vendd config print FILE [--secrets FILE] [--json]

@@ -14,7 +14,7 @@ import { defaultControlSocket } from "../core/control.js";
 import { hashPin, PIN_PATTERN } from "../core/pin.js";
 import { printable } from "../core/printable.js";
 import { readAuditRows, verifyAuditRows } from "../journal/consoleStore.js";
-import { CONSOLE_OPTIONS } from "./commands.js";
+import { CONSOLE_OPTIONS } from "./unitCommands.js";
 
 const HELP = `usage: vendd console [--socket PATH | --config FILE]
        vendd console hash-pin

@@ -2,8 +2,8 @@ import { parseArgs } from "node:util";
 import { createLogger } from "../core/log.js";
 import { SecretRegistry } from "../core/secrets.js";
 import { runDemo } from "../demo/unit.js";
-import { DEMO_OPTIONS } from "./commands.js";
 import { parseListen } from "./fleetOptions.js";
+import { DEMO_OPTIONS } from "./simCommands.js";
 
 const HELP = `usage: vendd demo [--vends N] [--json] [--driver v10|legacy] [--legacy-mode reservation|payment]
                   [--board sim|sim-pulse] [--flow selection|checkin] [--vmc auto|pty|sim]

@@ -10,8 +10,8 @@ import { type DoctorDeps, defaultDoctorDeps } from "../doctor/deps.js";
 import { runDoctor } from "../doctor/plan.js";
 import { allPassed, type CheckResult, formatJson, formatTable } from "../doctor/run.js";
 import { parseOptionsOrExit } from "./cliArgs.js";
-import { DOCTOR_OPTIONS } from "./commands.js";
 import type { CliIo } from "./config.js";
+import { DOCTOR_OPTIONS } from "./unitCommands.js";
 
 const HELP = `usage: vendd doctor [--config FILE] [--secrets FILE] [--json]
 

@@ -17,7 +17,7 @@ interface Args {
   seedFile: string | null;
 }
 
-/** Reads the arguments (the options of EMULATOR_OPTIONS in commands.ts); a usage error as a string. */
+/** Reads the arguments (the options of EMULATOR_OPTIONS in simCommands.ts); a usage error as a string. */
 export function parseArgs(argv: string[]): Args | string {
   const args: Args = { options: {}, json: false, seedFile: null };
   for (let i = 0; i < argv.length; i++) {

@@ -1,7 +1,7 @@
 /**
  * `vendd fleet <sub>`: the fleet commands (issues 16-18): the server and its administration, the
  * dashboard's accounts, reconciliation, and the unit's enrolment. Each subcommand lives in its own module, loaded only
- * when used; add a line to SUBCOMMANDS (and its rows to commands.ts) for a new one.
+ * when used; add a line to SUBCOMMANDS (and its rows to fleetCommands.ts) for a new one.
  */
 import { printable } from "../core/printable.js";
 import type { Command } from "./main.js";

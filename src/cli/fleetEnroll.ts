@@ -20,7 +20,7 @@ import {
 } from "../core/fleetAuth.js";
 import { EnrollResponse, parseWire, UNIT_API, WireError } from "../core/fleetWire.js";
 import { printable } from "../core/printable.js";
-import { FLEET_ENROLL_OPTIONS } from "./commands.js";
+import { FLEET_ENROLL_OPTIONS } from "./fleetCommands.js";
 
 const DEFAULT_KEY_FILE = "/var/lib/vendd/fleet.key";
 const TIMEOUT_MS = 15_000;

@@ -3,7 +3,7 @@
  * parser, usage text and defaults (the database: `--db`, else `VENDD_FLEET_DB`, else `./fleet.db`).
  */
 import { parseArgs } from "node:util";
-import { FLEET_SERVER_OPTIONS } from "./commands.js";
+import { FLEET_SERVER_OPTIONS } from "./fleetCommands.js";
 
 export const FLEET_SERVER_USAGE = `usage: vendd fleet serve [--config FILE] [--db FILE|URL] [--listen HOST:PORT] [--time-zone TZ]
                          [--bundle-key FILE]... [--log-level LEVEL]

@@ -13,7 +13,7 @@ import { isDay, runReconcile } from "../fleet/reconcile/run.js";
 import { loadReportingSettings } from "../fleet/reconcile/settings.js";
 import { ReportingClient } from "../payment/reporting/client.js";
 import { parseOptionsOrExit } from "./cliArgs.js";
-import { FLEET_RECONCILE_OPTIONS } from "./commands.js";
+import { FLEET_RECONCILE_OPTIONS } from "./fleetCommands.js";
 import { formatColumns } from "./table.js";
 
 const HELP = `usage: vendd fleet reconcile --from DATE --to DATE [--format table|csv|json] [--db FILE|URL]

@@ -8,7 +8,7 @@ import { parseArgs } from "node:util";
 import { printable } from "../core/printable.js";
 import { isPostgresUrl, openFleetDb, redactUrl } from "../fleet/db/open.js";
 import { AccountError, addUser, listUsers, ROLES, type Role, removeUser } from "../fleet/web/accounts.js";
-import { FLEET_USER_OPTIONS } from "./commands.js";
+import { FLEET_USER_OPTIONS } from "./fleetCommands.js";
 import { readPassphrase } from "./keys.js";
 
 export const FLEET_USER_USAGE = `usage: vendd fleet user add NAME --role viewer|manager [--db FILE|URL] [--password-file FILE]

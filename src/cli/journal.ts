@@ -12,11 +12,11 @@ import { systemClock } from "../core/clock.js";
 import { formatAmount } from "../core/money.js";
 import { describeRefusal } from "../journal/problems.js";
 import { type DayTotal, openJournalView, type SessionLine } from "../journal/view.js";
-import { JOURNAL_OPTIONS } from "./commands.js";
 import type { CliIo } from "./config.js";
 import { journalExportCommand } from "./journalExport.js";
 import { heldCommand } from "./journalHeld.js";
 import { formatColumns } from "./table.js";
+import { JOURNAL_OPTIONS } from "./unitCommands.js";
 
 const VIEWS = ["recent", "unresolved", "flagged", "totals"] as const;
 type ViewName = (typeof VIEWS)[number];

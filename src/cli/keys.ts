@@ -17,7 +17,7 @@ import {
   parsePublicKey,
   publicKeyLine,
 } from "../update/minisign.js";
-import { KEYS_OPTIONS } from "./commands.js";
+import { KEYS_OPTIONS } from "./updateCommands.js";
 
 const USAGE = `usage: vendd keys generate [--out-dir DIR] [--passphrase-file FILE] [--kdf sensitive|interactive] [--force]
 

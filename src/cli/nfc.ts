@@ -12,8 +12,8 @@ import type { NfcStation } from "../../drivers/nfc/station.js";
 import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig, type VenddConfig } from "../config/load.js";
 import { configuredBeaconId, nfcOptions } from "../config/seams.js";
 import { type Clock, systemClock } from "../core/clock.js";
-import { NFC_OPTIONS } from "./commands.js";
 import type { CliIo } from "./config.js";
+import { NFC_OPTIONS } from "./unitCommands.js";
 
 const HELP = `usage: vendd nfc write-tag [--config FILE] [--uri URI] [--timeout SECONDS]
        vendd nfc hash-badge UID

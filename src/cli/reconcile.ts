@@ -16,10 +16,10 @@ import { exportSessions } from "../journal/export.js";
 import { describeRefusal } from "../journal/problems.js";
 import { ReportingClient } from "../payment/reporting/client.js";
 import { parseOptionsOrExit } from "./cliArgs.js";
-import { RECONCILE_OPTIONS } from "./commands.js";
 import type { CliIo } from "./config.js";
 import { renderCsv, renderTable } from "./fleetReconcile.js";
 import { journalSource, localZone } from "./journalExport.js";
+import { RECONCILE_OPTIONS } from "./unitCommands.js";
 
 const HELP = `usage: vendd reconcile [--journal FILE | --config FILE] --from DATE --to DATE [--reporting FILE]
                        [--format table|csv|json]

@@ -10,8 +10,8 @@ import { SecretRegistry } from "../core/secrets.js";
 import { RESTART_EXIT_CODE } from "../daemon/configApply.js";
 import { startDaemon } from "../daemon/daemon.js";
 import { describeRefusal } from "../journal/problems.js";
-import { RUN_OPTIONS } from "./commands.js";
 import { createReloader } from "./reload.js";
+import { RUN_OPTIONS } from "./unitCommands.js";
 import { packageVersion } from "./version.js";
 
 const HELP = `usage: vendd run --config FILE [--secrets FILE]

@@ -22,7 +22,7 @@ interface Args {
   quiet: boolean;
 }
 
-/** Reads the arguments (the options of SIM_VMC_OPTIONS in commands.ts); a usage error as a string. */
+/** Reads the arguments (the options of SIM_VMC_OPTIONS in simCommands.ts); a usage error as a string. */
 export function parseArgs(argv: string[]): Args | string {
   const args: Args = { ackRate: 20, quiet: false };
   for (let i = 0; i < argv.length; i++) {

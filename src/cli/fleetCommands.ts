@@ -1,0 +1,108 @@
+/**
+ * The option tables and help lines of `vendd fleet`: the fleet server and its administration, enrolment,
+ * dashboard accounts and reconciliation.
+ */
+import { type CommandHelp, help, helpLines, type OptionSpecs } from "./commandTable.js";
+
+export const FLEET_USER_OPTIONS = {
+  db: { type: "string", value: "FILE|URL" },
+  role: { type: "string", value: "viewer|manager" },
+  "password-file": { type: "string", value: "FILE" },
+  json: { type: "boolean" },
+  help,
+} as const satisfies OptionSpecs;
+
+export const FLEET_ENROLL_OPTIONS = {
+  config: { type: "string", value: "FILE" },
+  key: { type: "string", value: "FILE" },
+  url: { type: "string", value: "URL" },
+  label: { type: "string", value: "TEXT" },
+  json: { type: "boolean" },
+  help,
+} as const satisfies OptionSpecs;
+
+export const FLEET_RECONCILE_OPTIONS = {
+  from: { type: "string", value: "DATE", required: true },
+  to: { type: "string", value: "DATE", required: true },
+  format: { type: "string", value: "table|csv|json" },
+  db: { type: "string", value: "FILE|URL" },
+  reporting: { type: "string", value: "FILE" },
+  help,
+} as const satisfies OptionSpecs;
+
+/** `vendd fleet serve|units|approve|revoke|bundle upload` (src/cli/fleetServe.ts, fleetAdmin.ts). */
+export const FLEET_SERVER_OPTIONS = {
+  config: { type: "string", value: "FILE" },
+  db: { type: "string", value: "FILE|URL" },
+  listen: { type: "string", value: "HOST:PORT" },
+  "time-zone": { type: "string", value: "TZ" },
+  "bundle-key": { type: "string", value: "FILE", multiple: true },
+  "log-level": { type: "string", value: "LEVEL" },
+  json: { type: "boolean" },
+  by: { type: "string", value: "NAME" },
+  help,
+} as const satisfies OptionSpecs;
+
+/** The help lines of these commands, in the order `vendd --help` lists them. */
+export const FLEET_COMMANDS: readonly CommandHelp[] = [
+  ...helpLines("fleet", FLEET_SERVER_OPTIONS, [
+    {
+      words: "fleet serve",
+      only: ["config", "db", "listen", "time-zone", "bundle-key", "log-level"],
+      summary:
+        "the fleet server: unit API, dashboard, plans, invoices, reconciliation and their schedules (--config FILE); flags override the file",
+    },
+    {
+      words: "fleet units",
+      only: ["db", "json"],
+      summary: "list enrolled units: status, fingerprint, committed seq, last seen, versions",
+    },
+    {
+      words: "fleet approve UNIT",
+      only: ["db", "by"],
+      summary: "approve a pending unit's enrolment (compare its fingerprint with the unit's first)",
+    },
+    {
+      words: "fleet revoke UNIT",
+      only: ["db", "by"],
+      summary: "revoke a unit: its requests are refused from now on; its stored events stay",
+    },
+    {
+      words: "fleet bundle upload FILE",
+      only: ["db", "bundle-key", "by"],
+      summary: "store a signed bundle for units to pull (--bundle-key: refuse unless signed by one of these)",
+    },
+  ]),
+  ...helpLines("fleet", FLEET_ENROLL_OPTIONS, [
+    {
+      words: "fleet enroll",
+      summary:
+        "make this unit's fleet key (unless it exists), print its public key and fingerprint; with a URL, enrol",
+    },
+  ]),
+  ...helpLines("fleet", FLEET_USER_OPTIONS, [
+    {
+      words: "fleet user add NAME",
+      only: ["role", "db", "password-file"],
+      summary:
+        "add a dashboard account (viewer or manager); the password from the file or a prompt, never argv",
+    },
+    {
+      words: "fleet user list",
+      only: ["db", "json"],
+      summary: "list the dashboard's accounts and their roles",
+    },
+    {
+      words: "fleet user remove NAME",
+      only: ["db"],
+      summary: "remove a dashboard account and end its sessions",
+    },
+  ]),
+  ...helpLines("fleet", FLEET_RECONCILE_OPTIONS, [
+    {
+      words: "fleet reconcile",
+      summary:
+        "match the fleet's sales with the payment service's report and transfers; exits 1 on a difference",
+    },
+  ]),
+];

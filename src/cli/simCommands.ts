@@ -1,0 +1,66 @@
+/**
+ * The option tables and help lines of the simulators: `vendd demo` (a simulated unit, or three and a fleet
+ * server), `emulator` (the payment service) and `sim-vmc` (an MDB adapter and its VMC).
+ */
+import { type CommandHelp, help, helpLines, type OptionSpecs } from "./commandTable.js";
+
+export const DEMO_OPTIONS = {
+  vends: { type: "string", value: "N" },
+  json: { type: "boolean" },
+  driver: { type: "string", value: "v10|legacy" },
+  "legacy-mode": { type: "string", value: "reservation|payment" },
+  board: { type: "string", value: "sim|sim-pulse" },
+  flow: { type: "string", value: "selection|checkin" },
+  vmc: { type: "string", value: "auto|pty|sim" },
+  chaos: { type: "string", value: "SEED" },
+  journal: { type: "string", value: "FILE" },
+  seed: { type: "string", value: "N" },
+  "log-level": { type: "string", value: "LEVEL" },
+  fleet: { type: "boolean" },
+  "fleet-db": { type: "string", value: "FILE" },
+  "fleet-password-file": { type: "string", value: "FILE" },
+  "fleet-listen": { type: "string", value: "HOST:PORT" },
+  help,
+} as const satisfies OptionSpecs;
+
+/** `vendd emulator` parses these itself (src/cli/emulator.ts); a test keeps the two in step. */
+export const EMULATOR_OPTIONS = {
+  port: { type: "string", value: "N" },
+  host: { type: "string", value: "H" },
+  json: { type: "boolean" },
+  seed: { type: "string", value: "FILE" },
+  "poll-delay-ms": { type: "string", value: "N" },
+  help,
+} as const satisfies OptionSpecs;
+
+/** `vendd sim-vmc` parses these itself (src/cli/simVmc.ts); a test keeps the two in step. */
+export const SIM_VMC_OPTIONS = {
+  device: { type: "string", value: "PATH" },
+  "ack-rate": { type: "string", value: "N" },
+  script: { type: "string", value: "FILE" },
+  quiet: { type: "boolean" },
+  help,
+} as const satisfies OptionSpecs;
+
+/** The help lines of these commands, in the order `vendd --help` lists them. */
+export const SIMULATION_COMMANDS: readonly CommandHelp[] = [
+  ...helpLines("demo", DEMO_OPTIONS, [
+    {
+      words: "demo",
+      summary:
+        "run a simulated unit against the local emulator; --chaos SEED is the crash self-check; --fleet three units and a fleet server",
+    },
+  ]),
+  ...helpLines("emulator", EMULATOR_OPTIONS, [
+    {
+      words: "emulator",
+      summary: "run the payment-service emulator",
+    },
+  ]),
+  ...helpLines("sim-vmc", SIM_VMC_OPTIONS, [
+    {
+      words: "sim-vmc",
+      summary: "simulate an MDB cashless adapter and its VMC on a pseudo-terminal",
+    },
+  ]),
+];
