@@ -3,11 +3,12 @@ import { EmulatorInputError } from "../errors.js";
 import type { EmuClock, InterfaceHandler, Ledger, SimUser } from "../types.js";
 import { VAT } from "../v10/validate.js";
 import { SubsDelivery } from "./delivery.js";
-import { SUBS_TOKEN_PATH, SubsRoutes } from "./handler.js";
+import { SubsRoutes } from "./handler.js";
 import type { SubsMerchant } from "./model.js";
 import { SubsSimulation } from "./sim.js";
 import { SubsState } from "./state.js";
 import { type DeprecatedTlsOptions, startDeprecatedListener } from "./tls.js";
+import { SUBS_TOKEN_PATH } from "./token.js";
 
 export type { DeprecatedTlsOptions } from "./tls.js";
 
