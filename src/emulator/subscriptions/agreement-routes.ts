@@ -3,9 +3,11 @@
  * change or cancel it, and request a one-off payment on an Active agreement.
  */
 import type { EmuResponse } from "../types.js";
+import { cancelAgreement } from "./agreement-flow.js";
 import { amount, jsonPatch, type Obj, optStr, parseJson, SubsInputError, str } from "./codec.js";
 import { conflict, NOT_FOUND, precondition } from "./errors.js";
 import type { Agreement, OneOff } from "./model.js";
+import { requestOneOff } from "./oneoff-flow.js";
 import { type OneOffInput, parseAgreement, parseOneOff } from "./parse.js";
 import { type Ctx, mobilePayLink, requireCallbackUrl } from "./route-ctx.js";
 import { SubsConflict } from "./state.js";
@@ -39,7 +41,7 @@ export function createAgreement(ctx: Ctx, providerId: string): EmuResponse {
   if (input.oneOff) {
     const o = newOneOff(ctx, providerId, a.id, input.oneOff, now);
     a.oneOffId = o.id;
-    ctx.s.requestOneOff(o);
+    requestOneOff(ctx.s, o);
     body.one_off_payment_id = o.id;
   }
   const q = new URLSearchParams({
@@ -134,7 +136,7 @@ export function patchAgreement(ctx: Ctx, providerId: string, agreementId: string
       const msg = "a Pending agreement cannot be canceled; it expires";
       return ctx.deprecated ? precondition(ctx.req, msg) : conflict(ctx.req, msg);
     }
-    ctx.s.cancelAgreement(a, "merchant");
+    cancelAgreement(ctx.s, a, "merchant");
   }
   for (const c of changes) c();
   return { status: 204 };
@@ -147,7 +149,7 @@ export function createOneOff(ctx: Ctx, providerId: string, agreementId: string):
   if (a.status !== "Accepted") throw new SubsConflict(`agreement is ${a.status}, not Active`);
   requireCallbackUrl(ctx, providerId);
   const o = newOneOff(ctx, providerId, a.id, input, ctx.now());
-  ctx.s.requestOneOff(o);
+  requestOneOff(ctx.s, o);
   const q = new URLSearchParams({
     flow: "oneoff",
     id: o.id,

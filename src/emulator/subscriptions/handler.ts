@@ -3,6 +3,8 @@ import { createAgreement, createOneOff, patchAgreement } from "./agreement-route
 import { amount, isJson, obj, parseJson, SubsInputError } from "./codec.js";
 import { badRequest, conflict, NOT_FOUND, serverError, UNAUTHORIZED } from "./errors.js";
 import type { SubsMerchant } from "./model.js";
+import { cancelOneOff, captureOneOff } from "./oneoff-flow.js";
+import { declinePayment } from "./payment-flow.js";
 import { attachment, patchPayment, paymentRequests, refund } from "./payment-routes.js";
 import { merchantLookup, patchCallbackUrl, putAuth } from "./provider-routes.js";
 import { type Ctx, LANDING_PATH } from "./route-ctx.js";
@@ -145,7 +147,7 @@ export class SubsRoutes implements InterfaceHandler {
       if (M === "GET") return { status: 200, body: paymentView(p) };
       if (M === "PATCH") return patchPayment(ctx, p);
       if (M === "DELETE") {
-        this.s.declinePayment(p);
+        declinePayment(this.s, p);
         return { status: 204 };
       }
       return NOT_FOUND;
@@ -158,11 +160,11 @@ export class SubsRoutes implements InterfaceHandler {
       if (o === undefined || o.agreementId !== r[1] || o.providerId !== providerId) return NOT_FOUND;
       if (r[3] && M === "POST") {
         const body = req.body.length === 0 ? {} : obj(parseJson(req.body), "body");
-        this.s.captureOneOff(o, body.amount === undefined ? null : amount(body.amount, "amount"));
+        captureOneOff(this.s, o, body.amount === undefined ? null : amount(body.amount, "amount"));
         return { status: 204 };
       }
       if (!r[3] && M === "DELETE") {
-        this.s.cancelOneOff(o);
+        cancelOneOff(this.s, o);
         return { status: 204 };
       }
       if (!r[3] && M === "GET") return { status: 200, body: oneOffView(o) };

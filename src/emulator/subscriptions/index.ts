@@ -7,6 +7,7 @@ import { SubsRoutes } from "./handler.js";
 import type { SubsMerchant } from "./model.js";
 import { SubsSimulation } from "./sim.js";
 import { SubsState } from "./state.js";
+import { tick } from "./tick.js";
 import { type DeprecatedTlsOptions, startDeprecatedListener } from "./tls.js";
 import { SUBS_TOKEN_PATH } from "./token.js";
 
@@ -173,7 +174,7 @@ export function createSubscriptions(input: {
   }
   const routes = new SubsRoutes(s, () => input.clock.now());
   const sim = new SubsSimulation(s, delivery, input.clock, (phone) => input.findUser(phone) !== undefined);
-  const unsubscribe = input.clock.onTick((now) => s.tick(now));
+  const unsubscribe = input.clock.onTick((now) => tick(s, now));
   let tls: { port: number; close(): Promise<void> } | null = null;
   let tlsHost = "127.0.0.1";
   const first = s.merchants.values().next().value as SubsMerchant;

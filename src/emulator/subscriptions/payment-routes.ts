@@ -8,7 +8,9 @@ import { amount, httpsUrl, jsonPatch, type Obj, obj, optStr, parseJson, SubsInpu
 import { NOT_FOUND, precondition } from "./errors.js";
 import type { SubsPayment } from "./model.js";
 import { parseAttachment, parsePayment } from "./parse.js";
+import { changeAmount, receivePayment } from "./payment-flow.js";
 import { pdfOf } from "./pdf.js";
+import { processRefund } from "./refund-flow.js";
 import { type Ctx, requireCallbackUrl } from "./route-ctx.js";
 
 const MAX_PAYMENTS = 2000;
@@ -74,7 +76,7 @@ export function paymentRequests(ctx: Ctx, providerId: string): EmuResponse {
     }
   }
   for (const p of made) {
-    ctx.s.receivePayment(p);
+    receivePayment(ctx.s, p);
     pending.push({ payment_id: p.id, external_id: p.externalId });
   }
   return { status: 202, body: { pending_payments: pending, rejected_payments: rejected } };
@@ -85,7 +87,7 @@ export function patchPayment(ctx: Ctx, p: SubsPayment): EmuResponse {
   const [op] = ops;
   if (ops.length !== 1 || op === undefined || op.op !== "replace" || op.path !== "/amount")
     throw new SubsInputError("the only change is replace /amount with a lower amount");
-  ctx.s.changeAmount(p, amount(op.value, "amount"));
+  changeAmount(p, amount(op.value, "amount"));
   return { status: 204 };
 }
 
@@ -106,7 +108,7 @@ export function refund(ctx: Ctx, providerId: string, agreementId: string, paymen
     status: "Requested" as const,
     statusCode: -1,
   };
-  ctx.s.refund(r, providerId);
+  processRefund(ctx.s, r, providerId);
   return {
     status: 202,
     body: { id: r.id, amount: formatAmount(r.amount), status_callback_url: url, external_id: externalId },

@@ -1,7 +1,10 @@
 import type { EmuClock, EmuRequest, EmuResponse, InterfaceHandler } from "../types.js";
+import { acceptAgreement, cancelAgreement, rejectAgreement } from "./agreement-flow.js";
 import { bool, int, obj, parseJson, SubsInputError, str } from "./codec.js";
 import type { SubsDelivery } from "./delivery.js";
 import { at, dateOf, MS_DAY } from "./model.js";
+import { acceptOneOff, rejectOneOff } from "./oneoff-flow.js";
+import { rejectPayment } from "./payment-flow.js";
 import { SubsConflict, type SubsState } from "./state.js";
 
 /** User simulation of the subscriptions interface (the app user's side). */
@@ -54,24 +57,24 @@ export class SubsSimulation implements InterfaceHandler {
       if (m[2] === "accept") {
         const phone = str(b.phoneNumber, "phoneNumber");
         if (!this.knownPhone(phone)) throw new SubsInputError("phoneNumber is not a simulated app user");
-        this.s.acceptAgreement(a, phone);
-      } else if (m[2] === "reject") this.s.rejectAgreement(a);
-      else this.s.cancelAgreement(a, "user");
+        acceptAgreement(this.s, a, phone);
+      } else if (m[2] === "reject") rejectAgreement(this.s, a);
+      else cancelAgreement(this.s, a, "user");
       return { status: 200, body: { id: a.id, status: a.status } };
     }
     m = /^oneoffpayments\/([^/]+)\/(accept|reject)$/.exec(path);
     if (m?.[1] && m[2]) {
       const o = this.s.oneOffs.get(m[1]);
       if (o === undefined) return { status: 404, body: { error: "no such one-off payment" } };
-      if (m[2] === "accept") this.s.acceptOneOff(o);
-      else this.s.rejectOneOff(o);
+      if (m[2] === "accept") acceptOneOff(this.s, o);
+      else rejectOneOff(this.s, o);
       return { status: 200, body: { id: o.id, status: o.status } };
     }
     m = /^payments\/([^/]+)\/reject$/.exec(path);
     if (m?.[1]) {
       const p = this.s.payments.get(m[1]);
       if (p === undefined) return { status: 404, body: { error: "no such payment" } };
-      this.s.rejectPayment(p);
+      rejectPayment(this.s, p);
       return { status: 200, body: { id: p.id, status: p.status } };
     }
     if (path === "user") {
@@ -83,7 +86,7 @@ export class SubsSimulation implements InterfaceHandler {
       if (b.instantTransfer !== undefined) u.instantTransfer = bool(b.instantTransfer, "instantTransfer");
       if (b.deleted !== undefined && bool(b.deleted, "deleted")) {
         for (const a of this.s.agreements.values())
-          if (a.phone === phone && a.status === "Accepted") this.s.cancelAgreement(a, "system");
+          if (a.phone === phone && a.status === "Accepted") cancelAgreement(this.s, a, "system");
       }
       return { status: 200, body: { phoneNumber: phone, ...u } };
     }
