@@ -270,7 +270,7 @@ describe.skipIf(!HAVE_SOCAT)("vendd console over a PTY", () => {
 });
 
 async function beaconOf(socket: string): Promise<string> {
-  const { ControlClient } = await import("../src/core/control.js");
+  const { ControlClient } = await import("../src/core/controlClient.js");
   const client = await ControlClient.connect(socket);
   try {
     await client.request("login", { secret: CANARY_PIN });

@@ -7,7 +7,8 @@
  */
 import { createInterface, type Interface } from "node:readline";
 import { Writable } from "node:stream";
-import { ControlClient, ControlError } from "../core/control.js";
+import { ControlError } from "../core/control.js";
+import { ControlClient } from "../core/controlClient.js";
 import { printable } from "../core/printable.js";
 import { cleanLine, complete, parseLine } from "./commands.js";
 import { fitWidth, render } from "./render.js";

@@ -4,11 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import {
-  ControlClient,
   ControlConnectionError,
   ControlError,
   ControlProtocolError,
-  controlRequest,
   defaultControlSocket,
   encodeError,
   encodeEvent,
@@ -16,10 +14,11 @@ import {
   LineSplitter,
   MAX_LINE_BYTES,
   parseAnswer,
-  parseControlStatus,
   parseRequest,
   requestIdOf,
 } from "./control.js";
+import { ControlClient, controlRequest } from "./controlClient.js";
+import { parseControlStatus } from "./controlStatus.js";
 
 describe("control protocol guards", () => {
   it("parses a v1 request and rejects everything else specifically", () => {

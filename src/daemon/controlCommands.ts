@@ -5,7 +5,7 @@
 import type { VendController } from "../../drivers/vmc/controller.js";
 import type { VenddConfig } from "../config/load.js";
 import { toConfigInput } from "../config/load.js";
-import type { ControlStatus, LinkState } from "../core/control.js";
+import type { ControlStatus, LinkState } from "../core/controlStatus.js";
 import type { LogRing } from "../core/logRing.js";
 import { formatAmount, parseAmount } from "../core/money.js";
 import { printable } from "../core/printable.js";

@@ -7,7 +7,7 @@ import { rawV10 } from "../config/fixtures.js";
 import { buildConfig } from "../config/load.js";
 import { render } from "../console/render.js";
 import { ManualClock } from "../core/clock.js";
-import { parseControlStatus } from "../core/control.js";
+import { parseControlStatus } from "../core/controlStatus.js";
 import { FaultData, ServiceData, UnitEvent } from "../core/fleetWire.js";
 import { openSqliteJournal } from "../journal/sqlite.js";
 import { EMPTY_STATE, writeState } from "../update/state.js";

@@ -93,8 +93,8 @@ function isObj(v: unknown): v is Record<string, unknown> {
 }
 
 /**
- * Reads the gate's fields from a control-socket `status` result. The daemon's status (src/core/control.ts
- * `ControlStatus` on the console branch) reports `links: { vmc, payment, journal }` as `up|down|unknown`:
+ * Reads the gate's fields from a control-socket `status` result. The daemon's status
+ * (src/core/controlStatus.ts `ControlStatus` on the console branch) reports `links: { vmc, payment, journal }` as `up|down|unknown`:
  * an answer at all means the daemon is up; ready = the journal link is up; VMC and payment links up and
  * `inService` not false are the health; a journal link `down` is a journal error. A `health: { ready, vmcLinkUp, serviceReachable,
  * journalErrors }` section, when present, is taken as it is.
