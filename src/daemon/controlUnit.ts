@@ -9,8 +9,9 @@ import { parsePinHash } from "../core/pin.js";
 import { printable } from "../core/printable.js";
 import type { SqliteJournal } from "../journal/sqlite.js";
 import { readUpdateOutcome } from "../update/state.js";
+import type { ConsoleUnit } from "./consoleUnit.js";
 import { ControlServer } from "./control.js";
-import { type ConsoleUnit, consoleCommands } from "./controlCommands.js";
+import { consoleCommands } from "./controlCommands.js";
 
 export function controlSocketPath(config: VenddConfig): string {
   return config.console.socket ?? defaultControlSocket(config.journal.path);
