@@ -1,7 +1,10 @@
 import { randomUUID } from "node:crypto";
 import type { EmuRequest, EmuResponse, InterfaceHandler } from "../types.js";
+import { consentView } from "./consents.js";
+import { detailsView } from "./details.js";
 import type { HttpsCallbackClient } from "./https.js";
-import { consentView, detailsView, type InvoiceMerchant, type InvoiceService } from "./service.js";
+import type { InvoiceMerchant } from "./model.js";
+import type { InvoiceService } from "./service.js";
 import { CODES, GUID, InvoiceError, PHONE } from "./validate.js";
 
 const API = "/api/v1/";
@@ -101,7 +104,7 @@ export function createInvoicesHandler(service: InvoiceService, https: HttpsCallb
       const m = merchantOf(req);
       if (b === undefined && M === "POST") {
         const body = object(req, ["InvoiceId"]);
-        return { status: 201, body: consentView(service.createConsent(m, body.InvoiceId)) };
+        return { status: 201, body: consentView(service.consents.create(m, body.InvoiceId)) };
       }
       if (b === undefined && M === "GET") {
         const issuer = req.query.get("InvoiceIssuerId");
@@ -109,10 +112,10 @@ export function createInvoicesHandler(service: InvoiceService, https: HttpsCallb
         if (issuer === null || !GUID.test(issuer)) input(CODES.issuer, "InvoiceIssuerId (guid) is required");
         if (state?.toLowerCase() !== "granted")
           input("10602", "State is required; only granted is supported");
-        return { status: 200, body: service.grantedConsents(m, issuer, req.query.get("PagingState")) };
+        return { status: 200, body: service.consents.granted(m, issuer, req.query.get("PagingState")) };
       }
       if (b !== undefined && c === undefined && M === "GET")
-        return { status: 200, body: consentView(service.consent(m, b)) };
+        return { status: 200, body: consentView(service.consents.get(m, b)) };
       return null;
     }
     if (a !== "merchants" || b === undefined) return null;
@@ -197,7 +200,7 @@ export function createInvoicesHandler(service: InvoiceService, https: HttpsCallb
       req.method === "POST" &&
       (action === "grant" || action === "deny")
     ) {
-      const c = service.decideConsent(id, phoneOf(object(req, ["phoneNumber"])), action === "grant");
+      const c = service.consents.decide(id, phoneOf(object(req, ["phoneNumber"])), action === "grant");
       return { status: 200, body: consentView(c) };
     }
     return null;
@@ -225,7 +228,11 @@ export function createInvoicesHandler(service: InvoiceService, https: HttpsCallb
     if (p === `${ADMIN}callbacks` && req.method === "GET")
       return {
         status: 200,
-        body: { delivered: service.delivered, pending: service.pending(), failed: service.failed },
+        body: {
+          delivered: service.outbox.delivered,
+          pending: service.outbox.pending(),
+          failed: service.outbox.failed,
+        },
       };
     return null;
   }

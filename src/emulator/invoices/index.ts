@@ -2,7 +2,8 @@ import { randomBytes, randomUUID } from "node:crypto";
 import type { EmuClock, InterfaceHandler, Ledger, SimUser } from "../types.js";
 import { createInvoicesHandler } from "./handler.js";
 import type { HttpsCallbackClient } from "./https.js";
-import { type InvoiceMerchant, InvoiceService, type Issuer } from "./service.js";
+import type { InvoiceMerchant, Issuer } from "./model.js";
+import { InvoiceService } from "./service.js";
 
 /** What the `--json` line and `emulator.info.invoices` print (test credentials by design). */
 export interface InvoicesInfo {
