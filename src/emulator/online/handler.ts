@@ -1,7 +1,9 @@
 import { randomUUID, timingSafeEqual } from "node:crypto";
 import type { EmuRequest, EmuResponse, InterfaceHandler } from "../types.js";
-import { merchantView, type OnlineService, type PspClient, paymentView } from "./service.js";
+import type { PspClient } from "./model.js";
+import type { OnlineService } from "./service.js";
 import { OnlineError, UUID } from "./validate.js";
+import { merchantView, paymentView } from "./views.js";
 
 const API = "/api/v1/";
 
@@ -59,7 +61,7 @@ export function createOnlineHandler(service: OnlineService, admin: { testKey(): 
   async function route(req: EmuRequest): Promise<EmuResponse | null> {
     const M = req.method;
     if (req.path === "/_admin/online/callbacks" && M === "GET")
-      return { status: 200, body: { callbacks: service.callbacks } };
+      return { status: 200, body: { callbacks: service.notify.records } };
     if (req.path === "/_admin/online/testkey" && M === "GET") return { status: 200, body: admin.testKey() };
     const toggle = /^\/_admin\/online\/clients\/([^/]+)\/active$/.exec(req.path);
     if (toggle !== null && M === "PUT") {

@@ -2,15 +2,17 @@ import { randomUUID } from "node:crypto";
 import type { HttpsCallbackClient } from "../invoices/https.js";
 import type { EmuClock, Ledger, LedgerKind, SimUser } from "../types.js";
 import { canonical } from "../v10/body.js";
-import { cardsOf, chooseCard, DEFAULT_AGE, encryptCard, maskPan, type TestKey, testToken } from "./cards.js";
+import type { TestKey } from "./cards.js";
+import type { OnlineMerchant, OnlinePayment, PaymentOp, PspClient } from "./model.js";
+import { PspCallbacks } from "./notify.js";
+import { applyOperation, remaining, settleStatus } from "./operations.js";
+import { userAccepts } from "./simulate.js";
 import {
   conflict,
   dateTime,
   httpsUrl,
-  type InitiateInput,
   int,
   invalid,
-  type MerchantInput,
   notFound,
   OnlineError,
   only,
@@ -19,68 +21,6 @@ import {
   str,
   UUID,
 } from "./validate.js";
-
-/** A payment service provider's API client (`x-gateway-client-id` / `-secret`). */
-export interface PspClient {
-  clientId: string;
-  clientSecret: string;
-  integratorName: string;
-  clientName: string;
-  active: boolean;
-}
-
-export interface OnlineMerchant extends MerchantInput {
-  merchantId: string;
-  clientId: string;
-  deleted: boolean;
-}
-
-/**
- * Payment status (seed: "states of the online payment: not shown"; this emulator's): Initiated → (user
- * accepts, card data sent) AwaitingAuthorization → Authorized | Failed; Initiated → Expired (validUntil);
- * Initiated/AwaitingAuthorization → Cancelled; Authorized → Captured (nothing left to capture, something
- * captured) | Cancelled (all cancelled) | ReservationExpired (reservationExpireTimestamp passed).
- */
-export type OnlineStatus =
-  | "Initiated"
-  | "AwaitingAuthorization"
-  | "Authorized"
-  | "Captured"
-  | "Cancelled"
-  | "Failed"
-  | "Expired"
-  | "ReservationExpired";
-
-type Op = "capture" | "cancel" | "refund";
-
-export interface OnlinePayment {
-  paymentId: string;
-  clientId: string;
-  input: InitiateInput;
-  status: OnlineStatus;
-  failureReason: string | null;
-  authorizationAttemptId: string | null;
-  succeededAttemptId: string | null;
-  cardType: string | null;
-  reservationExpireTimestamp: number | null;
-  redirectFromServiceUrl: string;
-  authorized: number;
-  captured: number;
-  cancelled: number;
-  refunded: number;
-  expired: number;
-  /** `*Identifier` → {canonical request, answered id}, per operation. */
-  idempotency: Map<string, { request: string; id: string }>;
-  operations: { type: Op; id: string; amount: number; identifier: string; timestamp: string }[];
-}
-
-export interface OnlineCallbackRecord {
-  kind: "cardData" | "failedPayment" | "address";
-  url: string;
-  paymentId: string;
-  status: number | null;
-  at: number;
-}
 
 export interface OnlineDeps {
   clock: EmuClock;
@@ -97,24 +37,25 @@ const CHECKOUT_GRACE_MS = 15 * 60_000;
 
 /**
  * The online-payment interface of payment service providers (seed 002 §Online payments): merchants,
- * payments, the user's accept (simulated), card data to the PSP, authorization attempts, captures, cancels
- * and refunds (several, partial, idempotent by their `*Identifier`), reservation expiry, and the ledger.
+ * payments, the user's accept (simulated: simulate.ts), card data and failure callbacks to the PSP
+ * (notify.ts), authorization attempts, captures, cancels and refunds (several, partial, idempotent by their
+ * `*Identifier`; amounts: operations.ts), reservation expiry, and the ledger.
  */
 export class OnlineService {
   readonly clients = new Map<string, PspClient>();
   private readonly merchants = new Map<string, OnlineMerchant>();
   private readonly payments = new Map<string, OnlinePayment>();
-  readonly callbacks: OnlineCallbackRecord[] = [];
-  private readonly inflight = new Set<Promise<unknown>>();
+  readonly notify: PspCallbacks;
   private readonly unsubscribe: () => void;
 
   constructor(private readonly d: OnlineDeps) {
+    this.notify = new PspCallbacks(d);
     this.unsubscribe = d.clock.onTick((now) => this.tick(now));
   }
 
   async close(): Promise<void> {
     this.unsubscribe();
-    await Promise.all([...this.inflight]);
+    await this.notify.drain();
   }
 
   createMerchant(clientId: string, body: Record<string, unknown>): OnlineMerchant {
@@ -190,48 +131,6 @@ export class OnlineService {
     });
   }
 
-  private remaining(p: OnlinePayment): number {
-    return p.authorized - p.captured - p.cancelled - p.expired;
-  }
-
-  private settleStatus(p: OnlinePayment): void {
-    if (p.status !== "Authorized" || this.remaining(p) > 0) return;
-    p.status = p.captured > 0 ? "Captured" : p.expired > 0 ? "ReservationExpired" : "Cancelled";
-  }
-
-  private notifyFailed(p: OnlinePayment, reason: string): Promise<void> {
-    const url = p.input.failedPaymentCallbackUrl;
-    if (url === null) return Promise.resolve();
-    return this.send("failedPayment", url, p, {
-      paymentId: p.paymentId,
-      pspReferenceId: p.input.pspReferenceId,
-      merchantId: p.input.merchantId,
-      reason,
-      timestamp: new Date(this.d.clock.now()).toISOString(),
-    }).then(() => undefined);
-  }
-
-  private fail(p: OnlinePayment, status: "Failed" | "Expired", reason: string): Promise<void> {
-    p.status = status;
-    p.failureReason = reason;
-    return this.notifyFailed(p, reason);
-  }
-
-  private send(
-    kind: OnlineCallbackRecord["kind"],
-    url: string,
-    p: OnlinePayment,
-    body: unknown,
-  ): Promise<number | null> {
-    const run = this.d.https.post(url, body).then((status) => {
-      this.callbacks.push({ kind, url, paymentId: p.paymentId, status, at: this.d.clock.now() });
-      return status;
-    });
-    this.inflight.add(run);
-    run.finally(() => this.inflight.delete(run));
-    return run;
-  }
-
   private deadline(p: OnlinePayment): number | null {
     const v = p.input.validUntil;
     return v === null ? null : v + (p.input.isCheckout ? CHECKOUT_GRACE_MS : 0);
@@ -254,78 +153,13 @@ export class OnlineService {
     if (p.status !== "Initiated") conflict("InvalidState", `the payment is ${p.status}`);
     const user = this.d.findUser(phone);
     if (user === undefined) throw new OnlineError(404, "UserNotFound", "no app user has this phone number");
-    const outcome = (status: OnlineStatus, extra: Record<string, unknown> = {}) => ({
-      paymentId: p.paymentId,
-      status,
-      ...extra,
-    });
-    const min = p.input.minimumServiceUserAge;
-    if (min !== null && (user.age ?? DEFAULT_AGE) < min) {
-      await this.fail(p, "Failed", "UserTooYoung");
-      return outcome("Failed", { reason: "UserTooYoung" });
-    }
-    const chosen = chooseCard(
-      cardsOf(user),
-      p.input.allowedCardTypes.map((t) => t.name),
+    return userAccepts(
+      { notify: this.notify, keyId: this.d.keyId, key: () => this.d.key() },
+      p,
+      user,
+      phone,
       (last4 as string | null | undefined) ?? null,
-      p.input.preferInternationalSchemePartOfCobrandedCard,
     );
-    if (chosen === null) {
-      await this.fail(p, "Failed", "NoEligibleCard");
-      return outcome("Failed", { reason: "NoEligibleCard" });
-    }
-    const country = phone.startsWith("+358") ? "FI" : "DK";
-    if (p.input.isCheckout) {
-      if (p.input.deliveryLimitedTo.length > 0 && !p.input.deliveryLimitedTo.includes(country)) {
-        await this.fail(p, "Failed", "DeliveryCountryNotAllowed");
-        return outcome("Failed", { reason: "DeliveryCountryNotAllowed" });
-      }
-      await this.send("address", p.input.addressCallbackUrl ?? "", p, {
-        paymentId: p.paymentId,
-        pspReferenceId: p.input.pspReferenceId,
-        address: {
-          name: "Emulator User",
-          addressLines: ["Emulatorvej 2"],
-          zipCode: "8000",
-          city: "Aarhus",
-          countryCode: country,
-        },
-      });
-    }
-    const type = p.input.allowedCardTypes.find((t) => t.name === chosen.type);
-    const attemptId = randomUUID();
-    p.authorizationAttemptId = attemptId;
-    p.cardType = chosen.type;
-    p.status = "AwaitingAuthorization";
-    const common = {
-      paymentId: p.paymentId,
-      authorizationAttemptId: attemptId,
-      pspReferenceId: p.input.pspReferenceId,
-      merchantId: p.input.merchantId,
-      amount: p.input.amount,
-      currencyCode: p.input.currencyCode,
-      cardType: chosen.type,
-      maskedCardNumber: maskPan(chosen.card.pan),
-      cardIssuedInCountryCode: "DK",
-    };
-    const url = type?.tokenCallbackUrl ?? type?.encryptedPanCallbackUrl ?? "";
-    const data =
-      type?.tokenCallbackUrl != null
-        ? {
-            ...common,
-            token: {
-              value: testToken(),
-              expiryMonth: chosen.card.expiryMonth,
-              expiryYear: chosen.card.expiryYear,
-            },
-          }
-        : { ...common, publicKeyId: this.d.keyId, encryptedCardData: encryptCard(chosen.card, this.d.key()) };
-    const status = await this.send("cardData", url, p, data);
-    if (status === null || status < 200 || status >= 300) {
-      if (p.status === "AwaitingAuthorization") await this.fail(p, "Failed", "CardDataNotDelivered");
-      return outcome("Failed", { reason: "CardDataNotDelivered" });
-    }
-    return outcome(p.status, { authorizationAttemptId: attemptId, cardType: chosen.type });
   }
 
   /** PATCH authorization attempt: `{succeeded}` from the PSP after it tried the card. */
@@ -341,7 +175,7 @@ export class OnlineService {
     if (p.authorizationAttemptId !== attemptId.toLowerCase()) notFound("authorization attempt");
     if (p.status !== "AwaitingAuthorization") conflict("InvalidState", `the payment is ${p.status}`);
     if (!body.succeeded) {
-      await this.fail(p, "Failed", "AuthorizationFailed");
+      await this.notify.fail(p, "Failed", "AuthorizationFailed");
       return;
     }
     p.status = "Authorized";
@@ -369,7 +203,7 @@ export class OnlineService {
   operate(
     clientId: string,
     paymentId: string,
-    op: Op,
+    op: PaymentOp,
     body: Record<string, unknown>,
   ): { id: string; replay: boolean } {
     const idKey = `${op}Identifier`;
@@ -394,33 +228,9 @@ export class OnlineService {
       return { id: seen.id, replay: true };
     }
     const id = randomUUID();
-    if (op === "capture") {
-      if (p.status !== "Authorized") conflict("InvalidState", `a ${p.status} payment cannot be captured`);
-      if (typeof attempt === "string" && attempt.toLowerCase() !== p.succeededAttemptId)
-        invalid("authorizationAttemptId", "is not the succeeded authorization attempt");
-      if (amount > this.remaining(p))
-        conflict("AmountTooHigh", `at most ${this.remaining(p)} can be captured`);
-      p.captured += amount;
-      this.record(p, "captured", id, amount);
-    } else if (op === "cancel") {
-      if (p.status === "Initiated" || p.status === "AwaitingAuthorization") {
-        if (amount > p.input.amount) conflict("AmountTooHigh", `at most ${p.input.amount} can be cancelled`);
-        p.status = "Cancelled";
-      } else {
-        if (p.status !== "Authorized") conflict("InvalidState", `a ${p.status} payment cannot be cancelled`);
-        if (amount > this.remaining(p))
-          conflict("AmountTooHigh", `at most ${this.remaining(p)} can be cancelled`);
-        p.cancelled += amount;
-        this.record(p, "cancelled", id, amount);
-      }
-    } else {
-      if (p.captured === 0) conflict("InvalidState", "nothing was captured");
-      if (amount > p.captured - p.refunded)
-        conflict("AmountTooHigh", `at most ${p.captured - p.refunded} can be refunded`);
-      p.refunded += amount;
-      this.record(p, "refunded", id, amount);
-    }
-    this.settleStatus(p);
+    applyOperation(p, op, id, amount, attempt, (kind, opId, opAmount) =>
+      this.record(p, kind, opId, opAmount),
+    );
     p.idempotency.set(`${op}|${identifier}`, { request, id });
     p.operations.push({ type: op, id, amount, identifier, timestamp: String(body.timestamp) });
     return { id, replay: false };
@@ -431,56 +241,17 @@ export class OnlineService {
     for (const p of this.payments.values()) {
       const deadline = this.deadline(p);
       if (p.status === "Initiated" && deadline !== null && now > deadline)
-        void this.fail(p, "Expired", "Expired");
+        void this.notify.fail(p, "Expired", "Expired");
       if (
         p.status === "Authorized" &&
         p.reservationExpireTimestamp !== null &&
         now >= p.reservationExpireTimestamp
       ) {
-        const left = this.remaining(p);
+        const left = remaining(p);
         p.expired += left;
         this.record(p, "expired", p.paymentId, left);
-        this.settleStatus(p);
+        settleStatus(p);
       }
     }
   }
-}
-
-/** The payment as `GET /api/v1/payments/{id}` shows it (an emulator addition for tests). */
-export function paymentView(p: OnlinePayment) {
-  return {
-    paymentId: p.paymentId,
-    merchantId: p.input.merchantId,
-    pspReferenceId: p.input.pspReferenceId,
-    merchantOrderId: p.input.merchantOrderId,
-    status: p.status,
-    failureReason: p.failureReason,
-    amount: p.input.amount,
-    currencyCode: p.input.currencyCode,
-    autoCapture: p.input.autoCapture,
-    cardType: p.cardType,
-    authorizationAttemptId: p.authorizationAttemptId,
-    validUntil: p.input.validUntil === null ? null : new Date(p.input.validUntil).toISOString(),
-    reservationExpireTimestamp:
-      p.reservationExpireTimestamp === null ? null : new Date(p.reservationExpireTimestamp).toISOString(),
-    redirectFromServiceUrl: p.redirectFromServiceUrl,
-    authorizedAmount: p.authorized,
-    capturedAmount: p.captured,
-    cancelledAmount: p.cancelled,
-    refundedAmount: p.refunded,
-    expiredAmount: p.expired,
-    operations: p.operations,
-  };
-}
-
-export function merchantView(m: OnlineMerchant) {
-  return {
-    merchantId: m.merchantId,
-    externalId: m.externalId,
-    name: m.name,
-    billingCurrency: m.billingCurrency,
-    countryCode: m.countryCode,
-    vatNumber: m.vatNumber,
-    merchantCategoryCode: m.merchantCategoryCode,
-  };
 }
