@@ -4,12 +4,13 @@
  * secrets; no error message carries a secret's value. `vendd fleet serve --config` refuses to start on a
  * broken file (exit 2, the reason on stderr).
  */
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Agent, fetch as undiciFetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { selfSignedCertificate } from "../src/emulator/testing/httpsReceiver.js";
 import { defaultFleetConfig, FleetConfigError, loadFleetConfig } from "../src/fleet/config.js";
 import { CLI, vendd } from "./cli-support.js";
 
@@ -258,27 +259,9 @@ invoices: {baseUrl: "http://127.0.0.1:9"}
   }, 30_000);
 
   it("tls in the config: serves HTTPS with HSTS (needs the openssl tool for a self-signed cert)", async () => {
-    execFileSync(
-      "openssl",
-      [
-        "req",
-        "-x509",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-        "-keyout",
-        join(dir, "tls.key"),
-        "-out",
-        join(dir, "tls.crt"),
-        "-days",
-        "1",
-        "-subj",
-        "/CN=127.0.0.1",
-      ],
-      { stdio: "ignore" },
-    );
+    const { cert, key } = selfSignedCertificate();
+    writeFileSync(join(dir, "tls.key"), key);
+    writeFileSync(join(dir, "tls.crt"), cert);
     const cfgFile = write("tls.yaml", "db: tls.db\ntls: {cert: tls.crt, key: tls.key}\n");
     const child = spawn(
       process.execPath,

@@ -1,7 +1,8 @@
 import { request } from "undici";
 import { expect } from "vitest";
-import { type Emulator, startEmulator } from "../index.js";
-import { type HttpsReceiver, startHttpsReceiver } from "../testing/httpsReceiver.js";
+import type { Emulator } from "../index.js";
+import { type CallbackEmulator, startCallbackEmulator } from "../testing/callbackEmulator.js";
+import type { HttpsReceiver } from "../testing/httpsReceiver.js";
 
 /**
  * The invoices HTTP tests' harness (invoices*.test.ts): an emulator with callbacks to an HTTPS receiver, the
@@ -45,6 +46,7 @@ export interface InvoicesEnv {
 
 /** The harness; `start` in beforeAll, `stop` in afterAll. */
 export function invoicesHarness() {
+  let env: CallbackEmulator;
   let emu: Emulator;
   let rx: HttpsReceiver;
   let base: string;
@@ -53,21 +55,16 @@ export function invoicesHarness() {
   let n = 0;
 
   async function start(): Promise<InvoicesEnv> {
-    rx = await startHttpsReceiver();
-    emu = await startEmulator({
-      startTime: START,
-      timeSource: () => 0,
-      callbackCa: rx.ca,
-      callbackAllowLoopbackPorts: true,
-    });
+    env = await startCallbackEmulator(START);
+    emu = env.emu;
+    rx = env.rx;
     base = emu.info.invoices.baseUrl;
     mid = emu.info.invoices.merchantId;
     issuer = emu.info.invoices.issuers[0]?.id ?? "";
     return { emu, rx, base, mid, issuer };
   }
   async function stop(): Promise<void> {
-    await emu.close();
-    await rx.close();
+    await env.close();
   }
 
   async function call(

@@ -4,8 +4,9 @@
  */
 import { request } from "undici";
 import { expect } from "vitest";
-import { type Emulator, startEmulator } from "../index.js";
-import { type HttpsReceiver, startHttpsReceiver } from "../testing/httpsReceiver.js";
+import type { Emulator } from "../index.js";
+import { type CallbackEmulator, startCallbackEmulator } from "../testing/callbackEmulator.js";
+import type { HttpsReceiver } from "../testing/httpsReceiver.js";
 
 export const START = Date.parse("2026-03-02T10:00:00Z");
 export const CREDIT = "+4520031801";
@@ -29,28 +30,25 @@ export interface OnlineSetup {
  * merchant (externalId "ext-1"); `close` (in afterAll) stops them; the rest are the calls the tests make.
  */
 export function onlineHarness() {
+  let env: CallbackEmulator;
   let emu: Emulator;
   let rx: HttpsReceiver;
   let merchantId: string;
   let n = 0;
 
   async function open(): Promise<OnlineSetup> {
-    rx = await startHttpsReceiver();
-    emu = await startEmulator({
-      startTime: START,
-      timeSource: () => 0,
-      callbackCa: rx.ca,
-      callbackAllowLoopbackPorts: true,
+    env = await startCallbackEmulator(START, {
       seed: { users: [{ phone: YOUNG, features: ["creditCard"], age: 15 }] },
     });
+    emu = env.emu;
+    rx = env.rx;
     const m = await call("POST", "/api/v1/merchants", merchant());
     expect(m.status).toBe(201);
     merchantId = String(m.body.merchantId);
     return { emu, rx, merchantId };
   }
   async function close(): Promise<void> {
-    await emu.close();
-    await rx.close();
+    await env.close();
   }
 
   async function call(
