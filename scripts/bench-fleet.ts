@@ -248,10 +248,11 @@ function writeTrace(file: string, client: Client, start: number): void {
   for (const [s, [hb, ev]] of [...bySecond].sort((a, b) => a[0] - b[0]))
     lines.push(`${s}\t${cols(hb)}\t${cols(ev)}`);
   writeFileSync(file, `${lines.join("\n")}\n`);
-  // Every request, for a closer look: scheduled ms since the start, latency ms, kind, fleet process.
+  // Every request, for a closer look: scheduled ms since the start, latency ms, scheduled wall-clock ms
+  // (to line them up with other probes' logs: PostgreSQL's, a fleet process's), kind, fleet process.
   writeFileSync(
     file.replace(/\.tsv$/, ".raw.tsv"),
-    `${client.trace.map(([at, l, k, p]) => `${(at - start).toFixed(1)}\t${l.toFixed(1)}\t${at.toFixed(1)}\t${k}\t${p}`).join("\n")}\n`,
+    `${client.trace.map(([at, l, k, p]) => `${(at - start).toFixed(1)}\t${l.toFixed(1)}\t${(performance.timeOrigin + at).toFixed(1)}\t${k}\t${p}`).join("\n")}\n`,
   );
 }
 
