@@ -184,6 +184,34 @@ describe("fleet link", () => {
     expect(journal.outboxStats().lastSeq).toBe(52);
   });
 
+  it("sends again what a fleet restored from an older backup lacks; what retention deleted comes as tombstones", async () => {
+    for (let i = 0; i < 5; i++) sale();
+    clock.advance(40 * DAY);
+    for (let i = 0; i < 5; i++) sale();
+    const l = link();
+    await drive(l, () => journal.outboxStats().events === 0);
+    expect(storedSeqs()).toEqual(range(1, 10));
+    // Retention deletes the delivered events 1-5; then the fleet comes back from a backup that had 1-3.
+    expect(journal.retainOutbox(clock.now() - 35 * DAY, clock.now() - 42 * DAY).deleted).toBe(5);
+    fleet.restore(UNIT, 3);
+    sale();
+    await drive(l, () => journal.outboxStats().events === 0 && fleet.committed(UNIT) === 11);
+    expect(storedSeqs()).toEqual(range(1, 11));
+    const again = fleet.stored(UNIT).slice(3);
+    expect(again.map((e) => e.kind)).toEqual([
+      "fault",
+      "fault",
+      "session",
+      "session",
+      "session",
+      "session",
+      "session",
+      "session",
+    ]);
+    expect(again[0]?.data).toMatchObject({ code: "outboxOverflow" });
+    expect(l.status()).toMatchObject({ state: "ok", backlog: 0 });
+  });
+
   it("fetches the entitlement list when the heartbeat advertises a new ETag; a failure is retried and never stops the outbox", async () => {
     const calls: (string | null)[] = [];
     let failing = false;

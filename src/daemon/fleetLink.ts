@@ -280,9 +280,20 @@ export class FleetLink {
     }
   }
 
-  /** Applies the fleet's committed seq: renumbers a replaced journal, else marks delivered. */
+  /**
+   * Applies the fleet's committed seq: renumbers a replaced journal; sends again what a fleet restored from
+   * an older backup lacks; else marks delivered.
+   */
   private committed(committed: number): void {
     const { lastSeq } = this.o.outbox.outboxStats();
+    if (committed < lastSeq) {
+      const n = this.o.outbox.resendOutbox(committed);
+      if (n > 0)
+        this.o.logger.warn(
+          { committed, lastSeq, resent: n },
+          "the fleet has fewer events from this unit than it acknowledged before (restored from a backup?): sending them again",
+        );
+    }
     if (committed > lastSeq) {
       const n = this.o.outbox.renumberOutbox(committed);
       this.o.logger.warn(

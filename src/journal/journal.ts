@@ -131,6 +131,7 @@ export const WRITE_DURABILITY = {
   report: "deferred",
   markDelivered: "deferred",
   renumberOutbox: "deferred",
+  resendOutbox: "deferred",
 } as const satisfies Record<string, "durable" | "deferred">;
 
 export type JournalWrite = keyof typeof WRITE_DURABILITY;

@@ -239,4 +239,63 @@ describe("journal outbox", () => {
     expect(j.outboxStats().lastSeq).toBe(1002);
     j.close();
   });
+
+  it("sends again what a fleet restored from an older backup lacks: delivered events, deleted ones as tombstones", () => {
+    const clock = new ManualClock(1_700_000_000_000);
+    const j = journal(clock);
+    sale(j, "s1");
+    sale(j, "s2");
+    clock.advance(40 * DAY);
+    for (const id of ["s3", "s4", "s5"]) sale(j, id);
+    expect(j.markDelivered(5)).toBe(5);
+    // Retention deleted the delivered events 1 and 2 (older than 35 days); 3-5 are kept, delivered.
+    expect(j.retainOutbox(clock.now() - 35 * DAY, clock.now() - 42 * DAY)).toEqual({
+      deleted: 2,
+      dropped: [],
+    });
+    sale(j, "s6");
+
+    // A fleet that has everything delivered lacks nothing: no write, nothing resent.
+    expect(j.resendOutbox(5)).toBe(0);
+    expect(j.outboxPending(10).map((e) => e.seq)).toEqual([6]);
+
+    // The fleet came back from a backup that had events up to 1 only: 2 (deleted) comes back as a
+    // tombstone, 3-5 are sent again, 6 is still pending; every seq once, in order.
+    expect(j.resendOutbox(1)).toBe(4);
+    const events = j.outboxPending(10).map((e) => UnitEvent.parse(e));
+    expect(events.map((e) => [e.seq, e.kind])).toEqual([
+      [2, "fault"],
+      [3, "session"],
+      [4, "session"],
+      [5, "session"],
+      [6, "session"],
+    ]);
+    const tomb = events[0];
+    if (tomb?.kind !== "fault") throw new Error("kind");
+    expect(tomb.data).toMatchObject({ code: "outboxOverflow", state: "raised" });
+    expect(tomb.data.message).toMatch(/delivered and then deleted by retention/);
+    expect(j.outboxStats()).toMatchObject({ events: 5, lastSeq: 6 });
+    // Asked again with the same committed seq: nothing more to send.
+    expect(j.resendOutbox(1)).toBe(0);
+    j.close();
+  });
+
+  it("a fleet restored to nothing of this unit gets a tombstone for every deleted seq", () => {
+    const clock = new ManualClock(1_700_000_000_000);
+    const j = journal(clock);
+    sale(j, "s1");
+    sale(j, "s2");
+    expect(j.markDelivered(2)).toBe(2);
+    clock.advance(40 * DAY);
+    expect(j.retainOutbox(clock.now() - 35 * DAY, clock.now() - 42 * DAY)).toEqual({
+      deleted: 2,
+      dropped: [],
+    });
+    expect(j.resendOutbox(0)).toBe(2);
+    expect(j.outboxPending(10).map((e) => [e.seq, e.kind])).toEqual([
+      [1, "fault"],
+      [2, "fault"],
+    ]);
+    j.close();
+  });
 });

@@ -33,6 +33,14 @@ export interface Outbox {
    * undelivered events to follow `committed`; returns how many were renumbered.
    */
   renumberOutbox(committed: number): number;
+  /**
+   * The fleet has fewer events than this unit delivered (it was restored from an older backup): marks the
+   * delivered events above `committed` undelivered again, so they are sent again, and puts a tombstone in
+   * for each one retention already deleted (sent as an `outboxOverflow` fault), so that the fleet's
+   * contiguous committed seq can pass them and it sees which it lost. Returns how many events are sent
+   * again (tombstones included); 0 when the fleet lacks nothing this unit delivered.
+   */
+  resendOutbox(committed: number): number;
 }
 
 export interface OutboxStats {
@@ -79,6 +87,12 @@ export class OutboxStore {
       undelivered: db.prepare("SELECT seq FROM outbox WHERE delivered = 0 ORDER BY seq").pluck(),
       renumber: db.prepare("UPDATE outbox SET seq = ? WHERE seq = ?"),
       dropDelivered: db.prepare("DELETE FROM outbox WHERE delivered = 1 AND at < ?"),
+      deliveredAbove: db.prepare("SELECT 1 FROM outbox WHERE delivered = 1 AND seq > ? LIMIT 1").pluck(),
+      firstAbove: db.prepare("SELECT min(seq) FROM outbox WHERE seq > ?").pluck(),
+      reopen: db.prepare("UPDATE outbox SET delivered = 0 WHERE delivered = 1 AND seq > ?"),
+      tombstone: db.prepare(
+        "INSERT INTO outbox (seq, at, kind, data, delivered) VALUES (?, ?, 'dropped', ?, 0)",
+      ),
       overflow: db.prepare(
         "UPDATE outbox SET kind = 'dropped', data = '{}' WHERE delivered = 0 AND kind <> 'dropped' AND at < ? RETURNING seq",
       ),
@@ -169,6 +183,40 @@ export class OutboxStore {
     })();
   }
 
+  /**
+   * Seqs above the fleet's `committed` whose rows retention deleted: those below the first row left above
+   * it (all of them up to the last seq when none is left). Empty range: `to < from`.
+   */
+  private deletedAbove(committed: number): { from: number; to: number } {
+    const first = this.stmts.firstAbove.get(committed) as number | null;
+    return { from: committed + 1, to: first === null ? this.lastSeq() : first - 1 };
+  }
+
+  /** Whether the fleet lacks events this unit delivered: marked delivered, or deleted by retention. */
+  lacks(committed: number): boolean {
+    if (committed >= this.lastSeq()) return false;
+    const deleted = this.deletedAbove(committed);
+    return this.stmts.deliveredAbove.get(committed) !== undefined || deleted.to >= deleted.from;
+  }
+
+  /**
+   * Sends again what the fleet lacks above `committed`: delivered events are marked undelivered, deleted
+   * ones come back as tombstones (`at` is `now`). One transaction. Returns how many.
+   */
+  resend(committed: number, now: number): number {
+    return this.db.transaction(() => {
+      if (!this.lacks(committed)) return 0;
+      const deleted = this.deletedAbove(committed);
+      let n = this.stmts.reopen.run(committed).changes;
+      const data = JSON.stringify({ deleted: true });
+      for (let seq = deleted.from; seq <= deleted.to; seq++) {
+        this.stmts.tombstone.run(seq, now, data);
+        n++;
+      }
+      return n;
+    })();
+  }
+
   /** Deletes delivered events older than `deliveredBefore`; returns how many. */
   dropDelivered(deliveredBefore: number): number {
     return this.stmts.dropDelivered.run(deliveredBefore).changes;
@@ -198,7 +246,9 @@ function toEvent(r: OutboxDbRow): UnitEvent {
         data: {
           code: OUTBOX_OVERFLOW,
           state: "raised",
-          message: `event ${r.seq} was dropped undelivered: the backlog exceeded fleet.maxBacklogDays`,
+          message: r.data.includes('"deleted":true')
+            ? `event ${r.seq} was delivered and then deleted by retention before the fleet asked for it again (fleet restored from an older backup?)`
+            : `event ${r.seq} was dropped undelivered: the backlog exceeded fleet.maxBacklogDays`,
         },
       };
   }

@@ -226,6 +226,13 @@ export class SqliteJournal extends SqliteReads implements Journal, Outbox {
     });
   }
 
+  resendOutbox(committed: number): number {
+    const c = Math.trunc(committed);
+    // Read first: in the usual case (the fleet has all that was delivered) no write transaction at all.
+    if (!this.outbox.lacks(c)) return 0;
+    return this.write("resendOutbox", () => this.outbox.resend(c, this.opts.clock.now()));
+  }
+
   /**
    * Outbox retention: deletes delivered events older than `deliveredBefore`, and turns undelivered events
    * older than `undeliveredBefore` into tombstones (sent as `outboxOverflow` faults; their seqs are kept),

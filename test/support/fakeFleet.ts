@@ -90,6 +90,12 @@ export class FakeFleet {
     if (u) u.approved = true;
   }
 
+  /** The fleet is restored from a backup taken when it had the unit's events up to `upTo` only. */
+  restore(unitId: string, upTo: number): void {
+    const m = this.events.get(unitId);
+    for (const seq of [...(m?.keys() ?? [])]) if (seq > upTo) m?.delete(seq);
+  }
+
   committed(unitId: string): number {
     const m = this.events.get(unitId);
     let c = 0;
