@@ -4,46 +4,22 @@
  * (no unit row), a key already pending still gets its status, and approving or revoking makes room again.
  */
 import type { FastifyInstance } from "fastify";
-import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ManualClock } from "../src/core/clock.js";
+import { describe, expect, it } from "vitest";
+import type { ManualClock } from "../src/core/clock.js";
 import type { FleetContext } from "../src/fleet/context.js";
-import type { FleetDb } from "../src/fleet/db/open.js";
-import { createFleetApp } from "../src/fleet/server.js";
 import { DEFAULT_MAX_PENDING_ENROLMENTS } from "../src/fleet/unitApi.js";
 import { approveUnit, revokeUnit } from "../src/fleet/units.js";
-import { fleetContext, type SimUnit, send, simUnit } from "./support/fleet.js";
-import { startPostgres, type TestPostgres } from "./support/postgres.js";
+import { type SimUnit, send, simUnit } from "./support/fleet.js";
+import { unitApiOn } from "./support/fleetUnitApi.js";
 
 const T0 = Date.parse("2026-11-27T12:00:00Z");
-
-let pgServer: TestPostgres | null = null;
-let dbCount = 0;
-
-afterAll(async () => {
-  await pgServer?.stop();
-}, 30_000);
 
 describe.each(["sqlite", "postgres"] as const)("pending enrolments on %s", (dialect) => {
   let clock: ManualClock;
   let ctx: FleetContext;
-  let fdb: FleetDb;
   let app: FastifyInstance;
-
-  beforeEach(async () => {
-    clock = new ManualClock(T0);
-    if (dialect === "postgres" && pgServer === null) pgServer = await startPostgres();
-    const target =
-      dialect === "sqlite"
-        ? ":memory:"
-        : await (pgServer as TestPostgres).createDatabase(`enrol_${++dbCount}`);
-    ({ ctx, fdb } = await fleetContext(target, clock, "Europe/Oslo"));
-    app = await createFleetApp(ctx, { maxPendingEnrolments: 2 });
-    await app.ready();
-  }, 60_000);
-
-  afterEach(async () => {
-    await app.close();
-    await fdb.close();
+  unitApiOn(dialect, { dbPrefix: "enrol", now: T0, app: { maxPendingEnrolments: 2 } }, (s) => {
+    ({ clock, ctx, app } = s);
   });
 
   const enrol = (u: SimUnit) =>
