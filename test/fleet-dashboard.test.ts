@@ -1,174 +1,28 @@
 /**
- * The fleet dashboard's security and data (issue 16): logins, sessions, throttling, CSRF, roles, escaping of
- * every unit-controlled text on every page, CSV injection, security headers and the JSON API, all through
- * Fastify's inject against a seeded database.
+ * The fleet dashboard's security and data (issue 16): security headers, CSRF, roles, escaping of every
+ * unit-controlled text on every page, CSV injection and the JSON API, all through Fastify's inject against a
+ * seeded database. Logins and sessions: fleet-dashboard-login.test.ts.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import type { FastifyInstance } from "fastify";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ManualClock } from "../src/core/clock.js";
-import {
-  MAX_FAILURES_PER_ACCOUNT,
-  MAX_FAILURES_PER_ADDRESS,
-  SESSION_IDLE_MS,
-  tokenId,
-  verifyPassword,
-} from "../src/fleet/web/accounts.js";
-import { CONTENT_SECURITY_POLICY, csvCell, SESSION_COOKIE } from "../src/fleet/web/index.js";
+import { describe, expect, it } from "vitest";
+import { CONTENT_SECURITY_POLICY, csvCell } from "../src/fleet/web/index.js";
 import {
   type Fleet,
   FORMULA_UNIT,
   IMG,
   MANAGER,
-  NOW,
   seededRange,
-  startFleet,
   UNITS,
-  VIEWER,
   XSS,
   XSS_ESCAPED,
 } from "./support/fleetDashboard.js";
-
-const HOST = "fleet.test";
-const ORIGIN = `http://${HOST}`;
-
-interface Login {
-  cookie: string;
-  token: string;
-  csrf: string;
-}
-
-function cookieOf(setCookie: string | string[] | undefined): string {
-  const line = Array.isArray(setCookie) ? setCookie[0] : setCookie;
-  if (line === undefined) throw new Error("no set-cookie");
-  return line;
-}
-
-async function loginAs(
-  app: FastifyInstance,
-  user: { username: string; password: string },
-  remote = "10.0.0.1",
-): Promise<Login> {
-  const r = await app.inject({
-    method: "POST",
-    url: "/login",
-    remoteAddress: remote,
-    headers: { host: HOST, origin: ORIGIN, "content-type": "application/x-www-form-urlencoded" },
-    payload: new URLSearchParams(user).toString(),
-  });
-  expect(r.statusCode, r.body).toBe(303);
-  const line = cookieOf(r.headers["set-cookie"]);
-  const token = /vendd_session=([^;]+)/.exec(line)?.[1] ?? "";
-  const cookie = `${SESSION_COOKIE}=${token}`;
-  const page = await app.inject({ method: "GET", url: "/units", headers: { host: HOST, cookie } });
-  const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1] ?? "";
-  expect(csrf.length).toBeGreaterThan(20);
-  return { cookie, token, csrf };
-}
-
-function post(
-  app: FastifyInstance,
-  url: string,
-  login: Login | null,
-  form: Record<string, string>,
-  headers: Record<string, string> = { origin: ORIGIN },
-) {
-  return app.inject({
-    method: "POST",
-    url,
-    headers: {
-      host: HOST,
-      ...(login === null ? {} : { cookie: login.cookie }),
-      "content-type": "application/x-www-form-urlencoded",
-      ...headers,
-    },
-    payload: new URLSearchParams(form).toString(),
-  });
-}
-
-async function unitStatus(fleet: Fleet, id: string): Promise<string | undefined> {
-  const row = await fleet.ctx.db.selectFrom("units").select("status").where("id", "=", id).executeTakeFirst();
-  return row?.status;
-}
+import { HOST, type Login, ORIGIN, post, sharedFleet, unitStatus } from "./support/fleetDashboardInject.js";
 
 describe("fleet dashboard", () => {
   let fleet: Fleet;
   let manager: Login;
   let viewer: Login;
-
-  beforeAll(async () => {
-    fleet = await startFleet();
-    manager = await loginAs(fleet.app, MANAGER);
-    viewer = await loginAs(fleet.app, VIEWER);
-  });
-  afterAll(async () => {
-    await fleet.close();
-  });
-
-  it("serves /healthz without a session; pages redirect to the login, the API answers 401", async () => {
-    const health = await fleet.app.inject({ url: "/healthz" });
-    expect(health.statusCode).toBe(200);
-    expect(health.json()).toEqual({ status: "ok" });
-    for (const url of [
-      "/",
-      "/units",
-      `/units/${encodeURIComponent(UNITS.lobby)}`,
-      "/sales",
-      "/bundles",
-      "/sales.csv",
-    ]) {
-      const r = await fleet.app.inject({ url });
-      expect(r.statusCode, url).toBe(303);
-      expect(r.headers.location).toBe("/login");
-    }
-    for (const url of ["/api/v1/overview", "/api/v1/units", "/api/v1/sales", "/api/v1/bundles"]) {
-      const r = await fleet.app.inject({ url });
-      expect(r.statusCode, url).toBe(401);
-    }
-    const bogus = await fleet.app.inject({
-      url: "/",
-      headers: { cookie: `${SESSION_COOKIE}=${"A".repeat(43)}` },
-    });
-    expect(bogus.statusCode).toBe(303);
-  });
-
-  it("sets the session cookie HttpOnly, SameSite=Strict, Path=/; stores only the token's SHA-256", async () => {
-    const r = await post(fleet.app, "/login", null, MANAGER);
-    const line = cookieOf(r.headers["set-cookie"]);
-    expect(line).toMatch(/HttpOnly/);
-    expect(line).toMatch(/SameSite=Strict/);
-    expect(line).toMatch(/Path=\//);
-    expect(line).not.toMatch(/Secure/);
-    expect(line).not.toMatch(/Max-Age|Expires/); // a browser-session cookie; the server expires it when idle
-    const token = /vendd_session=([^;]+)/.exec(line)?.[1] ?? "";
-    expect(Buffer.from(token, "base64url").length).toBe(32);
-    const rows = await fleet.ctx.db.selectFrom("web_sessions").select("id").execute();
-    expect(rows.map((x) => x.id)).toContain(tokenId(token));
-    expect(rows.map((x) => x.id)).not.toContain(token);
-    // A new token at every login.
-    const again = await post(fleet.app, "/login", null, MANAGER);
-    expect(/vendd_session=([^;]+)/.exec(cookieOf(again.headers["set-cookie"]))?.[1]).not.toBe(token);
-    const users = await fleet.ctx.db.selectFrom("users").select(["username", "password_hash"]).execute();
-    for (const u of users) {
-      expect(u.password_hash).toMatch(/^scrypt\$16384\$8\$1\$/);
-      expect(u.password_hash).not.toContain("password");
-    }
-    const mia = users.find((u) => u.username === MANAGER.username);
-    expect(await verifyPassword(MANAGER.password, mia?.password_hash ?? "")).toBe(true);
-    expect(await verifyPassword("wrong", mia?.password_hash ?? "")).toBe(false);
-  });
-
-  it("marks the cookie Secure when asked to (TLS)", async () => {
-    const tls = await startFleet(":memory:", { secureCookies: true });
-    try {
-      const r = await post(tls.app, "/login", null, MANAGER);
-      expect(cookieOf(r.headers["set-cookie"])).toMatch(/; Secure/);
-      expect(r.headers["strict-transport-security"]).toBe("max-age=31536000");
-    } finally {
-      await tls.close();
-    }
+  sharedFleet((s) => {
+    ({ fleet, manager, viewer } = s);
   });
 
   it("sends a strict CSP, X-Frame-Options DENY, nosniff and no referrer off the site on every page", async () => {
@@ -189,86 +43,6 @@ describe("fleet dashboard", () => {
     const scripts = page.body.match(/<script[^>]*>/g) ?? [];
     for (const s of scripts) expect(s).toMatch(/src="\/static\/|type="application\/json"/);
     expect(page.body).not.toMatch(/ style=|<style/);
-  });
-
-  it("refuses a wrong password and an unknown user alike, without a cookie", async () => {
-    const wrong = await post(
-      fleet.app,
-      "/login",
-      null,
-      { username: MANAGER.username, password: "nope-nope-nope" },
-      {
-        origin: ORIGIN,
-      },
-    );
-    const unknown = await post(fleet.app, "/login", null, { username: "nobody", password: "nope-nope-nope" });
-    for (const r of [wrong, unknown]) {
-      expect(r.statusCode).toBe(401);
-      expect(r.headers["set-cookie"]).toBeUndefined();
-      expect(r.body).toContain("Wrong user name or password.");
-    }
-  });
-
-  it("throttles logins per account (5 in 15 min → 429 with Retry-After), across processes sharing the database", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "vendd-dash-"));
-    const clock = new ManualClock(NOW);
-    const a = await startFleet(join(dir, "fleet.db"), { clock });
-    const b = await startFleet(join(dir, "fleet.db"), { clock, seed: false });
-    try {
-      for (let i = 0; i < MAX_FAILURES_PER_ACCOUNT; i++) {
-        const r = await post(i % 2 === 0 ? a.app : b.app, "/login", null, {
-          username: MANAGER.username,
-          password: `wrong-${i}-password`,
-        });
-        expect(r.statusCode).toBe(401);
-        clock.advance(1000);
-      }
-      // Throttled on the other process too, even with the right password.
-      const blocked = await post(b.app, "/login", null, MANAGER);
-      expect(blocked.statusCode).toBe(429);
-      expect(blocked.headers["set-cookie"]).toBeUndefined();
-      const retry = Number(blocked.headers["retry-after"]);
-      expect(retry).toBeGreaterThan(800);
-      expect(retry).toBeLessThanOrEqual(900);
-      // Another account from another address is not affected.
-      const other = await post(a.app, "/login", null, VIEWER);
-      expect(other.statusCode).toBe(303);
-      clock.advance(15 * 60_000);
-      const later = await post(a.app, "/login", null, MANAGER);
-      expect(later.statusCode).toBe(303);
-    } finally {
-      await a.close();
-      await b.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-
-  it("throttles logins per remote address across accounts", async () => {
-    const f = await startFleet();
-    try {
-      for (let i = 0; i < MAX_FAILURES_PER_ADDRESS; i++) {
-        const r = await f.app.inject({
-          method: "POST",
-          url: "/login",
-          remoteAddress: "192.0.2.7",
-          headers: { host: HOST, origin: ORIGIN, "content-type": "application/x-www-form-urlencoded" },
-          payload: new URLSearchParams({ username: `guess${i}`, password: "guess-guess-guess" }).toString(),
-        });
-        expect(r.statusCode).toBe(401);
-      }
-      const r = await f.app.inject({
-        method: "POST",
-        url: "/login",
-        remoteAddress: "192.0.2.7",
-        headers: { host: HOST, origin: ORIGIN, "content-type": "application/x-www-form-urlencoded" },
-        payload: new URLSearchParams(VIEWER).toString(),
-      });
-      expect(r.statusCode).toBe(429);
-      // The same account from another address logs in.
-      await loginAs(f.app, VIEWER, "192.0.2.8");
-    } finally {
-      await f.close();
-    }
   });
 
   it("refuses a form post without or with a wrong CSRF token, or from another origin, changing nothing", async () => {
@@ -433,44 +207,5 @@ describe("fleet dashboard", () => {
     expect(bundles[0]?.counts).toEqual({ pending: 1, applied: 1, rolledBack: 1 });
     const missing = await fleet.app.inject({ url: "/api/v1/units/nope", headers: { cookie: viewer.cookie } });
     expect(missing.statusCode).toBe(404);
-  });
-
-  it("logs out: the session row is deleted, the cookie cleared, the old cookie useless", async () => {
-    const s = await loginAs(fleet.app, VIEWER);
-    const out = await post(fleet.app, "/logout", s, { _csrf: s.csrf });
-    expect(out.statusCode).toBe(303);
-    expect(out.headers.location).toBe("/login");
-    expect(cookieOf(out.headers["set-cookie"])).toMatch(/vendd_session=;/);
-    const row = await fleet.ctx.db
-      .selectFrom("web_sessions")
-      .select("id")
-      .where("id", "=", tokenId(s.token))
-      .executeTakeFirst();
-    expect(row).toBeUndefined();
-    const after = await fleet.app.inject({ url: "/", headers: { cookie: s.cookie } });
-    expect(after.statusCode).toBe(303);
-  });
-
-  it("expires an idle session", async () => {
-    const f = await startFleet();
-    try {
-      const s = await loginAs(f.app, VIEWER);
-      f.clock.advance(SESSION_IDLE_MS - 120_000);
-      expect((await f.app.inject({ url: "/", headers: { cookie: s.cookie } })).statusCode).toBe(200);
-      // Use pushed the expiry on: idle again for almost the whole period is still fine.
-      f.clock.advance(SESSION_IDLE_MS - 120_000);
-      expect((await f.app.inject({ url: "/", headers: { cookie: s.cookie } })).statusCode).toBe(200);
-      f.clock.advance(SESSION_IDLE_MS + 1);
-      const r = await f.app.inject({ url: "/", headers: { cookie: s.cookie } });
-      expect(r.statusCode).toBe(303);
-      const row = await f.ctx.db
-        .selectFrom("web_sessions")
-        .select("id")
-        .where("id", "=", tokenId(s.token))
-        .executeTakeFirst();
-      expect(row).toBeUndefined();
-    } finally {
-      await f.close();
-    }
   });
 });
