@@ -149,6 +149,69 @@ describe.each(["sqlite", "postgres"] as const)("unit API hot path on %s", (diale
     });
   });
 
+  it("claimHeartbeat: writes only for a fresh nonce of the key's own approved unit; the nonce as claimNonce records it", async () => {
+    const hot = a.fdb.hot;
+    const claimHeartbeat = hot.claimHeartbeat?.bind(hot);
+    if (claimHeartbeat === undefined) throw new Error(`no claimHeartbeat on ${dialect}`);
+    const row = (n: number) => ({
+      last_seen_at: T0 + n,
+      last_heartbeat: `{"n":${n}}`,
+      config_version: String(n),
+      release_version: null,
+      backlog_events: n,
+      backlog_oldest_at: null,
+      unresolved: 0,
+    });
+    const stored = async (id: string) =>
+      (
+        await a.ctx.db
+          .selectFrom("units")
+          .select("last_heartbeat")
+          .where("id", "=", id)
+          .executeTakeFirstOrThrow()
+      ).last_heartbeat;
+    const stray = simUnit("vm-0009");
+    expect(await claimHeartbeat(stray.key.publicKey, "n-1", T0 + 1000, stray.id, row(1))).toEqual({
+      unit: null,
+      fresh: false,
+      committed: null,
+    });
+    expect(await nonces(stray.key.publicKey)).toEqual([]);
+    const u = await approved("vm-0004");
+    const v = await approved("vm-0005");
+    const unit = { id: u.id, status: "approved", committed_seq: 0 };
+    expect(await claimHeartbeat(u.key.publicKey, "n-1", T0 + 1000, u.id, row(1))).toEqual({
+      unit,
+      fresh: true,
+      committed: 0,
+    });
+    expect(await stored(u.id)).toBe(`{"n":1}`);
+    // The same nonce again, from either process: a replay, nothing written.
+    expect(await b.fdb.hot.claimHeartbeat?.(u.key.publicKey, "n-1", T0 + 1000, u.id, row(2))).toEqual({
+      unit,
+      fresh: false,
+      committed: null,
+    });
+    // Another unit's id: the nonce is spent, neither row written.
+    expect(await claimHeartbeat(u.key.publicKey, "n-2", T0 + 1000, v.id, row(3))).toEqual({
+      unit,
+      fresh: true,
+      committed: null,
+    });
+    expect([await stored(u.id), await stored(v.id)]).toEqual([`{"n":1}`, null]);
+    // A revoked unit: the claim answers its status, nothing written.
+    await a.ctx.db.updateTable("units").set({ status: "revoked" }).where("id", "=", u.id).execute();
+    expect(await claimHeartbeat(u.key.publicKey, "n-3", T0 + 1000, u.id, row(4))).toEqual({
+      unit: { ...unit, status: "revoked" },
+      fresh: true,
+      committed: null,
+    });
+    expect(await stored(u.id)).toBe(`{"n":1}`);
+    const recorded = await nonces(u.key.publicKey);
+    expect(recorded).toEqual(expect.arrayContaining(["n-1", "n-2", "n-3"]));
+    expect(recorded).toHaveLength(4); // and the enrolment's
+  });
+
   async function approved(id: string): Promise<SimUnit> {
     const u = simUnit(id);
     const r = await send(a.app, u.key, "POST", "/enroll", { unitId: id, label: "site" }, clock.now());

@@ -15,22 +15,30 @@ import type {
 } from "fastify";
 import type * as z from "zod";
 import { type FleetServerFaultPoints, NO_FLEET_SERVER_FAULTS } from "../core/faults.js";
-import { fingerprint, MAX_SKEW_MS, verifyRequestAsync } from "../core/fleetAuth.js";
-import {
-  EnrollRequest,
-  EventBatch,
-  Heartbeat,
-  parseWire,
-  UNIT_API,
-  type WireError,
-} from "../core/fleetWire.js";
+import { fingerprint, MAX_SKEW_MS, type VerifyResult, verifyRequestAsync } from "../core/fleetAuth.js";
+import { EnrollRequest, EventBatch, Heartbeat, UNIT_API } from "../core/fleetWire.js";
 import { bundleBytes, bundleIndex, markPending, newestBundleFor } from "./bundles.js";
 import type { FleetContext } from "./context.js";
 import { kyselyHotPath, type UnitAuthRow } from "./db/hot.js";
 import { ingestBatch } from "./ingest.js";
+import {
+  decode,
+  enrolled,
+  etagOf,
+  fleetNameOf,
+  heartbeatRow,
+  malformed,
+  matchesEtag,
+  refuse,
+} from "./unitReplies.js";
 
 /** Largest request body the unit API reads: a full batch of 500 sessions is well under it. */
 export const UNIT_BODY_LIMIT = 2 * 1024 * 1024;
+
+const HEARTBEAT_URL = `${UNIT_API}/heartbeat`;
+
+/** A request whose signature and timestamp were checked (fleetAuth.ts). */
+type Verified = Extract<VerifyResult, { ok: true }>;
 
 interface Authed {
   publicKey: string;
@@ -55,11 +63,6 @@ export interface UnitApiOptions {
 /** How many enrolments may wait for approval at once, unless the fleet config says otherwise. */
 export const DEFAULT_MAX_PENDING_ENROLMENTS = 500;
 
-function refuse(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
-  const body: WireError = { error: { code, message } };
-  return reply.code(status).send(body);
-}
-
 /** Registers the unit API on `app` (in its own scope: the raw-body JSON parser stays inside it). */
 export async function registerUnitApi(
   app: FastifyInstance,
@@ -69,11 +72,14 @@ export async function registerUnitApi(
   const faults = opts.faults ?? NO_FLEET_SERVER_FAULTS;
   const maxPending = opts.maxPendingEnrolments ?? DEFAULT_MAX_PENDING_ENROLMENTS;
   const hot = ctx.hot ?? kyselyHotPath(ctx);
+  const claimHeartbeat = hot.claimHeartbeat?.bind(hot);
   const bundles = bundleIndex(ctx);
   let unitAuth: preHandlerHookHandler | null = null;
   await app.register(
     async (api) => {
       const auth = new WeakMap<FastifyRequest, Authed>();
+      /** Heartbeats verified but not yet claimed: the route claims the nonce as it writes (claimHeartbeat). */
+      const deferred = new WeakMap<FastifyRequest, Verified>();
       api.removeAllContentTypeParsers(); // JSON only (415 for anything else), kept as bytes
       api.addContentTypeParser(
         "application/json",
@@ -95,6 +101,64 @@ export async function registerUnitApi(
         );
       });
 
+      /**
+       * The claim's answer judged: an unknown key, a replay, a unit not approved are refused (true: the
+       * request may go on).
+       */
+      const admitted = (
+        req: FastifyRequest,
+        reply: FastifyReply,
+        publicKey: string,
+        unit: UnitAuthRow | null,
+        fresh: boolean,
+        isEnroll: boolean,
+      ): boolean => {
+        if (unit === null && !isEnroll) {
+          req.log.warn({ key: fingerprint(publicKey), url: req.url }, "unknown unit key refused");
+          refuse(reply, 401, "unknown_key", "this key is not enrolled: run vendd fleet enroll");
+          return false;
+        }
+        if (!fresh) {
+          req.log.warn({ key: fingerprint(publicKey), url: req.url }, "replayed unit request refused");
+          refuse(reply, 401, "replay", "this request was already received (same nonce)");
+          return false;
+        }
+        if (unit !== null && !isEnroll && unit.status !== "approved") {
+          req.log.warn({ unitId: unit.id, status: unit.status, url: req.url }, "unit not approved");
+          refuse(
+            reply,
+            403,
+            unit.status,
+            unit.status === "pending"
+              ? "this unit's enrolment is not approved yet"
+              : "this unit has been revoked",
+          );
+          return false;
+        }
+        return true;
+      };
+
+      /** The key's unit and the nonce claimed (db/hot.ts), then judged; the request's Authed, or null. */
+      const claim = async (
+        req: FastifyRequest,
+        reply: FastifyReply,
+        v: Verified,
+        isEnroll: boolean,
+      ): Promise<Authed | null> => {
+        // The key's unit and the nonce in one go (db/hot.ts): the nonce is recorded only for a known key or
+        // an enrolment, so a stranger's requests write nothing. Without its own fsync (db/light.ts): a nonce
+        // lost to a power cut of the fleet host could let a request of the last moments be replayed once;
+        // every unit request is idempotent on the fleet.
+        const { unit, fresh } = await hot.claimNonce(
+          v.publicKey,
+          v.nonce,
+          v.timestamp + MAX_SKEW_MS,
+          isEnroll,
+        );
+        if (!admitted(req, reply, v.publicKey, unit, fresh, isEnroll)) return null;
+        return { publicKey: v.publicKey, unit };
+      };
+
       const authenticate = async (
         req: FastifyRequest,
         reply: FastifyReply,
@@ -106,37 +170,15 @@ export async function registerUnitApi(
           req.log.warn({ code: v.code, url: req.url }, "unit request refused");
           return refuse(reply, 401, v.code, v.message);
         }
+        // A heartbeat claims its nonce in the statement that writes it (the route below).
+        if (claimHeartbeat !== undefined && req.method === "POST" && req.url === HEARTBEAT_URL) {
+          deferred.set(req, v);
+          return undefined;
+        }
         const isEnroll = req.url === `${UNIT_API}/enroll`;
-        // The key's unit and the nonce in one go (db/hot.ts): the nonce is recorded only for a known key or
-        // an enrolment, so a stranger's requests write nothing. Without its own fsync (db/light.ts): a nonce
-        // lost to a power cut of the fleet host could let a request of the last moments be replayed once;
-        // every unit request is idempotent on the fleet.
-        const { unit, fresh } = await hot.claimNonce(
-          v.publicKey,
-          v.nonce,
-          v.timestamp + MAX_SKEW_MS,
-          isEnroll,
-        );
-        if (unit === null && !isEnroll) {
-          req.log.warn({ key: fingerprint(v.publicKey), url: req.url }, "unknown unit key refused");
-          return refuse(reply, 401, "unknown_key", "this key is not enrolled: run vendd fleet enroll");
-        }
-        if (!fresh) {
-          req.log.warn({ key: fingerprint(v.publicKey), url: req.url }, "replayed unit request refused");
-          return refuse(reply, 401, "replay", "this request was already received (same nonce)");
-        }
-        if (unit !== null && !isEnroll && unit.status !== "approved") {
-          req.log.warn({ unitId: unit.id, status: unit.status, url: req.url }, "unit not approved");
-          return refuse(
-            reply,
-            403,
-            unit.status,
-            unit.status === "pending"
-              ? "this unit's enrolment is not approved yet"
-              : "this unit has been revoked",
-          );
-        }
-        auth.set(req, { publicKey: v.publicKey, unit });
+        const a = await claim(req, reply, v, isEnroll);
+        if (a === null) return reply;
+        auth.set(req, a);
         return undefined;
       };
       api.addHook("preHandler", authenticate);
@@ -154,27 +196,23 @@ export async function registerUnitApi(
           refuse(reply, 401, "unsigned", "the request is not signed by a unit key");
           return null;
         }
-        let json: unknown;
-        try {
-          json = JSON.parse(Buffer.isBuffer(req.body) ? req.body.toString("utf8") : "");
-        } catch {
-          req.log.warn({ url: req.url }, "malformed unit request: not JSON");
-          refuse(reply, 400, "malformed", "the body is not JSON");
-          return null;
-        }
-        const r = parseWire(schema, json);
+        const r = decode(req, schema);
         if (!r.ok) {
-          req.log.warn({ url: req.url, error: r.error }, "malformed unit request");
-          refuse(reply, 400, "malformed", r.error);
+          malformed(req, reply, r.error);
           return null;
         }
-        const unitId = (r.value as { unitId?: unknown }).unitId;
-        if (a.unit !== null && typeof unitId === "string" && unitId !== a.unit.id && !isEnrollReq(req)) {
-          req.log.warn({ unitId: a.unit.id, claimed: unitId }, "unit request for another unit refused");
-          refuse(reply, 403, "wrong_unit", "the body names another unit than the signing key's");
-          return null;
-        }
+        if (!ownUnit(req, reply, a.unit, r.value)) return null;
         return { a, body: r.value };
+      };
+      /** A body's `unitId` that is not the key's own unit is refused (403); true: it is the key's own. */
+      const ownUnit = (req: FastifyRequest, reply: FastifyReply, unit: UnitAuthRow | null, body: unknown) => {
+        const unitId = (body as { unitId?: unknown }).unitId;
+        if (unit !== null && typeof unitId === "string" && unitId !== unit.id && !isEnrollReq(req)) {
+          req.log.warn({ unitId: unit.id, claimed: unitId }, "unit request for another unit refused");
+          refuse(reply, 403, "wrong_unit", "the body names another unit than the signing key's");
+          return false;
+        }
+        return true;
       };
       const isEnrollReq = (req: FastifyRequest) => req.url === `${UNIT_API}/enroll`;
 
@@ -245,20 +283,39 @@ export async function registerUnitApi(
       });
 
       api.post("/heartbeat", async (req, reply) => {
-        const p = parsed(req, reply, Heartbeat);
-        if (p === null || p.a.unit === null) return reply;
-        const hb = p.body;
-        const unitId = p.a.unit.id;
-        // One statement: the update answers the committed seq (RETURNING, on both dialects).
-        const committed = await hot.heartbeat(unitId, {
-          last_seen_at: ctx.clock.now(),
-          last_heartbeat: JSON.stringify(hb),
-          config_version: hb.versions.config,
-          release_version: hb.versions.release,
-          backlog_events: hb.backlog.events,
-          backlog_oldest_at: hb.backlog.oldestAt,
-          unresolved: hb.unresolved,
-        });
+        const now = ctx.clock.now();
+        let unitId: string;
+        let hb: Heartbeat;
+        let committed: number | null;
+        const v = deferred.get(req);
+        if (v !== undefined && claimHeartbeat !== undefined) {
+          // The claim and the write in one statement (db/hot.ts). A malformed body still claims its nonce
+          // first, so every refusal is the one any other route gives, in the same order.
+          const r = decode(req, Heartbeat);
+          if (!r.ok) {
+            if ((await claim(req, reply, v, false)) === null) return reply;
+            return malformed(req, reply, r.error);
+          }
+          hb = r.value;
+          const c = await claimHeartbeat(
+            v.publicKey,
+            v.nonce,
+            v.timestamp + MAX_SKEW_MS,
+            hb.unitId,
+            heartbeatRow(hb, now),
+          );
+          if (!admitted(req, reply, v.publicKey, c.unit, c.fresh, false) || c.unit === null) return reply;
+          if (!ownUnit(req, reply, c.unit, hb)) return reply;
+          unitId = c.unit.id;
+          committed = c.committed;
+        } else {
+          const p = parsed(req, reply, Heartbeat);
+          if (p === null || p.a.unit === null) return reply;
+          hb = p.body;
+          unitId = p.a.unit.id;
+          // One statement: the update answers the committed seq (RETURNING, on both dialects).
+          committed = await hot.heartbeat(unitId, heartbeatRow(hb, now));
+        }
         if (committed === null) return refuse(reply, 401, "unknown_key", "this unit is no longer enrolled");
         const bundle = await bundles.newestFor(unitId, hb.fleet ?? null);
         const list = opts.entitlements
@@ -296,38 +353,4 @@ export async function registerUnitApi(
   );
   if (unitAuth === null) throw new Error("unit API did not register");
   return unitAuth;
-}
-
-function enrolled(reply: FastifyReply, status: UnitAuthRow["status"], fp: string): FastifyReply {
-  if (status === "revoked") return refuse(reply, 403, "revoked", "this unit has been revoked");
-  return reply.code(status === "approved" ? 200 : 202).send({ status, fingerprint: fp });
-}
-
-/** The fleet name the unit's last heartbeat named (its `updates.fleet`), or null. */
-async function fleetNameOf(ctx: FleetContext, unitId: string): Promise<string | null> {
-  const row = await ctx.db
-    .selectFrom("units")
-    .select("last_heartbeat")
-    .where("id", "=", unitId)
-    .executeTakeFirst();
-  if (row?.last_heartbeat == null) return null;
-  let json: unknown;
-  try {
-    json = JSON.parse(row.last_heartbeat);
-  } catch {
-    return null;
-  }
-  const hb = parseWire(Heartbeat, json);
-  return hb.ok ? (hb.value.fleet ?? null) : null;
-}
-
-export function etagOf(sha256: string): string {
-  return `"${sha256}"`;
-}
-
-/** `If-None-Match` against one strong ETag (a list, `*`, and weak forms accepted). */
-export function matchesEtag(header: string | string[] | undefined, etag: string): boolean {
-  if (header === undefined) return false;
-  const values = (Array.isArray(header) ? header.join(",") : header).split(",").map((s) => s.trim());
-  return values.some((v) => v === "*" || v === etag || v === `W/${etag}`);
 }

@@ -2,13 +2,16 @@
  * The statements every unit request runs: the key's unit and its nonce (every request), and the heartbeat's
  * update (every unit, every minute). With 10,000 units these are most of the fleet's database traffic
  * (scripts/bench-fleet.ts), so they take the shortest path each database has:
- * - **PostgreSQL**: the unit lookup and the nonce insert are one statement (a data-modifying CTE), and both
- *   statements are named, so each connection of the light pool (`synchronous_commit = off`: db/light.ts)
- *   parses and plans them once. A heartbeat is two round trips instead of three, none of them re-planned.
+ * - **PostgreSQL**: the unit lookup and the nonce insert are one statement (a data-modifying CTE); a
+ *   heartbeat's claim and its update are one statement too (`claimHeartbeat`: heartbeats are 5 of every 6
+ *   requests of the bench), and the statements are named, so each connection of the light pool
+ *   (`synchronous_commit = off`: db/light.ts) parses and plans them once. A heartbeat is one round trip
+ *   instead of three, never re-planned.
  * - **SQLite**: in process, no round trips, but Kysely's per-query work (compiling, an await per statement)
  *   was most of the cost: the statements are prepared once and run synchronously on the connection, while
  *   holding Kysely's lock on it (so never inside another request's open transaction). The nonce insert and
- *   the heartbeat are light transactions (db/light.ts: `synchronous = NORMAL` for them).
+ *   the heartbeat are light transactions (db/light.ts: `synchronous = NORMAL` for them), one for both in a
+ *   heartbeat.
  * What they decide is the same on both: a nonce is recorded only for a known key or an enrolment (a
  * stranger's requests write nothing), and a (key, nonce) seen before is a replay.
  */
@@ -50,11 +53,32 @@ export interface HotPath {
   /** Writes a heartbeat on the unit's row; its committed seq, or null when the unit is gone. */
   heartbeat(unitId: string, row: HeartbeatRow): Promise<number | null>;
   /**
+   * A heartbeat's claim and write at once (one statement on PostgreSQL: heartbeats are most requests):
+   * `claimNonce(publicKey, nonce, expiresAt, false)`, and `heartbeat(unitId, row)` only if that nonce was
+   * fresh and the key's unit is `unitId` and approved. `committed`: the heartbeat's answer, null when it
+   * wrote nothing (the claim refused, or the unit revoked meanwhile). The nonce is recorded exactly as
+   * claimNonce records it.
+   */
+  claimHeartbeat?(
+    publicKey: string,
+    nonce: string,
+    expiresAt: number,
+    unitId: string,
+    row: HeartbeatRow,
+  ): Promise<HeartbeatClaim>;
+  /**
    * PostgreSQL only (ingest.ts's fast path): stores a run of events and its sales rows and moves the unit's
    * committed seq from `expected` to `committed`, in one statement (one durable commit), only if the unit's
    * committed seq is still `expected`. False: it was not (another batch came first), nothing was written.
    */
   ingestRun?(run: IngestRun): Promise<boolean>;
+}
+
+/** What claimHeartbeat decided: the claim's answer, and the heartbeat's committed seq if it was written. */
+export interface HeartbeatClaim {
+  unit: UnitAuthRow | null;
+  fresh: boolean;
+  committed: number | null;
 }
 
 /** A run of events that continues a unit's committed seq, ready to store (ingest.ts). */
@@ -101,6 +125,30 @@ update units set last_seen_at = $2, last_heartbeat = $3, config_version = $4, re
   backlog_events = $6, backlog_oldest_at = $7, unresolved = $8
 where id = $1
 returning committed_seq`;
+
+/**
+ * CLAIM_SQL and HEARTBEAT_SQL in one statement. The update sees the nonce insert's RETURNING row, so it runs
+ * only for a fresh nonce; it matches only the key's own unit, still approved when its row is locked (a
+ * revocation committed meanwhile leaves it matching nothing). All parts see one snapshot: `u` is the unit
+ * as it was before the heartbeat, which is what the claim answers anyway.
+ */
+const CLAIM_HEARTBEAT_SQL = `
+with u as (
+  select id, status, committed_seq from units where public_key = $1
+), n as (
+  insert into nonces (public_key, nonce, expires_at)
+  select $1, $2, $3 where exists (select 1 from u)
+  on conflict (public_key, nonce) do nothing
+  returning 1
+), h as (
+  update units set last_seen_at = $5, last_heartbeat = $6, config_version = $7, release_version = $8,
+    backlog_events = $9, backlog_oldest_at = $10, unresolved = $11
+  where id = $4 and public_key = $1 and status = 'approved' and exists (select 1 from n)
+  returning committed_seq
+)
+select (select count(*) from n)::int as fresh, u.id, u.status, u.committed_seq,
+  (select committed_seq from h) as heartbeat_committed
+from (select 1) as one left join u on true`;
 
 /** The sales columns a run writes, in the order of INGEST_SQL's record type. */
 const SALES_COLUMNS = [
@@ -197,6 +245,27 @@ export function postgresHotPath(pool: pg.Pool, durable?: pg.Pool): HotPath {
           : { id: row.id, status: row.status, committed_seq: Number(row.committed_seq ?? 0) };
       return { unit, fresh: row.fresh > 0 };
     },
+    async claimHeartbeat(publicKey, nonce, expiresAt, unitId, h) {
+      const r = await pool.query<{
+        fresh: number;
+        id: string | null;
+        status: UnitAuthRow["status"] | null;
+        committed_seq: number | null;
+        heartbeat_committed: number | null;
+      }>({
+        name: "vendd_unit_claim_heartbeat",
+        text: CLAIM_HEARTBEAT_SQL,
+        values: [publicKey, nonce, expiresAt, unitId, ...heartbeatValues(h)],
+      });
+      const row = r.rows[0];
+      if (row === undefined) throw new Error("unit heartbeat claim returned no row");
+      const unit =
+        row.id === null || row.status === null
+          ? null
+          : { id: row.id, status: row.status, committed_seq: Number(row.committed_seq ?? 0) };
+      const committed = row.heartbeat_committed === null ? null : Number(row.heartbeat_committed);
+      return { unit, fresh: row.fresh > 0, committed };
+    },
     async heartbeat(unitId, h) {
       const r = await pool.query<{ committed_seq: number }>({
         name: "vendd_unit_heartbeat",
@@ -260,6 +329,19 @@ export function sqliteHotPath(db: Kysely<FleetDatabase>, file: Database.Database
       exclusive(() => {
         const row = light(() => heartbeat.get(...heartbeatValues(h), unitId));
         return row === undefined ? null : row.committed_seq;
+      }),
+    // One light transaction for the nonce and the heartbeat (claimNonce and heartbeat take one each).
+    claimHeartbeat: (publicKey, nonce, expiresAt, unitId, h) =>
+      exclusive(() => {
+        const unit = unitOf.get(publicKey) ?? null;
+        if (unit === null) return { unit, fresh: false, committed: null };
+        return light(() => {
+          const fresh = insertNonce.run(publicKey, nonce, expiresAt).changes > 0;
+          if (!fresh || unit.id !== unitId || unit.status !== "approved")
+            return { unit, fresh, committed: null };
+          const row = heartbeat.get(...heartbeatValues(h), unitId);
+          return { unit, fresh, committed: row === undefined ? null : row.committed_seq };
+        });
       }),
   };
 }
