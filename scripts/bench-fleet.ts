@@ -22,6 +22,7 @@
  * these changes a figure. For experiments, which do: VENDD_BENCH_FLEET_NODE_ARGS, further node options for
  * the fleet processes (e.g. --trace-gc, --import of a probe), and VENDD_PG_SETTINGS, further server settings.
  */
+import { createPublicKey, sign, verify as verifySignature } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -53,7 +54,25 @@ const MINUTES = Number(process.env.VENDD_BENCH_FLEET_MINUTES ?? 4);
 /** Vend events offered per second during the mixed load, in batches of 10. */
 const EVENT_RATE = Number(process.env.VENDD_BENCH_FLEET_EVENT_RATE ?? 1000);
 const THROUGHPUT_MS = 5_000;
+/**
+ * The host's speed just now: CPU µs of one Ed25519 check (crypto.verify), the most of any single step of a
+ * unit request, idle machine. On this shared 2-core VM it has read from about 120 to 235 µs within one hour,
+ * and p99 moves with it, so each mode's summary line prints it beside the figures.
+ */
+function hostCheckUs(): number {
+  const key = generateUnitKey();
+  const data = Buffer.alloc(300, 1);
+  const signature = sign(null, data, key.privateKey);
+  const publicKey = createPublicKey(key.privateKey);
+  const n = 2000;
+  const t0 = process.cpuUsage();
+  for (let i = 0; i < n; i++) verifySignature(null, data, publicKey, signature);
+  const used = process.cpuUsage(t0);
+  return (used.user + used.system) / n;
+}
+
 async function runMode(label: string, db: string, processes: number): Promise<BenchFigure[]> {
+  const hostUs = hostCheckUs();
   const units: SimUnit[] = Array.from({ length: UNITS }, (_, i) => ({
     id: `u${String(i).padStart(5, "0")}`,
     key: generateUnitKey(),
@@ -183,7 +202,8 @@ async function runMode(label: string, db: string, processes: number): Promise<Be
     process.stderr.write(
       `bench-fleet ${label}: ${mixedRequests} mixed requests (p50 ${mixedP50.toFixed(1)} ms), ` +
         `${client.errors} errors, ${check.stored}/${check.sent} events stored, ` +
-        `${check.wrongCommitted} units with a wrong committed seq, RSS max ${rssMax.toFixed(0)} MB\n`,
+        `${check.wrongCommitted} units with a wrong committed seq, RSS max ${rssMax.toFixed(0)} MB; ` +
+        `host check before the run: one Ed25519 verify ${hostUs.toFixed(0)} µs of CPU\n`,
     );
     return [
       {
