@@ -204,6 +204,23 @@ with u as (
 )
 select (select count(*) from u)::int as applied, (select count(*) from e)::int as stored`;
 
+/** The row CLAIM_SQL and CLAIM_HEARTBEAT_SQL answer: the nonce's freshness and the key's unit, if any. */
+interface ClaimRow {
+  fresh: number;
+  id: string | null;
+  status: UnitAuthRow["status"] | null;
+  committed_seq: number | null;
+}
+
+function claimOf(row: ClaimRow | undefined): { unit: UnitAuthRow | null; fresh: boolean } {
+  if (row === undefined) throw new Error("unit claim returned no row");
+  const unit =
+    row.id === null || row.status === null
+      ? null
+      : { id: row.id, status: row.status, committed_seq: Number(row.committed_seq ?? 0) };
+  return { unit, fresh: row.fresh > 0 };
+}
+
 /** PostgreSQL: named statements on `light` (the light pool) and, for ingest, on `durable` (the main one). */
 export function postgresHotPath(pool: pg.Pool, durable?: pg.Pool): HotPath {
   return {
@@ -231,40 +248,22 @@ export function postgresHotPath(pool: pg.Pool, durable?: pg.Pool): HotPath {
           },
         }),
     async claimNonce(publicKey, nonce, expiresAt, enrol) {
-      const r = await pool.query<{
-        fresh: number;
-        id: string | null;
-        status: UnitAuthRow["status"] | null;
-        committed_seq: number | null;
-      }>({ name: "vendd_unit_claim", text: CLAIM_SQL, values: [publicKey, nonce, expiresAt, enrol] });
-      const row = r.rows[0];
-      if (row === undefined) throw new Error("unit claim returned no row");
-      const unit =
-        row.id === null || row.status === null
-          ? null
-          : { id: row.id, status: row.status, committed_seq: Number(row.committed_seq ?? 0) };
-      return { unit, fresh: row.fresh > 0 };
+      const r = await pool.query<ClaimRow>({
+        name: "vendd_unit_claim",
+        text: CLAIM_SQL,
+        values: [publicKey, nonce, expiresAt, enrol],
+      });
+      return claimOf(r.rows[0]);
     },
     async claimHeartbeat(publicKey, nonce, expiresAt, unitId, h) {
-      const r = await pool.query<{
-        fresh: number;
-        id: string | null;
-        status: UnitAuthRow["status"] | null;
-        committed_seq: number | null;
-        heartbeat_committed: number | null;
-      }>({
+      const r = await pool.query<ClaimRow & { heartbeat_committed: number | null }>({
         name: "vendd_unit_claim_heartbeat",
         text: CLAIM_HEARTBEAT_SQL,
         values: [publicKey, nonce, expiresAt, unitId, ...heartbeatValues(h)],
       });
       const row = r.rows[0];
-      if (row === undefined) throw new Error("unit heartbeat claim returned no row");
-      const unit =
-        row.id === null || row.status === null
-          ? null
-          : { id: row.id, status: row.status, committed_seq: Number(row.committed_seq ?? 0) };
-      const committed = row.heartbeat_committed === null ? null : Number(row.heartbeat_committed);
-      return { unit, fresh: row.fresh > 0, committed };
+      const committed = row?.heartbeat_committed == null ? null : Number(row.heartbeat_committed);
+      return { ...claimOf(row), committed };
     },
     async heartbeat(unitId, h) {
       const r = await pool.query<{ committed_seq: number }>({
