@@ -8,10 +8,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
+import pg from "pg";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../src/core/clock.js";
 import { BUNDLE_LIST_TTL_MS, storeBundle } from "../src/fleet/bundles.js";
 import type { FleetContext } from "../src/fleet/context.js";
+import { HEARTBEATS_IN_FLIGHT, postgresHotPath } from "../src/fleet/db/hot.js";
 import type { FleetDb } from "../src/fleet/db/open.js";
 import { createFleetApp } from "../src/fleet/server.js";
 import { approveUnit } from "../src/fleet/units.js";
@@ -43,6 +45,8 @@ describe.each(["sqlite", "postgres"] as const)("unit API hot path on %s", (diale
   /** Two fleet processes' worth of context and app on one database. */
   let a: { ctx: FleetContext; fdb: FleetDb; app: FastifyInstance };
   let b: { ctx: FleetContext; fdb: FleetDb; app: FastifyInstance };
+  /** The database of the test: a file or a PostgreSQL URL. */
+  let target: string;
 
   beforeAll(async () => {
     if (dialect === "postgres" && pgServer === null) pgServer = await startPostgres();
@@ -50,7 +54,7 @@ describe.each(["sqlite", "postgres"] as const)("unit API hot path on %s", (diale
 
   beforeEach(async () => {
     clock = new ManualClock(T0);
-    const target =
+    target =
       dialect === "sqlite"
         ? join(dir, `fleet-${++dbCount}.db`)
         : await (pgServer as TestPostgres).createDatabase(`hot_${++dbCount}`);
@@ -211,6 +215,102 @@ describe.each(["sqlite", "postgres"] as const)("unit API hot path on %s", (diale
     expect(recorded).toEqual(expect.arrayContaining(["n-1", "n-2", "n-3"]));
     expect(recorded).toHaveLength(4); // and the enrolment's
   });
+
+  it.runIf(dialect === "postgres")(
+    "claimHeartbeat in a burst: the heartbeats that waited go as one statement, each answered as if alone",
+    async () => {
+      const pool = new pg.Pool({ connectionString: target, max: 4, options: "-c synchronous_commit=off" });
+      const sizes: number[] = [];
+      const hot = postgresHotPath(pool, undefined, { onHeartbeatStatement: (n) => sizes.push(n) });
+      try {
+        const row = (n: number, config = String(n)) => ({
+          last_seen_at: T0 + n,
+          last_heartbeat: `{"n":${n}}`,
+          config_version: config,
+          release_version: null,
+          backlog_events: n,
+          backlog_oldest_at: null,
+          unresolved: n % 3,
+        });
+        const [u1, u2, u3, u4, u5, u6] = await Promise.all(
+          ["vm-0011", "vm-0012", "vm-0013", "vm-0014", "vm-0015", "vm-0016"].map(approved),
+        );
+        if (u1 === undefined || u2 === undefined || u3 === undefined) throw new Error("units");
+        if (u4 === undefined || u5 === undefined || u6 === undefined) throw new Error("units");
+        await a.ctx.db.updateTable("units").set({ status: "revoked" }).where("id", "=", u4.id).execute();
+        await a.ctx.db.updateTable("units").set({ committed_seq: 9 }).where("id", "=", u3.id).execute();
+        expect(await a.fdb.hot.claimNonce(u5.key.publicKey, "spent", T0 + 1000, false)).toMatchObject({
+          fresh: true,
+        });
+        const stranger = simUnit("vm-0019");
+        const unit = (u: SimUnit, status = "approved", committed_seq = 0) => ({
+          id: u.id,
+          status,
+          committed_seq,
+        });
+        // The first HEARTBEATS_IN_FLIGHT go alone; the rest wait for one of them and then go together.
+        const cases: [SimUnit, string, string, ReturnType<typeof row>, unknown][] = [
+          [u1, "a", u1.id, row(1), { unit: unit(u1), fresh: true, committed: 0 }],
+          [u6, "a", u6.id, row(6), { unit: unit(u6), fresh: true, committed: 0 }],
+          [u2, "a", u3.id, row(2), { unit: unit(u2), fresh: true, committed: null }], // another unit's id
+          [u3, "a", u3.id, row(3), { unit: unit(u3, "approved", 9), fresh: true, committed: 9 }],
+          [stranger, "a", stranger.id, row(4), { unit: null, fresh: false, committed: null }],
+          [u4, "a", u4.id, row(5), { unit: unit(u4, "revoked"), fresh: true, committed: null }],
+          [u5, "spent", u5.id, row(7), { unit: unit(u5), fresh: false, committed: null }], // a replay
+          [u1, "b", u1.id, row(8), { unit: unit(u1), fresh: true, committed: 0 }], // same key: a later statement
+          [u1, "a", u1.id, row(9), { unit: unit(u1), fresh: false, committed: null }], // replay of the first
+          [u5, "c", u5.id, row(10), { unit: unit(u5), fresh: true, committed: 0 }],
+        ];
+        const answers = await Promise.all(
+          cases.map(([u, nonce, id, r]) => hot.claimHeartbeat?.(u.key.publicKey, nonce, T0 + 1000, id, r)),
+        );
+        expect(answers).toEqual(cases.map((c) => c[4]));
+        expect(sizes.slice(0, HEARTBEATS_IN_FLIGHT)).toEqual(Array(HEARTBEATS_IN_FLIGHT).fill(1));
+        expect(Math.max(...sizes)).toBeGreaterThan(1);
+        expect(sizes.reduce((x, y) => x + y, 0)).toBe(cases.length);
+        const rows = await a.ctx.db
+          .selectFrom("units")
+          .select(["id", "last_heartbeat", "config_version", "unresolved", "committed_seq"])
+          .where("id", "in", [u1.id, u2.id, u3.id, u4.id, u5.id, u6.id])
+          .orderBy("id")
+          .execute();
+        expect(rows.map((r) => [r.id, r.last_heartbeat, r.config_version, Number(r.unresolved)])).toEqual([
+          [u1.id, `{"n":8}`, "8", 2],
+          [u2.id, null, null, 0],
+          [u3.id, `{"n":3}`, "3", 0],
+          [u4.id, null, null, 0],
+          [u5.id, `{"n":10}`, "10", 1],
+          [u6.id, `{"n":6}`, "6", 0],
+        ]);
+        expect(await nonces(stranger.key.publicKey)).toEqual([]);
+        expect((await nonces(u1.key.publicKey)).filter((n) => n.length === 1).sort()).toEqual(["a", "b"]);
+        expect((await nonces(u4.key.publicKey)).filter((n) => n.length === 1)).toEqual(["a"]);
+
+        // A value the database refuses (a NUL byte) fails the statement: the heartbeats in it are then
+        // sent one by one, so only the bad one fails.
+        sizes.length = 0;
+        const burst = [u1, u2, u3, u5].map((u, i) =>
+          hot
+            .claimHeartbeat?.(
+              u.key.publicKey,
+              `d${i}`,
+              T0 + 1000,
+              u.id,
+              row(20 + i, i === 3 ? "bad\u0000" : "ok"),
+            )
+            .then(
+              (r) => r?.committed ?? "not written",
+              (err: unknown) => `failed ${(err as { code?: string }).code}`,
+            ),
+        );
+        expect(await Promise.all(burst)).toEqual([0, 0, 9, "failed 22021"]);
+        expect(sizes).toEqual([1, 1, 2, 1, 1]);
+        expect(await nonces(u5.key.publicKey)).not.toContain("d3");
+      } finally {
+        await pool.end();
+      }
+    },
+  );
 
   async function approved(id: string): Promise<SimUnit> {
     const u = simUnit(id);

@@ -6,7 +6,9 @@
  *   heartbeat's claim and its update are one statement too (`claimHeartbeat`: heartbeats are 5 of every 6
  *   requests of the bench), and the statements are named, so each connection of the light pool
  *   (`synchronous_commit = off`: db/light.ts) parses and plans them once. A heartbeat is one round trip
- *   instead of three, never re-planned.
+ *   instead of three, never re-planned. When heartbeats queue up (HEARTBEATS_IN_FLIGHT statements out
+ *   already: a burst), the waiting ones go as one statement (CLAIM_HEARTBEATS_SQL, db/coalesce.ts), which
+ *   costs the database and the process a fraction of one statement each.
  * - **SQLite**: in process, no round trips, but Kysely's per-query work (compiling, an await per statement)
  *   was most of the cost: the statements are prepared once and run synchronously on the connection, while
  *   holding Kysely's lock on it (so never inside another request's open transaction). The nonce insert and
@@ -17,7 +19,8 @@
  */
 import type Database from "better-sqlite3";
 import type { Kysely } from "kysely";
-import type pg from "pg";
+import pg from "pg";
+import { coalescer } from "./coalesce.js";
 import { lightWrite } from "./light.js";
 import type { FleetDialect } from "./migrations.js";
 import type { EventsTable, FleetDatabase, SalesTable, UnitsTable } from "./schema.js";
@@ -150,6 +153,64 @@ select (select count(*) from n)::int as fresh, u.id, u.status, u.committed_seq,
   (select committed_seq from h) as heartbeat_committed
 from (select 1) as one left join u on true`;
 
+/**
+ * CLAIM_HEARTBEAT_SQL for several heartbeats of distinct keys at once (db/coalesce.ts), with the same
+ * decisions row by row: `i` the heartbeats (one array element each), `u` each key's unit (a lookup by index
+ * per row: `offset 0` keeps it a nested loop), `n` the fresh nonces of known keys, `h` the updates for fresh
+ * nonces whose key's unit is the body's unit and approved. With distinct keys each join below matches at
+ * most once, and no unit row is updated twice.
+ */
+const CLAIM_HEARTBEATS_SQL = `
+with i as (
+  select * from unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::text[],
+    $7::text[], $8::text[], $9::bigint[], $10::bigint[], $11::bigint[]) with ordinality
+  as t(public_key, nonce, expires_at, unit_id, last_seen_at, last_heartbeat, config_version,
+    release_version, backlog_events, backlog_oldest_at, unresolved, ord)
+), u as (
+  select i.ord, x.id, x.status, x.committed_seq
+  from i cross join lateral (
+    select id, status, committed_seq from units where units.public_key = i.public_key offset 0
+  ) as x
+), n as (
+  insert into nonces (public_key, nonce, expires_at)
+  select i.public_key, i.nonce, i.expires_at from i join u on u.ord = i.ord
+  on conflict (public_key, nonce) do nothing
+  returning public_key
+), h as (
+  update units set last_seen_at = i.last_seen_at, last_heartbeat = i.last_heartbeat,
+    config_version = i.config_version, release_version = i.release_version,
+    backlog_events = i.backlog_events, backlog_oldest_at = i.backlog_oldest_at, unresolved = i.unresolved
+  from i join n on n.public_key = i.public_key
+  where units.id = i.unit_id and units.public_key = i.public_key and units.status = 'approved'
+  returning i.ord, units.committed_seq
+)
+select i.ord::int as ord, (n.public_key is not null)::int as fresh, u.id, u.status, u.committed_seq,
+  h.committed_seq as heartbeat_committed
+from i left join u on u.ord = i.ord left join n on n.public_key = i.public_key left join h on h.ord = i.ord
+order by i.ord`;
+
+/** Heartbeat statements out at once per process; further heartbeats wait and then go together. */
+export const HEARTBEATS_IN_FLIGHT = 2;
+/** The most heartbeats in one statement. */
+export const HEARTBEATS_PER_STATEMENT = 64;
+
+/** One claimHeartbeat call. */
+interface HeartbeatCall {
+  publicKey: string;
+  nonce: string;
+  expiresAt: number;
+  unitId: string;
+  row: HeartbeatRow;
+}
+
+/**
+ * PostgreSQL errors that prove a statement wrote nothing because of its values (SQLSTATE class 22 data
+ * exception, 23 integrity constraint, 54 program limit): the statement's transaction was rolled back.
+ */
+function refusedValues(err: unknown): boolean {
+  return err instanceof pg.DatabaseError && /^(22|23|54)/.test(err.code ?? "");
+}
+
 /** The sales columns a run writes, in the order of INGEST_SQL's record type. */
 const SALES_COLUMNS = [
   ["seq", "bigint"],
@@ -221,8 +282,57 @@ function claimOf(row: ClaimRow | undefined): { unit: UnitAuthRow | null; fresh: 
   return { unit, fresh: row.fresh > 0 };
 }
 
+/** Options of postgresHotPath. */
+export interface PostgresHotPathOptions {
+  /** Told the number of heartbeats in each heartbeat statement sent (db/coalesce.ts `onSend`). */
+  onHeartbeatStatement?(size: number): void;
+}
+
 /** PostgreSQL: named statements on `light` (the light pool) and, for ingest, on `durable` (the main one). */
-export function postgresHotPath(pool: pg.Pool, durable?: pg.Pool): HotPath {
+export function postgresHotPath(
+  pool: pg.Pool,
+  durable?: pg.Pool,
+  opts: PostgresHotPathOptions = {},
+): HotPath {
+  const claimOne = async (c: HeartbeatCall): Promise<HeartbeatClaim> => {
+    const r = await pool.query<ClaimRow & { heartbeat_committed: number | null }>({
+      name: "vendd_unit_claim_heartbeat",
+      text: CLAIM_HEARTBEAT_SQL,
+      values: [c.publicKey, c.nonce, c.expiresAt, c.unitId, ...heartbeatValues(c.row)],
+    });
+    const row = r.rows[0];
+    const committed = row?.heartbeat_committed == null ? null : Number(row.heartbeat_committed);
+    return { ...claimOf(row), committed };
+  };
+  const claimMany = async (calls: readonly HeartbeatCall[]): Promise<HeartbeatClaim[]> => {
+    const columns: unknown[][] = Array.from({ length: 11 }, () => []);
+    for (const c of calls) {
+      const values = [c.publicKey, c.nonce, c.expiresAt, c.unitId, ...heartbeatValues(c.row)];
+      values.forEach((v, j) => {
+        columns[j]?.push(v);
+      });
+    }
+    const r = await pool.query<ClaimRow & { ord: number; heartbeat_committed: number | null }>({
+      name: "vendd_unit_claim_heartbeats",
+      text: CLAIM_HEARTBEATS_SQL,
+      values: columns,
+    });
+    if (r.rows.length !== calls.length || r.rows.some((row, i) => row.ord !== i + 1))
+      throw new Error(`heartbeat statement answered ${r.rows.length} rows for ${calls.length} heartbeats`);
+    return r.rows.map((row) => ({
+      ...claimOf(row),
+      committed: row.heartbeat_committed == null ? null : Number(row.heartbeat_committed),
+    }));
+  };
+  const claimHeartbeat = coalescer<HeartbeatCall, HeartbeatClaim>({
+    maxInFlight: HEARTBEATS_IN_FLIGHT,
+    maxBatch: HEARTBEATS_PER_STATEMENT,
+    key: (c) => c.publicKey,
+    one: claimOne,
+    many: claimMany,
+    wroteNothing: refusedValues,
+    ...(opts.onHeartbeatStatement === undefined ? {} : { onSend: opts.onHeartbeatStatement }),
+  });
   return {
     ...(durable === undefined
       ? {}
@@ -255,16 +365,8 @@ export function postgresHotPath(pool: pg.Pool, durable?: pg.Pool): HotPath {
       });
       return claimOf(r.rows[0]);
     },
-    async claimHeartbeat(publicKey, nonce, expiresAt, unitId, h) {
-      const r = await pool.query<ClaimRow & { heartbeat_committed: number | null }>({
-        name: "vendd_unit_claim_heartbeat",
-        text: CLAIM_HEARTBEAT_SQL,
-        values: [publicKey, nonce, expiresAt, unitId, ...heartbeatValues(h)],
-      });
-      const row = r.rows[0];
-      const committed = row?.heartbeat_committed == null ? null : Number(row.heartbeat_committed);
-      return { ...claimOf(row), committed };
-    },
+    claimHeartbeat: (publicKey, nonce, expiresAt, unitId, row) =>
+      claimHeartbeat({ publicKey, nonce, expiresAt, unitId, row }),
     async heartbeat(unitId, h) {
       const r = await pool.query<{ committed_seq: number }>({
         name: "vendd_unit_heartbeat",
