@@ -151,6 +151,14 @@ export function heartbeat(unit: SimUnit, at: number): Heartbeat {
   };
 }
 
+export interface PreparedRequest {
+  which: number;
+  path: string;
+  full: string;
+  text: string;
+  headers: Record<string, string>;
+}
+
 export class Client {
   private next = 0;
   readonly latencies: number[] = [];
@@ -159,15 +167,27 @@ export class Client {
   errors = 0;
   constructor(private readonly pools: Pool[]) {}
 
-  async post(unit: SimUnit, path: string, body: unknown, scheduled: number): Promise<unknown> {
+  /**
+   * A request ready to send: its fleet process, body and signed headers. The mixed load prepares all its
+   * requests before it starts (scripts/bench-fleet.ts), as 10,000 units would sign theirs on their own CPUs.
+   */
+  prepare(unit: SimUnit, path: string, body: unknown, now = Date.now()): PreparedRequest {
     const which = this.next++ % this.pools.length;
-    const pool = this.pools[which] as Pool;
     const text = JSON.stringify(body);
     const full = `${UNIT_API}${path}`;
-    const headers = {
-      "content-type": "application/json",
-      ...signRequest(unit.key, "POST", full, text, Date.now()),
-    };
+    const headers = { "content-type": "application/json", ...signRequest(unit.key, "POST", full, text, now) };
+    return { which, path, full, text, headers };
+  }
+
+  /** Prepares and sends at once (the closed-loop throughput phase). */
+  post(unit: SimUnit, path: string, body: unknown, scheduled: number): Promise<unknown> {
+    return this.send(this.prepare(unit, path, body), scheduled);
+  }
+
+  /** Sends a prepared request; its latency counts from `scheduled`. */
+  async send(req: PreparedRequest, scheduled: number): Promise<unknown> {
+    const { which, path, full, text, headers } = req;
+    const pool = this.pools[which] as Pool;
     try {
       const res = await pool.request({ method: "POST", path: full, headers, body: text });
       const out = await res.body.text();
