@@ -1,7 +1,8 @@
 /**
  * Fleet server bench (issue 16; `npm run bench -- fleet`, or `node dist/scripts/bench-fleet.js` after
  * `npm run build`). 10,000 simulated units, approved in the database beforehand, talk to real
- * `vendd fleet serve` processes (the built CLI) over loopback with signed requests:
+ * `vendd fleet serve` processes (the built CLI) over loopback with signed requests (the mixed load's signed
+ * before it starts, as real units sign on their own CPUs):
  * 1. **mixed load** in compressed time: every unit sends its heartbeat once per simulated minute (a minute
  *    lasts 20 s: 3× real time, 500 heartbeats/s), and vend events arrive at 1,000/s in batches of 10 (about
  *    8× the peak of 10,000 units at 100 vends a day), both open-loop on a fixed schedule; latency is measured
