@@ -13,7 +13,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { ManualClock } from "../src/core/clock.js";
 import { BUNDLE_LIST_TTL_MS, storeBundle } from "../src/fleet/bundles.js";
 import type { FleetContext } from "../src/fleet/context.js";
-import { HEARTBEATS_IN_FLIGHT, postgresHotPath } from "../src/fleet/db/hot.js";
+import { HEARTBEATS_IN_FLIGHT, postgresHotPath, rolledBack } from "../src/fleet/db/hot.js";
 import type { FleetDb } from "../src/fleet/db/open.js";
 import { createFleetApp } from "../src/fleet/server.js";
 import { approveUnit } from "../src/fleet/units.js";
@@ -365,5 +365,19 @@ describe.each(["sqlite", "postgres"] as const)("unit API hot path on %s", (diale
     expect(await etag(b.app)).toBe(`"${stored.sha256}"`);
     // The unit's own GET /bundle never answers from the copy.
     expect((await send(b.app, u.key, "GET", "/bundle", undefined, clock.now())).status).toBe(200);
+  });
+});
+
+describe("a PostgreSQL heartbeat statement that failed", () => {
+  const failure = (code: string) => Object.assign(new pg.DatabaseError("failed", 0, "error"), { code });
+  it("is sent again heartbeat by heartbeat only when the database rolled it back", () => {
+    // Refused values, a deadlock's victim, a serialization failure: certainly rolled back.
+    for (const code of ["22021", "22003", "23505", "54000", "40P01", "40001"])
+      expect(rolledBack(failure(code))).toBe(true);
+    // Unknown outcome (statement completion unknown, the server shutting down, the connection lost), or not
+    // the database's answer at all.
+    for (const code of ["40003", "57P01", "08006", "XX000"]) expect(rolledBack(failure(code))).toBe(false);
+    expect(rolledBack(Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }))).toBe(false);
+    expect(rolledBack("40P01")).toBe(false);
   });
 });

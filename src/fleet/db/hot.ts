@@ -204,11 +204,13 @@ interface HeartbeatCall {
 }
 
 /**
- * PostgreSQL errors that prove a statement wrote nothing because of its values (SQLSTATE class 22 data
- * exception, 23 integrity constraint, 54 program limit): the statement's transaction was rolled back.
+ * PostgreSQL errors that prove a statement was rolled back, so its heartbeats may be sent again one by one:
+ * its values refused (SQLSTATE class 22 data exception, 23 integrity constraint, 54 program limit), or a
+ * deadlock or serialization failure (40P01, 40001: two statements holding the same units' rows in opposite
+ * order, as a unit's retry and its original heartbeat could; one by one, each locks one row).
  */
-function refusedValues(err: unknown): boolean {
-  return err instanceof pg.DatabaseError && /^(22|23|54)/.test(err.code ?? "");
+export function rolledBack(err: unknown): boolean {
+  return err instanceof pg.DatabaseError && /^(22...|23...|54...|40P01|40001)$/.test(err.code ?? "");
 }
 
 /** The sales columns a run writes, in the order of INGEST_SQL's record type. */
@@ -330,7 +332,7 @@ export function postgresHotPath(
     key: (c) => c.publicKey,
     one: claimOne,
     many: claimMany,
-    wroteNothing: refusedValues,
+    wroteNothing: rolledBack,
     ...(opts.onHeartbeatStatement === undefined ? {} : { onSend: opts.onHeartbeatStatement }),
   });
   return {
