@@ -1,6 +1,6 @@
 /**
  * The heartbeat's refusals through the unit API (issue 16), on SQLite and on a real PostgreSQL that the file
- * starts. A heartbeat claims its nonce in the statement that writes it (db/hot.ts `claimHeartbeat`), unlike
+ * starts. A heartbeat claims its nonce in the statement that writes it (db/hotPostgres.ts `claimHeartbeat`; db/hotSqlite.ts), unlike
  * the other routes, whose nonce is claimed before the body is read: these tests hold it to the same answers
  * in the same order (an unknown key, a replay, a unit not approved, a malformed body, another unit's id),
  * and check that a refused heartbeat writes nothing on any unit's row.

@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL ingest fast path (src/fleet/ingest.ts with db/hot.ts `ingestRun`), against a real PostgreSQL
+ * The PostgreSQL ingest fast path (src/fleet/ingest.ts with db/hotPostgres.ts `ingestRun`), against a real PostgreSQL
  * that the file starts: a batch that continues the committed seq the request's authentication read is one
  * statement, and it stores exactly what the transaction stores (the same event and sales rows). When the
  * hint is stale (another batch came first) the statement writes nothing and the transaction decides; a

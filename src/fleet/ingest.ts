@@ -52,7 +52,7 @@ function runOf(
  *
  * `committedHint` is the unit's committed seq as the request's authentication read it. On PostgreSQL
  * (`ctx.hot.ingestRun`) a run that continues it, with no version event in it, is stored in one statement
- * that checks the hint still holds (db/hot.ts): one round trip instead of six. When it no longer holds (a
+ * that checks the hint still holds (db/hotPostgres.ts): one round trip instead of six. When it no longer holds (a
  * concurrent batch of the unit came first), or with an armed fault point (whose step is inside the
  * transaction below), the batch takes the transaction.
  */

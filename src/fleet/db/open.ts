@@ -5,7 +5,9 @@
 import Database from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteDialect } from "kysely";
 import pg from "pg";
-import { type HotPath, postgresHotPath, sqliteHotPath } from "./hot.js";
+import type { HotPath } from "./hot.js";
+import { postgresHotPath } from "./hotPostgres.js";
+import { sqliteHotPath } from "./hotSqlite.js";
 import { type FleetDialect, migrate } from "./migrations.js";
 import type { FleetDatabase } from "./schema.js";
 
