@@ -26,7 +26,9 @@ const PLANS: readonly RandomKillPlan[] = [
   {
     shape: { driver: "v10", flow: "checkin" },
     kills: 60 * SCALE,
-    schedule: { minMs: 100, maxMs: 1300, from: "spawn" },
+    // Kills up to 2 s after each spawn (was 1.3 s): on a loaded 2-core CI machine all 60 once landed before
+    // a check-in vend could finish, and the run proved nothing beyond start-up.
+    schedule: { minMs: 100, maxMs: 2000, from: "spawn" },
     seed: 2002,
   },
   {
