@@ -77,8 +77,8 @@ function hostCheckUs(): number {
  * The CPU the host takes from this VM just now: fixed chunks of work (about 0.2 ms each) timed by the wall
  * clock for `ms` on the idle machine, before the run. A chunk that takes over 3× the median lost the
  * difference to something outside this process; with nothing else running here, that is the host (this
- * VM's kernel does not report it as steal time). Measured on 2026-11-27: 2-7% of one core, in bursts about
- * every 2 s in which a 100-ms window loses 30-60 ms. During the mixed load each stall of the fleet
+ * VM's kernel does not report it as steal time). Measured on 2026-11-27/28: 2-8% of one core, in bursts
+ * about every 2 s in which a 100-ms window loses 30-65 ms. During the mixed load each stall of the fleet
  * processes (both at once, with the database) came within 0.1 s after such a burst; the requests that
  * queue then make the tail of the latency figures. Each mode's summary line prints the share lost and the
  * worst 100-ms window beside them, as context for p99: 5 s before the run does not predict the run.
