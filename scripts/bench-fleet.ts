@@ -16,6 +16,8 @@
  * Run on SQLite (one process) and on PostgreSQL (two processes behind a round-robin client, one database).
  * The client shares the machine with the server(s): on 2 cores the figures include both sides' CPU.
  *
+ * Each mode's summary line also says how busy the machine was during the mixed load and how that splits
+ * between the fleet processes, this client and the rest (PostgreSQL, the kernel), from /proc.
  * Diagnostics: VENDD_BENCH_FLEET_TRACE=PREFIX writes the mixed load's latencies per second and per request,
  * the client's own stalls and its GCs; VENDD_BENCH_FLEET_PROF=DIR a CPU profile of each fleet process;
  * VENDD_BENCH_FLEET_STDOUT=PREFIX keeps their stdout (VENDD_BENCH_FLEET_STDERR=FILE their stderr);
@@ -24,8 +26,8 @@
  * the fleet processes (e.g. --trace-gc, --import of a probe), and VENDD_PG_SETTINGS, further server settings.
  */
 import { createPublicKey, sign, verify as verifySignature } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { PerformanceObserver } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
@@ -108,6 +110,30 @@ function hostStealCheck(ms = 5_000): { lostPct: number; worstWindowMs: number } 
   return { lostPct: (100 * lost) / ms, worstWindowMs: Math.max(0, ...windows.values()) };
 }
 
+/** Busy and total CPU ms of the whole machine since boot (all CPUs), to take the busy share of a span. */
+function machineCpu(): { busy: number; total: number } {
+  let busy = 0;
+  let total = 0;
+  for (const { times } of cpus()) {
+    const all = times.user + times.nice + times.sys + times.idle + times.irq;
+    busy += all - times.idle;
+    total += all;
+  }
+  return { busy, total };
+}
+
+/** CPU ms a process has used (user + system), from /proc (clock ticks of 10 ms); 0 where /proc is absent. */
+function processCpuMs(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command (which may hold spaces): state is field 3, utime 14, stime 15.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
+
 async function runMode(label: string, db: string, processes: number): Promise<BenchFigure[]> {
   const hostUs = hostCheckUs();
   const steal = hostStealCheck();
@@ -178,6 +204,9 @@ async function runMode(label: string, db: string, processes: number): Promise<Be
     });
     if (process.env.VENDD_BENCH_FLEET_TRACE) gcObserver.observe({ entryTypes: ["gc"] });
     const inflight = new Set<Promise<unknown>>();
+    const cpuAtStart = machineCpu();
+    const fleetCpuAtStart = fleets.map((f) => processCpuMs(f.child.pid));
+    const clientCpuAtStart = process.cpuUsage();
     for (const job of jobs) {
       const wait = job.at - performance.now();
       if (wait > 1) await new Promise((r) => setTimeout(r, wait));
@@ -188,6 +217,14 @@ async function runMode(label: string, db: string, processes: number): Promise<Be
       inflight.add(p);
     }
     await Promise.all(inflight);
+    const cpuAtEnd = machineCpu();
+    const machineMs = cpuAtEnd.total - cpuAtStart.total;
+    const busyPct = (100 * (cpuAtEnd.busy - cpuAtStart.busy)) / machineMs;
+    const fleetPct =
+      (100 * fleets.reduce((sum, f, i) => sum + processCpuMs(f.child.pid) - (fleetCpuAtStart[i] ?? 0), 0)) /
+      machineMs;
+    const clientUsage = process.cpuUsage(clientCpuAtStart);
+    const clientPct = (100 * (clientUsage.user + clientUsage.system)) / 1000 / machineMs;
     clearInterval(lagTimer);
     gcObserver.disconnect();
     const monoStartUs = Number(process.hrtime.bigint() / 1000n) - (performance.now() - start) * 1000;
@@ -254,7 +291,10 @@ async function runMode(label: string, db: string, processes: number): Promise<Be
     process.stderr.write(
       `bench-fleet ${label}: ${mixedRequests} mixed requests (p50 ${mixedP50.toFixed(1)} ms), ` +
         `${client.errors} errors, ${check.stored}/${check.sent} events stored, ` +
-        `${check.wrongCommitted} units with a wrong committed seq, RSS max ${rssMax.toFixed(0)} MB; ` +
+        `${check.wrongCommitted} units with a wrong committed seq, RSS max ${rssMax.toFixed(0)} MB, ` +
+        `machine ${busyPct.toFixed(0)}% busy in the mixed load (fleet processes ${fleetPct.toFixed(0)}%, ` +
+        `this client ${clientPct.toFixed(0)}%, the rest ${(busyPct - fleetPct - clientPct).toFixed(0)}%: ` +
+        "the database, the kernel); " +
         `host check before the run: one Ed25519 verify ${hostUs.toFixed(0)} µs of CPU, ` +
         `${steal.lostPct.toFixed(1)}% of a core taken by the host in 5 s (worst 100 ms: ${steal.worstWindowMs.toFixed(0)} ms)\n`,
     );
