@@ -93,6 +93,26 @@ describe("coalescer", () => {
     expect(await Promise.all(all)).toEqual(["r1", "r2", "r3", "r4", "r5"]);
   });
 
+  it("never has two calls of one key out at once: a free slot waits for the statement holding the key", async () => {
+    const { run, sent } = fake({ maxInFlight: 3 });
+    const a1 = run({ key: "a", n: 1 });
+    const a2 = run({ key: "a", n: 2 }); // a slot is free, but a statement holding "a" is out
+    const b3 = run({ key: "b", n: 3 });
+    const a4 = run({ key: "a", n: 4 });
+    expect(sent.map((s) => s.ns)).toEqual([[1], [3]]);
+    sent[1]?.answer.resolve(["r3"]);
+    await settle();
+    expect(sent).toHaveLength(2); // "a" is still out: 2 and 4 keep waiting, in order
+    sent[0]?.answer.resolve(["r1"]);
+    await settle();
+    expect(sent.map((s) => s.ns)).toEqual([[1], [3], [2]]);
+    sent[2]?.answer.resolve(["r2"]);
+    await settle();
+    expect(sent.map((s) => s.ns)).toEqual([[1], [3], [2], [4]]);
+    sent[3]?.answer.resolve(["r4"]);
+    expect(await Promise.all([a1, a2, b3, a4])).toEqual(["r1", "r2", "r3", "r4"]);
+  });
+
   it("keeps up to maxInFlight statements out and at most maxBatch calls in one", async () => {
     const { run, sent, sizes } = fake({ maxInFlight: 2, maxBatch: 2 });
     const all = Array.from({ length: 7 }, (_, i) => run({ key: `k${i}`, n: i }));

@@ -7,7 +7,10 @@
  * instead of many, so the backlog drains in a fraction of the time.
  *
  * Calls with the same `key` never share a statement: each statement's rows must be independent (a unit's
- * row is updated once per statement). Such a call stays queued, in order, for a later one.
+ * row is updated once per statement). Nor are two of them out at once: a call waits, in order, while a
+ * statement holding its key is out. So one key's calls reach the database one after another, in the order
+ * they were made (a replayed nonce is the later call's to be refused, a unit's later heartbeat is the one
+ * its row keeps), however the database happens to schedule two statements that are out together.
  *
  * A statement that failed with an error proving it wrote nothing (`wroteNothing`: the database rolled it back)
  * is run again call by call, so one call's bad value does not fail the others. Any other error (the
@@ -18,7 +21,7 @@ export interface CoalesceOptions<P, R> {
   maxInFlight: number;
   /** The most calls in one statement. */
   maxBatch: number;
-  /** Calls with the same key are never in one statement. */
+  /** Calls with the same key are never in one statement, nor out at once. */
   key(call: P): string;
   /** One call alone. */
   one(call: P): Promise<R>;
@@ -41,15 +44,20 @@ export function coalescer<P, R>(opts: CoalesceOptions<P, R>): (call: P) => Promi
     throw new Error("coalescer: maxInFlight and maxBatch ≥ 1");
   let queue: Waiting<P, R>[] = [];
   let inFlight = 0;
+  /** The keys of the calls in the statements out. */
+  const busy = new Set<string>();
 
-  /** The oldest waiting calls with distinct keys, up to maxBatch; the rest stay queued in order. */
+  /**
+   * The oldest waiting calls with distinct keys that no statement out holds, up to maxBatch; the rest stay
+   * queued in order.
+   */
   const take = (): Waiting<P, R>[] => {
     const batch: Waiting<P, R>[] = [];
     const keys = new Set<string>();
     const rest: Waiting<P, R>[] = [];
     for (const w of queue) {
       const k = opts.key(w.call);
-      if (batch.length < opts.maxBatch && !keys.has(k)) {
+      if (batch.length < opts.maxBatch && !keys.has(k) && !busy.has(k)) {
         keys.add(k);
         batch.push(w);
       } else rest.push(w);
@@ -99,6 +107,10 @@ export function coalescer<P, R>(opts: CoalesceOptions<P, R>): (call: P) => Promi
   const pump = (): void => {
     while (inFlight < opts.maxInFlight && queue.length > 0) {
       const batch = take();
+      // Every waiting call's key is out: they go when its statement returns.
+      if (batch.length === 0) return;
+      const keys = batch.map((w) => opts.key(w.call));
+      for (const k of keys) busy.add(k);
       inFlight += 1;
       // A settled call ignores a second answer: this only reaches calls that none reached yet.
       void send(batch)
@@ -107,6 +119,7 @@ export function coalescer<P, R>(opts: CoalesceOptions<P, R>): (call: P) => Promi
         })
         .finally(() => {
           inFlight -= 1;
+          for (const k of keys) busy.delete(k);
           pump();
         });
     }
