@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { setFlagsFromString } from "node:v8";
 import { systemClock } from "../core/clock.js";
 import { fleetServerFaultPointsFromEnv, NO_FLEET_SERVER_FAULTS } from "../core/faults.js";
+import { ed25519Checker } from "../core/fleetAuth.js";
 import { printable } from "../core/printable.js";
 import { type FleetServices, fleetPlugins, startFleetJobs } from "../fleet/compose.js";
 import { defaultFleetConfig, type FleetConfig, FleetConfigError, loadFleetConfig } from "../fleet/config.js";
@@ -221,6 +222,7 @@ export async function fleetServeCommand(argv: string[]): Promise<number> {
   // In the background: serving does not wait on the payment services (a failure is logged).
   void configureCallbacks(cfg, services, server.ctx.logger);
   server.ctx.logger.info({ v8: "--no-allocation-site-pretenuring" }, "server heap settings");
+  server.ctx.logger.info({ ed25519: ed25519Checker() }, "unit request signatures checked by");
   const jobs = startFleetJobs(server.ctx, services, cfg.schedules);
   if (jobs.started.length > 0) server.ctx.logger.info({ jobs: jobs.started }, "scheduled jobs started");
   return new Promise<number>((resolve) => {
