@@ -5,7 +5,10 @@
  * hint is stale (another batch came first) the statement writes nothing and the transaction decides; a
  * version event, a duplicate-only batch or an armed fault point take the transaction; an event already
  * stored past the committed seq fails the whole statement. Two processes sending the same batch at once
- * store it once. SQLite has no fast path (its transaction is in process).
+ * store it once. An events request's claim and its batch in one statement (ingest.ts `claimAndIngest`) store
+ * the batch only for a fresh nonce of the key's own approved unit at its committed seq, record the nonce as
+ * any claim does, and of a request and its replay sent at once store one. SQLite has no fast path (its
+ * transaction is in process).
  */
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -14,7 +17,7 @@ import { NO_FLEET_SERVER_FAULTS } from "../src/core/faults.js";
 import type { UnitEvent } from "../src/core/fleetWire.js";
 import type { FleetContext } from "../src/fleet/context.js";
 import type { FleetDb } from "../src/fleet/db/open.js";
-import { ingestBatch } from "../src/fleet/ingest.js";
+import { claimAndIngest, ingestBatch } from "../src/fleet/ingest.js";
 import { events, fleetContext, session } from "./support/fleet.js";
 import { postgresAndDir } from "./support/postgres.js";
 
@@ -45,7 +48,11 @@ function counting(ctx: FleetContext): { ctx: FleetContext; calls: boolean[] } {
   };
 }
 
-async function addUnit(ctx: FleetContext, id: string): Promise<void> {
+async function addUnit(
+  ctx: FleetContext,
+  id: string,
+  status: "pending" | "approved" | "revoked" = "approved",
+): Promise<void> {
   await ctx.db
     .insertInto("units")
     .values({
@@ -53,7 +60,7 @@ async function addUnit(ctx: FleetContext, id: string): Promise<void> {
       public_key: `key-${id}`,
       fingerprint: "fp",
       label: "site",
-      status: "approved",
+      status,
       enrolled_at: T0,
       backlog_events: 0,
       unresolved: 0,
@@ -217,6 +224,138 @@ describe("ingest fast path on PostgreSQL", () => {
     expect(s.committed).toBe(200);
     expect(s.events.map((e) => e.seq)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
     expect(s.sales).toHaveLength(100);
+  });
+});
+
+describe("an events request's claim and batch in one statement on PostgreSQL", () => {
+  let clock: ManualClock;
+  let a: { ctx: FleetContext; fdb: FleetDb };
+  let b: { ctx: FleetContext; fdb: FleetDb };
+
+  beforeEach(async () => {
+    clock = new ManualClock(T0);
+    const target = await files.pg.createDatabase(`claim_${++dbCount}`);
+    a = await fleetContext(target, clock);
+    b = await fleetContext(target, clock);
+  });
+
+  afterEach(async () => {
+    await a.fdb.close();
+    await b.fdb.close();
+  });
+
+  const claimOf = (id: string, nonce: string) => ({ publicKey: `key-${id}`, nonce, expiresAt: T0 + 1000 });
+  const noncesOf = async (id: string) =>
+    (await a.ctx.db.selectFrom("nonces").select("nonce").where("public_key", "=", `key-${id}`).execute())
+      .map((r) => r.nonce)
+      .sort();
+  const unitRow = (id: string, status: string, committed: number) => ({
+    id,
+    status,
+    committed_seq: committed,
+  });
+
+  it("stores the batch only for a fresh nonce of the key's own approved unit at its committed seq", async () => {
+    const { ctx } = a;
+    for (const [id, status] of [
+      ["vm-own", "approved"],
+      ["vm-other", "approved"],
+      ["vm-pend", "pending"],
+      ["vm-rev", "revoked"],
+    ] as const)
+      await addUnit(ctx, id, status);
+    const own = (nonce: string, unitId: string, batch: UnitEvent[]) =>
+      claimAndIngest(ctx, claimOf("vm-own", nonce), unitId, batch);
+
+    expect(await own("n1", "vm-own", events(1, 3))).toEqual({
+      unit: unitRow("vm-own", "approved", 0),
+      fresh: true,
+      result: { committed: 3, stored: 3, duplicates: 0, pastGap: 0 },
+    });
+    // The same nonce again (a replay, here with another body): not fresh, nothing stored.
+    expect(await own("n1", "vm-own", events(4, 5))).toMatchObject({ fresh: false, result: null });
+    // Another unit's id in the body of this key's request: the nonce is spent, nothing stored for either.
+    expect(await own("n2", "vm-other", events(1, 2))).toEqual({
+      unit: unitRow("vm-own", "approved", 3),
+      fresh: true,
+      result: null,
+    });
+    // A resend from before the committed seq (its answer was lost): claimed, not stored here; the claim
+    // answers the committed seq, with which ingestBatch stores the rest.
+    const resend = await own("n3", "vm-own", events(2, 6));
+    expect(resend).toEqual({ unit: unitRow("vm-own", "approved", 3), fresh: true, result: null });
+    expect(await ingestBatch(ctx, "vm-own", events(2, 6), NO_FLEET_SERVER_FAULTS, 3)).toEqual({
+      committed: 6,
+      stored: 3,
+      duplicates: 2,
+      pastGap: 0,
+    });
+    // A unit not approved: the nonce is recorded (as for any request of a known key), nothing stored.
+    for (const id of ["vm-pend", "vm-rev"]) {
+      const r = await claimAndIngest(ctx, claimOf(id, "p1"), id, events(1, 2));
+      expect(r).toEqual({
+        unit: unitRow(id, id === "vm-pend" ? "pending" : "revoked", 0),
+        fresh: true,
+        result: null,
+      });
+      expect(await noncesOf(id)).toEqual(["p1"]);
+    }
+    // An unknown key writes nothing at all.
+    expect(await claimAndIngest(ctx, claimOf("vm-none", "x1"), "vm-own", events(7, 8))).toEqual({
+      unit: null,
+      fresh: false,
+      result: null,
+    });
+    expect(await noncesOf("vm-none")).toEqual([]);
+
+    expect(await noncesOf("vm-own")).toEqual(["n1", "n2", "n3"]);
+    const s = await storedOf(ctx, "vm-own");
+    expect(s.committed).toBe(6);
+    expect(s.events.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+    for (const id of ["vm-other", "vm-pend", "vm-rev"]) {
+      const o = await storedOf(ctx, id);
+      expect({ id, committed: o.committed, events: o.events.length, sales: o.sales.length }).toEqual({
+        id,
+        committed: 0,
+        events: 0,
+        sales: 0,
+      });
+    }
+  });
+
+  it("a version event or an armed fault point: no statement, no nonce (the caller claims it on its own)", async () => {
+    const { ctx } = a;
+    await addUnit(ctx, "vm-5");
+    const version: UnitEvent = {
+      seq: 2,
+      at: T0,
+      kind: "version",
+      data: { kind: "config", bundleId: null, version: "7", outcome: "applied", reason: "" },
+    };
+    expect(await claimAndIngest(ctx, claimOf("vm-5", "v1"), "vm-5", [...events(1, 1), version])).toBeNull();
+    const armed = { hit() {}, armed: true };
+    expect(await claimAndIngest(ctx, claimOf("vm-5", "v2"), "vm-5", events(1, 2), armed)).toBeNull();
+    expect(await noncesOf("vm-5")).toEqual([]);
+    expect((await storedOf(ctx, "vm-5")).events).toEqual([]);
+  });
+
+  it("a request and its replay at once from two processes: one is stored, the other refused as a replay", async () => {
+    await addUnit(a.ctx, "vm-6");
+    for (let from = 1; from <= 100; from += 10) {
+      const batch = events(from, from + 9);
+      const claim = claimOf("vm-6", `r${from}`);
+      const [x, y] = await Promise.all([
+        claimAndIngest(a.ctx, claim, "vm-6", batch),
+        claimAndIngest(b.ctx, claim, "vm-6", batch),
+      ]);
+      expect([x?.fresh, y?.fresh].sort()).toEqual([false, true]);
+      const stored = [x, y].filter((c) => c?.result != null);
+      expect(stored).toHaveLength(1);
+      expect(stored[0]?.result).toEqual({ committed: from + 9, stored: 10, duplicates: 0, pastGap: 0 });
+    }
+    const s = await storedOf(a.ctx, "vm-6");
+    expect(s.committed).toBe(100);
+    expect(s.events.map((e) => e.seq)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
   });
 });
 

@@ -14,6 +14,7 @@ import type { Transaction } from "kysely";
 import { type FleetServerFaultPoints, NO_FLEET_SERVER_FAULTS } from "../core/faults.js";
 import type { SessionData, UnitEvent, VersionData } from "../core/fleetWire.js";
 import { dayOf, type FleetContext } from "./context.js";
+import type { IngestRun, UnitAuthRow } from "./db/hot.js";
 import type { FleetDatabase, SalesTable } from "./db/schema.js";
 
 export interface IngestResult {
@@ -66,26 +67,85 @@ export async function ingestBatch(
   const sorted = [...events].sort((a, b) => a.seq - b.seq);
   const ingestRun = ctx.hot?.ingestRun;
   if (ingestRun !== undefined && committedHint !== undefined && faults.armed !== true) {
-    const fast = runOf(sorted, committedHint);
-    if (fast.run.length > 0 && fast.run.every((e) => e.kind !== "version")) {
-      const now = ctx.clock.now();
-      const applied = await ingestRun({
-        unitId,
-        expected: committedHint,
-        committed: fast.committed,
-        now,
-        events: fast.run.map((e) => ({ seq: e.seq, at: e.at, kind: e.kind, data: JSON.stringify(e.data) })),
-        sales: salesRows(ctx, latestSessions(fast.run)),
-      });
-      if (applied)
-        return {
-          committed: fast.committed,
-          stored: fast.run.length,
-          duplicates: fast.duplicates,
-          pastGap: fast.pastGap,
-        };
-    }
+    const fast = fastRun(ctx, unitId, sorted, committedHint);
+    if (fast !== null && (await ingestRun(fast.run))) return fast.result;
   }
+  return ingestTransaction(ctx, unitId, sorted, faults);
+}
+
+/**
+ * The one-statement form of a batch (db/hot.ts `IngestRun`) if `hint` is the unit's committed seq, and what
+ * it stores; null when there is none: nothing continues `hint`, or a version event is in the run (its
+ * rollout states take the transaction).
+ */
+function fastRun(
+  ctx: FleetContext,
+  unitId: string,
+  sorted: readonly UnitEvent[],
+  hint: number,
+): { run: IngestRun; result: IngestResult } | null {
+  const fast = runOf(sorted, hint);
+  if (fast.run.length === 0 || fast.run.some((e) => e.kind === "version")) return null;
+  return {
+    run: {
+      unitId,
+      expected: hint,
+      committed: fast.committed,
+      now: ctx.clock.now(),
+      events: fast.run.map((e) => ({ seq: e.seq, at: e.at, kind: e.kind, data: JSON.stringify(e.data) })),
+      sales: salesRows(ctx, latestSessions(fast.run)),
+    },
+    result: {
+      committed: fast.committed,
+      stored: fast.run.length,
+      duplicates: fast.duplicates,
+      pastGap: fast.pastGap,
+    },
+  };
+}
+
+/** What claimAndIngest decided: the claim's answer, and the batch's result if it was stored. */
+export interface ClaimedIngest {
+  unit: UnitAuthRow | null;
+  fresh: boolean;
+  /** Null: not stored (the claim refused, another unit's id, or the batch does not start at the unit's committed seq). */
+  result: IngestResult | null;
+}
+
+/**
+ * An events request's nonce claim and its batch in one statement (PostgreSQL, db/hot.ts `claimIngestRun`):
+ * one durable round trip instead of two. It assumes the batch starts right after the unit's committed seq,
+ * as a unit's sender sends it (outbox.ts: from the first event not acknowledged); when the unit's committed
+ * seq is another (a resend after a lost answer), the nonce is claimed and nothing stored, and the caller
+ * stores the batch with `ingestBatch` and the committed seq the claim read. The caller judges the claim
+ * first, exactly as for any other request. Null when the batch cannot take this path (no such statement, an
+ * armed fault point, a version event): the caller claims the nonce on its own, as for any request.
+ */
+export async function claimAndIngest(
+  ctx: FleetContext,
+  claim: { publicKey: string; nonce: string; expiresAt: number },
+  unitId: string,
+  events: readonly UnitEvent[],
+  faults: FleetServerFaultPoints = NO_FLEET_SERVER_FAULTS,
+): Promise<ClaimedIngest | null> {
+  const claimIngestRun = ctx.hot?.claimIngestRun;
+  if (claimIngestRun === undefined || faults.armed === true) return null;
+  const sorted = [...events].sort((a, b) => a.seq - b.seq);
+  const first = sorted[0];
+  if (first === undefined) return null;
+  const fast = fastRun(ctx, unitId, sorted, first.seq - 1);
+  if (fast === null) return null;
+  const c = await claimIngestRun(claim.publicKey, claim.nonce, claim.expiresAt, fast.run);
+  return { unit: c.unit, fresh: c.fresh, result: c.applied ? fast.result : null };
+}
+
+/** A batch in one transaction: the unit's committed seq read (and its row locked) first. */
+function ingestTransaction(
+  ctx: FleetContext,
+  unitId: string,
+  sorted: readonly UnitEvent[],
+  faults: FleetServerFaultPoints,
+): Promise<IngestResult> {
   return ctx.db.transaction().execute(async (trx) => {
     let unitQuery = trx.selectFrom("units").select(["committed_seq"]).where("id", "=", unitId);
     if (ctx.dialect === "postgres") unitQuery = unitQuery.forUpdate();

@@ -26,7 +26,7 @@ import { EnrollRequest, EventBatch, Heartbeat, UNIT_API } from "../core/fleetWir
 import { bundleBytes, bundleIndex, markPending, newestBundleFor } from "./bundles.js";
 import type { FleetContext } from "./context.js";
 import { kyselyHotPath, type UnitAuthRow } from "./db/hot.js";
-import { ingestBatch } from "./ingest.js";
+import { claimAndIngest, type IngestResult, ingestBatch } from "./ingest.js";
 import {
   decode,
   enrolled,
@@ -42,6 +42,7 @@ import {
 export const UNIT_BODY_LIMIT = 2 * 1024 * 1024;
 
 const HEARTBEAT_URL = `${UNIT_API}/heartbeat`;
+const EVENTS_URL = `${UNIT_API}/events`;
 
 /** A request whose signature and timestamp were checked (fleetAuth.ts). */
 type Verified = Extract<VerifyResult, { ok: true }>;
@@ -79,6 +80,8 @@ export async function registerUnitApi(
   const maxPending = opts.maxPendingEnrolments ?? DEFAULT_MAX_PENDING_ENROLMENTS;
   const hot = ctx.hot ?? kyselyHotPath(ctx);
   const claimHeartbeat = hot.claimHeartbeat?.bind(hot);
+  /** Whether a batch of events may claim its nonce in the statement that stores it (ingest.ts claimAndIngest). */
+  const claimsWithEvents = ctx.hot?.claimIngestRun !== undefined;
   // Where the Ed25519 check runs (about 0.14 ms of CPU a request). On SQLite the fleet is one process, and
   // libuv's thread pool lets the checks use the other cores. On PostgreSQL a fleet scales out by processes,
   // one per core, and there the hop to the pool and back (two thread wake-ups a request) costs more than it
@@ -184,8 +187,13 @@ export async function registerUnitApi(
           req.log.warn({ code: v.code, url: req.url }, "unit request refused");
           return refuse(reply, 401, v.code, v.message);
         }
-        // A heartbeat claims its nonce in the statement that writes it (the route below).
-        if (claimHeartbeat !== undefined && req.method === "POST" && req.url === HEARTBEAT_URL) {
+        // A heartbeat claims its nonce in the statement that writes it, and on PostgreSQL a batch of
+        // events in the statement that stores it (the routes below).
+        if (
+          req.method === "POST" &&
+          ((claimHeartbeat !== undefined && req.url === HEARTBEAT_URL) ||
+            (claimsWithEvents && req.url === EVENTS_URL))
+        ) {
           deferred.set(req, v);
           return undefined;
         }
@@ -285,12 +293,44 @@ export async function registerUnitApi(
       });
 
       api.post("/events", async (req, reply) => {
-        const p = parsed(req, reply, EventBatch);
-        if (p === null || p.a.unit === null) return reply;
-        const r = await ingestBatch(ctx, p.a.unit.id, p.body.events, faults, p.a.unit.committed_seq);
+        let unit: UnitAuthRow;
+        let events: EventBatch["events"];
+        let r: IngestResult | null = null;
+        const v = deferred.get(req);
+        const d = v === undefined ? null : decode(req, EventBatch);
+        const c =
+          v === undefined || d === null || !d.ok
+            ? null
+            : await claimAndIngest(
+                ctx,
+                { publicKey: v.publicKey, nonce: v.nonce, expiresAt: v.timestamp + MAX_SKEW_MS },
+                d.value.unitId,
+                d.value.events,
+                faults,
+              );
+        if (v !== undefined && d?.ok === true && c !== null) {
+          // The claim and the batch in one statement (ingest.ts claimAndIngest), judged as any claim.
+          if (!admitted(req, reply, v.publicKey, c.unit, c.fresh, false) || c.unit === null) return reply;
+          if (!ownUnit(req, reply, c.unit, d.value)) return reply;
+          unit = c.unit;
+          events = d.value.events;
+          r = c.result;
+        } else {
+          if (v !== undefined) {
+            // Claimed on its own first (a malformed body too, so every refusal comes in the same order).
+            const a = await claim(req, reply, v, false);
+            if (a === null) return reply;
+            auth.set(req, a);
+          }
+          const p = parsed(req, reply, EventBatch);
+          if (p === null || p.a.unit === null) return reply;
+          unit = p.a.unit;
+          events = p.body.events;
+        }
+        r ??= await ingestBatch(ctx, unit.id, events, faults, unit.committed_seq);
         if (r.pastGap > 0)
           ctx.logger.info(
-            { unitId: p.a.unit.id, committed: r.committed, pastGap: r.pastGap },
+            { unitId: unit.id, committed: r.committed, pastGap: r.pastGap },
             "batch past a gap",
           );
         return reply.send({ committed: r.committed });

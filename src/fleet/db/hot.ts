@@ -63,6 +63,20 @@ export interface HotPath {
    * committed seq is still `expected`. False: it was not (another batch came first), nothing was written.
    */
   ingestRun?(run: IngestRun): Promise<boolean>;
+  /**
+   * PostgreSQL only: an events request's claim and its run at once (one statement, one durable commit):
+   * `claimNonce(publicKey, nonce, expiresAt, false)`, and `ingestRun(run)` only if that nonce was fresh and
+   * the key's unit is `run.unitId`, approved and still at committed seq `run.expected`. The nonce is
+   * recorded exactly as claimNonce records it, whether the run was stored or not.
+   */
+  claimIngestRun?(publicKey: string, nonce: string, expiresAt: number, run: IngestRun): Promise<IngestClaim>;
+}
+
+/** What claimIngestRun decided: the claim's answer, and whether the run was stored. */
+export interface IngestClaim {
+  unit: UnitAuthRow | null;
+  fresh: boolean;
+  applied: boolean;
 }
 
 /** What claimHeartbeat decided: the claim's answer, and the heartbeat's committed seq if it was written. */

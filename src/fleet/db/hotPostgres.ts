@@ -6,7 +6,8 @@
  * heartbeat is one round trip instead of three, never re-planned. When heartbeats queue up
  * (HEARTBEATS_IN_FLIGHT statements out already: a burst), the waiting ones go as one statement
  * (CLAIM_HEARTBEATS_SQL, db/coalesce.ts), which costs the database and the process a fraction of one
- * statement each. A batch of events is one statement as well (`ingestRun`).
+ * statement each. A batch of events is one statement as well, with its request's claim in it
+ * (`claimIngestRun`; `ingestRun` alone when the claim had to come first): one durable commit a batch.
  */
 import pg from "pg";
 import { coalescer } from "./coalesce.js";
@@ -146,6 +147,27 @@ const SALES_COLUMNS = [
   ["plan_id", "text"],
 ] as const satisfies readonly (readonly [keyof SalesTable, string])[];
 
+/** INGEST_SQL's inserts of the run's events and sales rows, which run only if the CTE `guard` matched. */
+const runInserts = (guard: string) => `
+e as (
+  insert into events (unit_id, seq, at, kind, data, received_at)
+  select $1, x.seq, x.at, x.kind, x.data, $4
+  from jsonb_to_recordset($5::jsonb) as x(seq bigint, at bigint, kind text, data text)
+  where exists (select 1 from ${guard})
+  returning 1
+), s as (
+  insert into sales (unit_id, ${SALES_COLUMNS.map(([c]) => c).join(", ")})
+  select $1, ${SALES_COLUMNS.map(([c]) => `r.${c}`).join(", ")}
+  from jsonb_to_recordset($6::jsonb) as r(${SALES_COLUMNS.map(([c, t]) => `${c} ${t}`).join(", ")})
+  where exists (select 1 from ${guard})
+  on conflict (unit_id, session_id) do update set
+    ${SALES_COLUMNS.filter(([c]) => c !== "session_id")
+      .map(([c]) => `${c} = excluded.${c}`)
+      .join(", ")}
+  where sales.seq < excluded.seq
+  returning 1
+)`;
+
 /**
  * ingest.ts's batch in one statement. The unit row's update is the guard: it matches only while the
  * committed seq is `$2` (a concurrent batch of the unit waits for this one's row lock, then matches
@@ -156,27 +178,45 @@ const SALES_COLUMNS = [
 const INGEST_SQL = `
 with u as (
   update units set committed_seq = $3, last_seen_at = $4 where id = $1 and committed_seq = $2 returning 1
-), e as (
-  insert into events (unit_id, seq, at, kind, data, received_at)
-  select $1, x.seq, x.at, x.kind, x.data, $4
-  from jsonb_to_recordset($5::jsonb) as x(seq bigint, at bigint, kind text, data text)
-  where exists (select 1 from u)
-  returning 1
-), s as (
-  insert into sales (unit_id, ${SALES_COLUMNS.map(([c]) => c).join(", ")})
-  select $1, ${SALES_COLUMNS.map(([c]) => `r.${c}`).join(", ")}
-  from jsonb_to_recordset($6::jsonb) as r(${SALES_COLUMNS.map(([c, t]) => `${c} ${t}`).join(", ")})
-  where exists (select 1 from u)
-  on conflict (unit_id, session_id) do update set
-    ${SALES_COLUMNS.filter(([c]) => c !== "session_id")
-      .map(([c]) => `${c} = excluded.${c}`)
-      .join(", ")}
-  where sales.seq < excluded.seq
-  returning 1
-)
+), ${runInserts("u")}
 select (select count(*) from u)::int as applied, (select count(*) from e)::int as stored`;
 
-/** The row CLAIM_SQL and CLAIM_HEARTBEAT_SQL answer: the nonce's freshness and the key's unit, if any. */
+/**
+ * CLAIM_SQL and INGEST_SQL in one statement, for an events request (`claimIngestRun`): `$7`-`$9` are the
+ * key, the nonce and its expiry. The nonce is recorded as CLAIM_SQL records it for a known key; the guard
+ * `g` matches only the key's own unit (`$1` is the body's unit id), approved and at committed seq `$2` when
+ * its row is locked, and only for a fresh nonce. `u` is the unit as the statement's snapshot saw it.
+ */
+const CLAIM_INGEST_SQL = `
+with u as (
+  select id, status, committed_seq from units where public_key = $7
+), n as (
+  insert into nonces (public_key, nonce, expires_at)
+  select $7, $8, $9 where exists (select 1 from u)
+  on conflict (public_key, nonce) do nothing
+  returning 1
+), g as (
+  update units set committed_seq = $3, last_seen_at = $4
+  where id = $1 and public_key = $7 and status = 'approved' and committed_seq = $2 and exists (select 1 from n)
+  returning 1
+), ${runInserts("g")}
+select (select count(*) from n)::int as fresh, u.id, u.status, u.committed_seq,
+  (select count(*) from g)::int as applied, (select count(*) from e)::int as stored
+from (select 1) as one left join u on true`;
+
+/** INGEST_SQL's values `$1`-`$6` for `run`. */
+function runValues(run: IngestRun): unknown[] {
+  return [
+    run.unitId,
+    run.expected,
+    run.committed,
+    run.now,
+    JSON.stringify(run.events),
+    JSON.stringify(run.sales),
+  ];
+}
+
+/** The row CLAIM_SQL, CLAIM_HEARTBEAT_SQL and CLAIM_INGEST_SQL answer: the nonce's freshness and the key's unit, if any. */
 interface ClaimRow {
   fresh: number;
   id: string | null;
@@ -252,20 +292,29 @@ export function postgresHotPath(
             const r = await durable.query<{ applied: number; stored: number }>({
               name: "vendd_ingest_run",
               text: INGEST_SQL,
-              values: [
-                run.unitId,
-                run.expected,
-                run.committed,
-                run.now,
-                JSON.stringify(run.events),
-                JSON.stringify(run.sales),
-              ],
+              values: runValues(run),
             });
             const row = r.rows[0];
             if (row === undefined || row.applied === 0) return false;
             if (row.stored !== run.events.length)
               throw new Error(`unit ${run.unitId}: ${row.stored} of ${run.events.length} events stored`);
             return true;
+          },
+        }),
+    ...(durable === undefined
+      ? {}
+      : {
+          async claimIngestRun(publicKey: string, nonce: string, expiresAt: number, run: IngestRun) {
+            const r = await durable.query<ClaimRow & { applied: number; stored: number }>({
+              name: "vendd_unit_claim_ingest_run",
+              text: CLAIM_INGEST_SQL,
+              values: [...runValues(run), publicKey, nonce, expiresAt],
+            });
+            const row = r.rows[0];
+            const applied = row !== undefined && row.applied > 0;
+            if (applied && row.stored !== run.events.length)
+              throw new Error(`unit ${run.unitId}: ${row.stored} of ${run.events.length} events stored`);
+            return { ...claimOf(row), applied };
           },
         }),
     async claimNonce(publicKey, nonce, expiresAt, enrol) {
