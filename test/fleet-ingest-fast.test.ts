@@ -225,24 +225,6 @@ describe("ingest fast path on PostgreSQL", () => {
     expect(s.events.map((e) => e.seq)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
     expect(s.sales).toHaveLength(100);
   });
-});
-
-describe("an events request's claim and batch in one statement on PostgreSQL", () => {
-  let clock: ManualClock;
-  let a: { ctx: FleetContext; fdb: FleetDb };
-  let b: { ctx: FleetContext; fdb: FleetDb };
-
-  beforeEach(async () => {
-    clock = new ManualClock(T0);
-    const target = await files.pg.createDatabase(`claim_${++dbCount}`);
-    a = await fleetContext(target, clock);
-    b = await fleetContext(target, clock);
-  });
-
-  afterEach(async () => {
-    await a.fdb.close();
-    await b.fdb.close();
-  });
 
   const claimOf = (id: string, nonce: string) => ({ publicKey: `key-${id}`, nonce, expiresAt: T0 + 1000 });
   const noncesOf = async (id: string) =>
@@ -255,7 +237,7 @@ describe("an events request's claim and batch in one statement on PostgreSQL", (
     committed_seq: committed,
   });
 
-  it("stores the batch only for a fresh nonce of the key's own approved unit at its committed seq", async () => {
+  it("claimAndIngest (claim and batch in one statement) stores the batch only for a fresh nonce of the key's own approved unit at its committed seq", async () => {
     const { ctx } = a;
     for (const [id, status] of [
       ["vm-own", "approved"],
@@ -323,7 +305,7 @@ describe("an events request's claim and batch in one statement on PostgreSQL", (
     }
   });
 
-  it("a version event or an armed fault point: no statement, no nonce (the caller claims it on its own)", async () => {
+  it("claimAndIngest with a version event or an armed fault point: no statement, no nonce (the caller claims it on its own)", async () => {
     const { ctx } = a;
     await addUnit(ctx, "vm-5");
     const version: UnitEvent = {
@@ -339,7 +321,7 @@ describe("an events request's claim and batch in one statement on PostgreSQL", (
     expect((await storedOf(ctx, "vm-5")).events).toEqual([]);
   });
 
-  it("a request and its replay at once from two processes: one is stored, the other refused as a replay", async () => {
+  it("claimAndIngest of a request and its replay at once from two processes: one is stored, the other refused as a replay", async () => {
     await addUnit(a.ctx, "vm-6");
     for (let from = 1; from <= 100; from += 10) {
       const batch = events(from, from + 9);

@@ -21,15 +21,21 @@ import {
 } from "./hot.js";
 import type { SalesTable } from "./schema.js";
 
-const CLAIM_SQL = `
+/**
+ * Every claim's first two parts: `u` the unit of the key `key` (a parameter), `n` the nonce recorded for a
+ * known key (or when `enrol`, a boolean parameter, is true), returning a row only if it was fresh.
+ */
+const claimCtes = (key: string, nonce: string, expiresAt: string, enrol?: string) => `
 with u as (
-  select id, status, committed_seq from units where public_key = $1
+  select id, status, committed_seq from units where public_key = ${key}
 ), n as (
   insert into nonces (public_key, nonce, expires_at)
-  select $1, $2, $3 where $4::boolean or exists (select 1 from u)
+  select ${key}, ${nonce}, ${expiresAt} where ${enrol === undefined ? "" : `${enrol}::boolean or `}exists (select 1 from u)
   on conflict (public_key, nonce) do nothing
   returning 1
-)
+)`;
+
+const CLAIM_SQL = `${claimCtes("$1", "$2", "$3", "$4")}
 select (select count(*) from n)::int as fresh, u.id, u.status, u.committed_seq
 from (select 1) as one left join u on true`;
 
@@ -45,15 +51,7 @@ returning committed_seq`;
  * revocation committed meanwhile leaves it matching nothing). All parts see one snapshot: `u` is the unit
  * as it was before the heartbeat, which is what the claim answers anyway.
  */
-const CLAIM_HEARTBEAT_SQL = `
-with u as (
-  select id, status, committed_seq from units where public_key = $1
-), n as (
-  insert into nonces (public_key, nonce, expires_at)
-  select $1, $2, $3 where exists (select 1 from u)
-  on conflict (public_key, nonce) do nothing
-  returning 1
-), h as (
+const CLAIM_HEARTBEAT_SQL = `${claimCtes("$1", "$2", "$3")}, h as (
   update units set last_seen_at = $5, last_heartbeat = $6, config_version = $7, release_version = $8,
     backlog_events = $9, backlog_oldest_at = $10, unresolved = $11
   where id = $4 and public_key = $1 and status = 'approved' and exists (select 1 from n)
@@ -187,15 +185,7 @@ select (select count(*) from u)::int as applied, (select count(*) from e)::int a
  * `g` matches only the key's own unit (`$1` is the body's unit id), approved and at committed seq `$2` when
  * its row is locked, and only for a fresh nonce. `u` is the unit as the statement's snapshot saw it.
  */
-const CLAIM_INGEST_SQL = `
-with u as (
-  select id, status, committed_seq from units where public_key = $7
-), n as (
-  insert into nonces (public_key, nonce, expires_at)
-  select $7, $8, $9 where exists (select 1 from u)
-  on conflict (public_key, nonce) do nothing
-  returning 1
-), g as (
+const CLAIM_INGEST_SQL = `${claimCtes("$7", "$8", "$9")}, g as (
   update units set committed_seq = $3, last_seen_at = $4
   where id = $1 and public_key = $7 and status = 'approved' and committed_seq = $2 and exists (select 1 from n)
   returning 1
