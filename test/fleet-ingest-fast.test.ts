@@ -99,6 +99,16 @@ async function storedOf(ctx: FleetContext, unitId: string) {
   };
 }
 
+/** A version event at `seq`: config 7 applied, from no bundle. */
+function configApplied(seq: number): UnitEvent {
+  return {
+    seq,
+    at: T0,
+    kind: "version",
+    data: { kind: "config", bundleId: null, version: "7", outcome: "applied", reason: "" },
+  };
+}
+
 describe("ingest fast path on PostgreSQL", () => {
   let clock: ManualClock;
   let a: { ctx: FleetContext; fdb: FleetDb };
@@ -173,12 +183,7 @@ describe("ingest fast path on PostgreSQL", () => {
   it("a version event or an armed fault point takes the transaction", async () => {
     const { ctx, calls } = counting(a.ctx);
     await addUnit(ctx, "vm-2");
-    const version: UnitEvent = {
-      seq: 3,
-      at: T0,
-      kind: "version",
-      data: { kind: "config", bundleId: null, version: "7", outcome: "applied", reason: "" },
-    };
+    const version = configApplied(3);
     await ingestBatch(ctx, "vm-2", [...events(1, 2), version], NO_FLEET_SERVER_FAULTS, 0);
     const armed = { hit() {}, armed: true };
     await ingestBatch(ctx, "vm-2", events(4, 6), armed, 3);
@@ -308,12 +313,7 @@ describe("ingest fast path on PostgreSQL", () => {
   it("claimAndIngest with a version event or an armed fault point: no statement, no nonce (the caller claims it on its own)", async () => {
     const { ctx } = a;
     await addUnit(ctx, "vm-5");
-    const version: UnitEvent = {
-      seq: 2,
-      at: T0,
-      kind: "version",
-      data: { kind: "config", bundleId: null, version: "7", outcome: "applied", reason: "" },
-    };
+    const version = configApplied(2);
     expect(await claimAndIngest(ctx, claimOf("vm-5", "v1"), "vm-5", [...events(1, 1), version])).toBeNull();
     const armed = { hit() {}, armed: true };
     expect(await claimAndIngest(ctx, claimOf("vm-5", "v2"), "vm-5", events(1, 2), armed)).toBeNull();
