@@ -27,16 +27,8 @@ import { bundleBytes, bundleIndex, markPending, newestBundleFor } from "./bundle
 import type { FleetContext } from "./context.js";
 import { kyselyHotPath, type UnitAuthRow } from "./db/hot.js";
 import { claimAndIngest, type IngestResult, ingestBatch } from "./ingest.js";
-import {
-  decode,
-  enrolled,
-  etagOf,
-  fleetNameOf,
-  heartbeatRow,
-  malformed,
-  matchesEtag,
-  refuse,
-} from "./unitReplies.js";
+import { enrol } from "./unitEnroll.js";
+import { decode, etagOf, fleetNameOf, heartbeatRow, malformed, matchesEtag, refuse } from "./unitReplies.js";
 
 /** Largest request body the unit API reads: a full batch of 500 sessions is well under it. */
 export const UNIT_BODY_LIMIT = 2 * 1024 * 1024;
@@ -241,55 +233,7 @@ export async function registerUnitApi(
       api.post("/enroll", async (req, reply) => {
         const p = parsed(req, reply, EnrollRequest);
         if (p === null) return reply;
-        const { a, body } = p;
-        const fp = fingerprint(a.publicKey);
-        if (a.unit !== null) {
-          if (a.unit.id !== body.unitId)
-            return refuse(reply, 409, "key_taken", `this key is already enrolled as unit ${a.unit.id}`);
-          return enrolled(reply, a.unit.status, fp);
-        }
-        const pending = await ctx.db
-          .selectFrom("units")
-          .select((eb) => eb.fn.countAll<number | string | bigint>().as("n"))
-          .where("status", "=", "pending")
-          .executeTakeFirstOrThrow();
-        if (Number(pending.n) >= maxPending) {
-          req.log.warn(
-            { unitId: body.unitId, key: fp, pending: Number(pending.n) },
-            "enrolment refused: too many pending",
-          );
-          reply.header("retry-after", "3600");
-          return refuse(
-            reply,
-            429,
-            "too_many_pending",
-            "too many enrolments are waiting for approval; ask a fleet manager to approve or revoke them, then retry",
-          );
-        }
-        const inserted = await ctx.db
-          .insertInto("units")
-          .values({
-            id: body.unitId,
-            public_key: a.publicKey,
-            fingerprint: fp,
-            label: body.label,
-            status: "pending",
-            enrolled_at: ctx.clock.now(),
-          })
-          .onConflict((oc) => oc.doNothing())
-          .executeTakeFirst();
-        if (inserted.numInsertedOrUpdatedRows === 0n) {
-          const mine = await ctx.db
-            .selectFrom("units")
-            .select(["id", "status"])
-            .where("public_key", "=", a.publicKey)
-            .executeTakeFirst();
-          if (mine !== undefined && mine.id === body.unitId) return enrolled(reply, mine.status, fp);
-          req.log.warn({ unitId: body.unitId, key: fp }, "enrolment for a unit id held by another key");
-          return refuse(reply, 409, "id_taken", `unit id ${body.unitId} is enrolled with another key`);
-        }
-        ctx.logger.info({ unitId: body.unitId, fingerprint: fp }, "unit enrolment pending approval");
-        return reply.code(202).send({ status: "pending", fingerprint: fp });
+        return enrol(ctx, req, reply, p.a, p.body, maxPending);
       });
 
       api.post("/events", async (req, reply) => {
@@ -309,7 +253,7 @@ export async function registerUnitApi(
                 faults,
               );
         if (v !== undefined && d?.ok === true && c !== null) {
-          // The claim and the batch in one statement (ingest.ts claimAndIngest), judged as any claim.
+          // The claim and the batch in one statement (ingest.ts claimAndIngest), judged as every claim is.
           if (!admitted(req, reply, v.publicKey, c.unit, c.fresh, false) || c.unit === null) return reply;
           if (!ownUnit(req, reply, c.unit, d.value)) return reply;
           unit = c.unit;
