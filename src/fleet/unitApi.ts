@@ -199,18 +199,22 @@ export async function registerUnitApi(
       // For unit routes mounted outside this scope (GET /entitlements): the same signature, nonce and status checks.
       unitAuth = authenticate;
 
-      /** The request's verified key and unit, and its body parsed with `schema`; null when refused. */
+      /**
+       * The request's verified key and unit, and its body parsed with `schema` (or `decoded`, the body a
+       * route already parsed with it); null when refused.
+       */
       const parsed = <T>(
         req: FastifyRequest,
         reply: FastifyReply,
         schema: z.ZodType<T>,
+        decoded?: ReturnType<typeof decode<T>>,
       ): { a: Authed; body: T } | null => {
         const a = auth.get(req);
         if (a === undefined) {
           refuse(reply, 401, "unsigned", "the request is not signed by a unit key");
           return null;
         }
-        const r = decode(req, schema);
+        const r = decoded ?? decode(req, schema);
         if (!r.ok) {
           malformed(req, reply, r.error);
           return null;
@@ -266,7 +270,7 @@ export async function registerUnitApi(
             if (a === null) return reply;
             auth.set(req, a);
           }
-          const p = parsed(req, reply, EventBatch);
+          const p = parsed(req, reply, EventBatch, d ?? undefined);
           if (p === null || p.a.unit === null) return reply;
           unit = p.a.unit;
           events = p.body.events;
