@@ -56,15 +56,26 @@ export async function eventually(check: () => boolean, timeoutMs = 3000, what = 
   }
 }
 
-/** A logger that records every entry (level and message) for assertions. */
-export function recordingLogger(): { logger: Logger; lines: Array<{ level: number; msg: string }> } {
-  const lines: Array<{ level: number; msg: string }> = [];
+/** One recorded log entry: its level, message and every field of the line. */
+export interface LogEntry {
+  level: number;
+  msg: string;
+  fields: Record<string, unknown>;
+}
+
+/** A logger that records every entry (level, message and fields) for assertions. */
+export function recordingLogger(): { logger: Logger; lines: LogEntry[] } {
+  const lines: LogEntry[] = [];
   const logger = pino(
     { level: "debug" },
     {
       write(s: string) {
-        const o = JSON.parse(s) as { level: number; msg: string };
-        lines.push({ level: o.level, msg: o.msg });
+        const o = JSON.parse(s) as Record<string, unknown>;
+        lines.push({
+          level: typeof o.level === "number" ? o.level : -1,
+          msg: typeof o.msg === "string" ? o.msg : "",
+          fields: o,
+        });
       },
     },
   );
@@ -75,7 +86,7 @@ export interface PtyRig {
   sim: VmcSimulator;
   ctrl: AdapterController;
   log: EventLog;
-  logs: Array<{ level: number; msg: string }>;
+  logs: LogEntry[];
   close(): Promise<void>;
 }
 
