@@ -37,6 +37,10 @@ const SUBCOMMANDS: Readonly<Record<string, { usage: string; load: () => Promise<
       "vendd fleet reconcile --from DATE --to DATE [--format table|csv|json] [--db FILE|URL] [--reporting FILE]",
     load: async () => (await import("./fleetReconcile.js")).fleetReconcileCommand,
   },
+  alerts: {
+    usage: "vendd fleet alerts [--open] [--json] [--config FILE] [--db FILE|URL]",
+    load: async () => (await import("./fleetAlerts.js")).fleetAlertsCommand,
+  },
   user: {
     usage:
       "vendd fleet user add NAME --role viewer|manager [--db FILE|URL] [--password-file FILE]\n" +

@@ -30,6 +30,15 @@ export const FLEET_RECONCILE_OPTIONS = {
   help,
 } as const satisfies OptionSpecs;
 
+/** `vendd fleet alerts` (src/cli/fleetAlerts.ts, issue 37). */
+export const FLEET_ALERTS_OPTIONS = {
+  config: { type: "string", value: "FILE" },
+  db: { type: "string", value: "FILE|URL" },
+  open: { type: "boolean" },
+  json: { type: "boolean" },
+  help,
+} as const satisfies OptionSpecs;
+
 /** `vendd fleet serve|units|approve|revoke|bundle upload` (src/cli/fleetServe.ts, fleetAdmin.ts). */
 export const FLEET_SERVER_OPTIONS = {
   config: { type: "string", value: "FILE" },
@@ -96,6 +105,13 @@ export const FLEET_COMMANDS: readonly CommandHelp[] = [
       words: "fleet user remove NAME",
       only: ["db"],
       summary: "remove a dashboard account and end its sessions",
+    },
+  ]),
+  ...helpLines("fleet", FLEET_ALERTS_OPTIONS, [
+    {
+      words: "fleet alerts",
+      summary:
+        "list alerts (open, acknowledged, resolved; --open: only those not resolved) and failing deliveries",
     },
   ]),
   ...helpLines("fleet", FLEET_RECONCILE_OPTIONS, [

@@ -100,6 +100,7 @@ async function servicesOf(cfg: FleetConfig): Promise<FleetServices> {
       auth: i.callbackAuth,
     };
   }
+  if (cfg.alerts !== undefined) services.alerts = cfg.alerts;
   return services;
 }
 

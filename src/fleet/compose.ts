@@ -7,6 +7,7 @@
  * cycle, monthly invoices) are started by `startFleetJobs`.
  */
 import type { FastifyInstance } from "fastify";
+import { mountAlertPages } from "./alerts/routes.js";
 import { mountCompanyPages } from "./composeCompanies.js";
 import { mountInvoicePages } from "./composeInvoices.js";
 import { mountPlanPages } from "./composePlans.js";
@@ -29,7 +30,7 @@ export function fleetNav(s: FleetServices): [string, string][] {
   const nav: [string, string][] = [["/reconcile", "Reconciliation"]];
   if (s.plans !== undefined)
     nav.push(["/plans", "Plans"], ["/plans/members", "Members"], ["/plans/usage", "Usage"]);
-  nav.push(["/companies", "Companies"], ["/invoices", "Invoices"]);
+  nav.push(["/companies", "Companies"], ["/invoices", "Invoices"], ["/alerts", "Alerts"]);
   return nav;
 }
 
@@ -45,6 +46,7 @@ async function mountPages(
   mountCompanyPages(web, ctx, s, t, p);
   mountInvoicePages(web, ctx, s, t, p);
   await mountBundleUpload(web, ctx, t, p);
+  mountAlertPages(web, ctx, t, p);
 }
 
 /** The plugins of `vendd fleet serve` for the configured services. */

@@ -1,5 +1,6 @@
 /** The scheduled jobs of `vendd fleet serve`: nightly reconciliation, plan cycle, monthly invoices. */
 import { Cron } from "croner";
+import { startAlertJob } from "./alerts/job.js";
 import type { FleetServices } from "./composeServices.js";
 import type { FleetConfig } from "./config.js";
 import { dayOf, type FleetContext } from "./context.js";
@@ -95,6 +96,11 @@ export function startFleetJobs(
       ),
     );
     started.push("invoiceCycle");
+  }
+  if (s.alerts !== undefined) {
+    const alerts = startAlertJob(ctx, s.alerts);
+    stops.push(() => void track(alerts.stop()));
+    started.push("alerts");
   }
   return {
     started,

@@ -1,6 +1,8 @@
 /** What the composed fleet server's optional sections need (see compose.ts). */
+
 import type { InvoicesClient } from "../payment/invoices/client.js";
 import type { SubscriptionsClient } from "../payment/subscriptions/client.js";
+import type { AlertSettings } from "./alerts/settings.js";
 import type { FleetConfig } from "./config.js";
 import type { PlansSettings } from "./plans/index.js";
 import type { ReportingSettings } from "./reconcile/settings.js";
@@ -11,5 +13,7 @@ export interface FleetServices {
   reporting?: ReportingSettings | (() => ReportingSettings);
   plans?: { client: SubscriptionsClient; settings: PlansSettings };
   invoices?: { client: InvoicesClient; auth: FleetInvoiceAuth };
+  /** Alerts (issue 37): evaluated on their schedule when configured; the page is always there. */
+  alerts?: AlertSettings;
 }
 export type FleetInvoiceAuth = NonNullable<FleetConfig["invoices"]>["callbackAuth"];

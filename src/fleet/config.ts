@@ -11,6 +11,7 @@ import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import YAML from "yaml";
 import { z } from "zod";
+import { type AlertSettings, AlertsSection } from "./alerts/settings.js";
 
 export class FleetConfigError extends Error {
   override readonly name = "FleetConfigError";
@@ -93,6 +94,8 @@ const Main = z.strictObject({
       "callbackAuth basic needs callbackUsername",
     )
     .optional(),
+  /** Alerts (issue 37): rules, thresholds, mail and webhooks; docs/alerts.md. Absent: no evaluation. */
+  alerts: AlertsSection.optional(),
   schedules: z
     .strictObject({
       /** Nightly reconciliation (cron, fleet time zone; default '30 4 * * *'), `false` to switch off. */
@@ -121,6 +124,8 @@ const Secrets = z.strictObject({
   subscriptionsClientSecret: z.string().min(1).optional(),
   invoicesAccessToken: z.string().min(1).optional(),
   invoicesCallbackSecret: z.string().min(16, "at least 16 characters").optional(),
+  alertsSmtpPassword: z.string().min(1).optional(),
+  alertsWebhookSecret: z.string().min(16, "at least 16 characters").optional(),
 });
 type Secrets = z.infer<typeof Secrets>;
 
@@ -132,6 +137,8 @@ export const SECRET_ENV: Record<keyof Secrets, string> = {
   subscriptionsClientSecret: "VENDD_SUBSCRIPTIONS_CLIENT_SECRET",
   invoicesAccessToken: "VENDD_INVOICES_ACCESS_TOKEN",
   invoicesCallbackSecret: "VENDD_INVOICES_CALLBACK_SECRET",
+  alertsSmtpPassword: "VENDD_ALERTS_SMTP_PASSWORD",
+  alertsWebhookSecret: "VENDD_ALERTS_WEBHOOK_SECRET",
 };
 
 const SECRET_KEY = /secret|password|passphrase$|apikey|api_key|token$|salt$/i;
@@ -173,6 +180,8 @@ export interface FleetConfig {
     accessToken: string;
     callbackAuth: { kind: "apikey"; key: string } | { kind: "basic"; username: string; password: string };
   };
+  /** Alerts (issue 37), with their secrets; absent when the section is. */
+  alerts?: AlertSettings;
   schedules: {
     reconcile: string | false;
     reconcileDays: number;
@@ -336,6 +345,25 @@ export function loadFleetConfig(path: string, env: NodeJS.ProcessEnv = process.e
           : { kind: "apikey", key: secret },
     };
     cfg.secrets.push(cfg.invoices.accessToken, secret);
+  }
+  if (m.alerts !== undefined) {
+    const { mail, ...rest } = m.alerts;
+    const alerts: AlertSettings = {
+      ...rest,
+      ...(m.publicUrl === undefined ? {} : { publicUrl: m.publicUrl }),
+    };
+    if (mail !== undefined) {
+      alerts.mail = { ...mail, ...(mail.caFile === undefined ? {} : { caFile: at(mail.caFile) }) };
+      if (mail.username !== undefined) {
+        alerts.mail.password = need("alertsSmtpPassword", "alerts.mail.username");
+        cfg.secrets.push(alerts.mail.password);
+      }
+    }
+    if (rest.webhooks.length > 0) {
+      alerts.webhookSecret = need("alertsWebhookSecret", "alerts.webhooks");
+      cfg.secrets.push(alerts.webhookSecret);
+    }
+    cfg.alerts = alerts;
   }
   return cfg;
 }

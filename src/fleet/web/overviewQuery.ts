@@ -2,6 +2,9 @@
  * The dashboard's overview: unit counts, units offline or needing a look, pending approvals, today's and
  * this week's totals, bundles and the chart.
  */
+
+import { alertsDb } from "../alerts/schema.js";
+import { alertCounts } from "../alerts/store.js";
 import type { FleetContext } from "../context.js";
 import { dayOf } from "../context.js";
 import { type BundleSummary, listBundles } from "./bundleQueries.js";
@@ -21,6 +24,8 @@ export interface Overview {
   weekTotals: Totals[];
   bundles: BundleSummary[];
   chart: DailySeries;
+  /** Alerts (issue 37): open (unacknowledged), acknowledged, deliveries that failed or are retried. */
+  alerts: { open: number; acknowledged: number; failedDeliveries: number };
 }
 
 export async function overview(ctx: FleetContext, chartDays = 14): Promise<Overview> {
@@ -48,5 +53,6 @@ export async function overview(ctx: FleetContext, chartDays = 14): Promise<Overv
     weekTotals: await totals(ctx, { from: weekFrom, to: today }),
     bundles: bundles.map((b) => ({ ...b, rollouts: [] })),
     chart: await dailySeries(ctx, chartDays),
+    alerts: await alertCounts(alertsDb(ctx)),
   };
 }

@@ -171,6 +171,9 @@ export function overviewPage(pc: PageContext, o: Overview): string {
 <div class="card"><div class="big${o.units.offline > 0 ? " offline" : ""}">${o.units.offline}</div>units offline</div>
 <div class="card"><div class="big${o.units.pending > 0 ? " pending" : ""}">${o.units.pending}</div>pending enrolments</div>
 <div class="card"><div class="big">${o.attention.length}</div>units needing a look</div>
+<div class="card" id="alert-counts"><div class="big${o.alerts.open > 0 ? " offline" : ""}">${o.alerts.open}</div><a href="/alerts?state=open">open alerts</a> (${o.alerts.acknowledged} acknowledged${
+    o.alerts.failedDeliveries > 0 ? html`, ${o.alerts.failedDeliveries} deliveries failing` : ""
+  })</div>
 </div>
 <h2>Sales today (${o.today})</h2>${totalsTable(o.todayTotals, "No sales today.")}
 <h2>Sales this week (${o.weekFrom} to ${o.today})</h2>${totalsTable(o.weekTotals, "No sales this week.")}

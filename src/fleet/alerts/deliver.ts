@@ -1,0 +1,181 @@
+/**
+ * Sending the changes the outbox holds: e-mail over SMTP (nodemailer, STARTTLS required unless implicit
+ * TLS; one mail per change, one digest when a run made more than `digestAfter`) and webhooks (a JSON POST
+ * signed with HMAC-SHA256 over `timestamp + "." + body`). A delivery is marked sent only after the server
+ * accepted it; a failure is retried with doubling backoff and kept visible (`last_error`), never logged
+ * with a secret in it.
+ */
+import { createHash, createHmac } from "node:crypto";
+import { readFileSync } from "node:fs";
+import nodemailer from "nodemailer";
+import type { FleetContext } from "../context.js";
+import type { AlertsDb } from "./schema.js";
+import type { AlertSettings } from "./settings.js";
+import { type DueDelivery, markAttemptFailed, markSent } from "./store.js";
+import { digestMail, singleMail } from "./views.js";
+
+/** Webhook signature header: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`. */
+export const SIGNATURE_HEADER = "x-vendd-signature";
+export const CHANGE_ID_HEADER = "x-vendd-change-id";
+
+export function retryDelayMs(attempts: number): number {
+  return Math.min(5_000 * 2 ** attempts, 600_000);
+}
+
+export function signWebhook(secret: string, timestamp: number, body: string): string {
+  const mac = createHmac("sha256", secret).update(`${timestamp}.${body}`).digest("hex");
+  return `t=${timestamp},v1=${mac}`;
+}
+
+/** The documented webhook body (docs/alerts.md). */
+export function webhookBody(d: DueDelivery): string {
+  const a = d.alert;
+  return JSON.stringify({
+    id: d.changeId,
+    type: `alert.${d.kind}`,
+    at: new Date(d.at).toISOString(),
+    alert: {
+      id: a.id,
+      unitId: a.unitId,
+      unitLabel: a.unitLabel,
+      rule: a.rule,
+      state: a.state,
+      detail: d.detail,
+      openedAt: new Date(a.openedAt).toISOString(),
+      resolvedAt: a.resolvedAt === null ? null : new Date(a.resolvedAt).toISOString(),
+      acknowledgedBy: a.acknowledgedBy,
+    },
+  });
+}
+
+/** Error text without any configured secret in it. */
+function scrub(e: unknown, secrets: readonly string[]): string {
+  let m = e instanceof Error ? e.message : String(e);
+  for (const s of secrets) if (s.length > 0) m = m.split(s).join("***");
+  return m.replace(/\s+/g, " ").slice(0, 300);
+}
+
+export interface Sender {
+  mail?: (msg: {
+    subject: string;
+    text: string;
+    html: string;
+    messageId: string;
+    changeIds: string[];
+  }) => Promise<void>;
+  webhook: (name: string, changeId: string, body: string) => Promise<void>;
+  secrets: string[];
+  close(): void;
+}
+
+export function makeSender(s: AlertSettings): Sender {
+  const secrets = [s.mail?.password ?? "", s.webhookSecret ?? ""];
+  let mail: Sender["mail"];
+  let close = (): void => undefined;
+  if (s.mail !== undefined) {
+    const m = s.mail;
+    const transport = nodemailer.createTransport({
+      host: m.host,
+      port: m.port,
+      secure: m.security === "tls",
+      requireTLS: m.security === "starttls",
+      ...(m.username === undefined ? {} : { auth: { user: m.username, pass: m.password ?? "" } }),
+      tls: { minVersion: "TLSv1.2", ...(m.caFile === undefined ? {} : { ca: readFileSync(m.caFile) }) },
+      connectionTimeout: 15_000,
+      socketTimeout: 30_000,
+    });
+    close = () => transport.close();
+    mail = async (msg) => {
+      await transport.sendMail({
+        from: m.from,
+        to: m.to,
+        subject: `${m.subjectPrefix} ${msg.subject}`.trim(),
+        text: msg.text,
+        html: msg.html,
+        messageId: msg.messageId,
+        headers: { "X-Vendd-Change-Ids": msg.changeIds.join(",") },
+      });
+    };
+  }
+  const urls = new Map(s.webhooks.map((w) => [w.name, w.url]));
+  const webhook = async (name: string, changeId: string, body: string): Promise<void> => {
+    const url = urls.get(name);
+    if (url === undefined) throw new Error(`webhook ${name} is no longer configured`);
+    if (s.webhookSecret === undefined) throw new Error("no webhook secret (alertsWebhookSecret)");
+    const ts = Math.floor(Date.now() / 1000);
+    const res = await fetch(url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        [SIGNATURE_HEADER]: signWebhook(s.webhookSecret, ts, body),
+        [CHANGE_ID_HEADER]: changeId,
+        "user-agent": "vendd-fleet-alerts",
+      },
+      body,
+      redirect: "error",
+      signal: AbortSignal.timeout(15_000),
+    });
+    await res.arrayBuffer().catch(() => undefined);
+    if (res.status < 200 || res.status > 299) throw new Error(`webhook ${name} answered HTTP ${res.status}`);
+  };
+  return { ...(mail === undefined ? {} : { mail }), webhook, secrets, close };
+}
+
+/** Sends the claimed deliveries; each is marked sent or failed (with its backoff) as it settles. */
+export async function sendClaimed(
+  ctx: FleetContext,
+  db: AlertsDb,
+  s: AlertSettings,
+  sender: Sender,
+  due: readonly DueDelivery[],
+): Promise<{ sent: number; failed: number }> {
+  let sent = 0;
+  let failed = 0;
+  const settle = async (ds: readonly DueDelivery[], attempt: () => Promise<void>) => {
+    try {
+      await attempt();
+      for (const d of ds) await markSent(db, d.changeId, d.channel, ctx.clock.now());
+      sent += ds.length;
+    } catch (e) {
+      const error = scrub(e, sender.secrets);
+      for (const d of ds)
+        await markAttemptFailed(db, d, error, ctx.clock.now(), retryDelayMs(d.attempts), s.maxAttempts);
+      failed += ds.length;
+      ctx.logger.warn(
+        { channel: ds[0]?.channel, changes: ds.map((d) => d.changeId), error },
+        "alert delivery failed; retried later",
+      );
+    }
+  };
+  for (const d of due.filter((x) => x.channel.startsWith("webhook:")))
+    await settle([d], () => sender.webhook(d.channel.slice("webhook:".length), d.changeId, webhookBody(d)));
+  const mails = due.filter((x) => x.channel === "mail");
+  const mailer = sender.mail;
+  if (mails.length > 0 && mailer === undefined) {
+    for (const d of mails) await settle([d], () => Promise.reject(new Error("mail is no longer configured")));
+    return { sent, failed };
+  }
+  const byRun = new Map<string, DueDelivery[]>();
+  for (const d of mails) {
+    const k = d.runId ?? d.changeId;
+    byRun.set(k, [...(byRun.get(k) ?? []), d]);
+  }
+  for (const group of byRun.values()) {
+    if (mailer === undefined) break;
+    if (group.length > s.digestAfter) {
+      const ids = group.map((d) => d.changeId);
+      const digestId = createHash("sha256").update(ids.join(",")).digest("hex").slice(0, 32);
+      const m = digestMail(group, s.publicUrl);
+      await settle(group, () =>
+        mailer({ ...m, messageId: `<digest-${digestId}@vendd-fleet-alerts>`, changeIds: ids }),
+      );
+    } else
+      for (const d of group) {
+        const m = singleMail(d, s.publicUrl);
+        await settle([d], () =>
+          mailer({ ...m, messageId: `<${d.changeId}@vendd-fleet-alerts>`, changeIds: [d.changeId] }),
+        );
+      }
+  }
+  return { sent, failed };
+}
