@@ -102,7 +102,7 @@ export function alertBench(dialect: "sqlite" | "postgres", over: AlertsSectionIn
   afterEach(async () => {
     await ev?.close();
     smtp?.mails.splice(0);
-    hook?.hooks.splice(0);
+    hook?.reset();
   });
 
   const b = {

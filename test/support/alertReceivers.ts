@@ -94,6 +94,8 @@ export interface WebhookReceiver {
   release(): void;
   /** Answer the next `n` requests with 500. */
   failNext(n: number): void;
+  /** Forgets what it received (between tests). */
+  reset(): void;
   close(): Promise<void>;
 }
 
@@ -156,6 +158,12 @@ export async function startWebhook(secret: string): Promise<WebhookReceiver> {
     },
     failNext: (n) => {
       fail = n;
+    },
+    reset: () => {
+      hooks.splice(0);
+      seen.clear();
+      hold = 0;
+      fail = 0;
     },
     close: () =>
       new Promise<void>((resolve) => {
