@@ -81,8 +81,9 @@ export function makeSender(s: AlertSettings): Sender {
       requireTLS: m.security === "starttls",
       ...(m.username === undefined ? {} : { auth: { user: m.username, pass: m.password ?? "" } }),
       tls: { minVersion: "TLSv1.2", ...(m.caFile === undefined ? {} : { ca: readFileSync(m.caFile) }) },
-      connectionTimeout: 15_000,
-      socketTimeout: 30_000,
+      connectionTimeout: s.sendTimeoutSeconds * 1000,
+      greetingTimeout: s.sendTimeoutSeconds * 1000,
+      socketTimeout: s.sendTimeoutSeconds * 1000,
     });
     close = () => transport.close();
     mail = async (msg) => {
@@ -113,7 +114,7 @@ export function makeSender(s: AlertSettings): Sender {
       },
       body,
       redirect: "error",
-      signal: AbortSignal.timeout(15_000),
+      signal: AbortSignal.timeout(s.sendTimeoutSeconds * 1000),
     });
     await res.arrayBuffer().catch(() => undefined);
     if (res.status < 200 || res.status > 299) throw new Error(`webhook ${name} answered HTTP ${res.status}`);
@@ -121,19 +122,33 @@ export function makeSender(s: AlertSettings): Sender {
   return { ...(mail === undefined ? {} : { mail }), webhook, secrets, close };
 }
 
-/** Sends the claimed deliveries; each is marked sent or failed (with its backoff) as it settles. */
-export async function sendClaimed(
+/** How long a sender holds a delivery it is sending: longer than any one send's timeouts add up to. */
+export function claimMs(s: AlertSettings): number {
+  return 4 * s.sendTimeoutSeconds * 1000;
+}
+
+/**
+ * Sends the due deliveries: each (or each digest) is claimed right before its send through `claim` (which
+ * returns the ones this sender got), then marked sent or failed (with its backoff) as it settles.
+ */
+export async function sendDue(
   ctx: FleetContext,
   db: AlertsDb,
   s: AlertSettings,
   sender: Sender,
   due: readonly DueDelivery[],
+  claim: (ds: readonly DueDelivery[]) => Promise<DueDelivery[]>,
 ): Promise<{ sent: number; failed: number }> {
   let sent = 0;
   let failed = 0;
-  const settle = async (ds: readonly DueDelivery[], attempt: () => Promise<void>) => {
+  const settle = async (
+    all: readonly DueDelivery[],
+    attempt: (ds: readonly DueDelivery[]) => Promise<void>,
+  ) => {
+    const ds = await claim(all);
+    if (ds.length === 0) return;
     try {
-      await attempt();
+      await attempt(ds);
       for (const d of ds) await markSent(db, d.changeId, d.channel, ctx.clock.now());
       sent += ds.length;
     } catch (e) {
@@ -163,12 +178,12 @@ export async function sendClaimed(
   for (const group of byRun.values()) {
     if (mailer === undefined) break;
     if (group.length > s.digestAfter) {
-      const ids = group.map((d) => d.changeId);
-      const digestId = createHash("sha256").update(ids.join(",")).digest("hex").slice(0, 32);
-      const m = digestMail(group, s.publicUrl);
-      await settle(group, () =>
-        mailer({ ...m, messageId: `<digest-${digestId}@vendd-fleet-alerts>`, changeIds: ids }),
-      );
+      await settle(group, (mine) => {
+        const ids = mine.map((d) => d.changeId);
+        const digestId = createHash("sha256").update(ids.join(",")).digest("hex").slice(0, 32);
+        const m = digestMail(mine, s.publicUrl);
+        return mailer({ ...m, messageId: `<digest-${digestId}@vendd-fleet-alerts>`, changeIds: ids });
+      });
     } else
       for (const d of group) {
         const m = singleMail(d, s.publicUrl);

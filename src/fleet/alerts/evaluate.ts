@@ -7,13 +7,21 @@
  */
 import { randomUUID } from "node:crypto";
 import type { FleetContext } from "../context.js";
-import { makeSender, type Sender, sendClaimed } from "./deliver.js";
+import { claimMs, makeSender, type Sender, sendDue } from "./deliver.js";
 import { planLife } from "./life.js";
 import { evaluateRules } from "./rules.js";
 import { alertsDb } from "./schema.js";
 import type { AlertSettings } from "./settings.js";
 import { readSnapshot } from "./snapshot.js";
-import { applyAction, claimDue, openAlerts, releaseLease, takeLease } from "./store.js";
+import {
+  applyAction,
+  claimDelivery,
+  type DueDelivery,
+  dueDeliveries,
+  openAlerts,
+  releaseLease,
+  takeLease,
+} from "./store.js";
 
 export const LEASE = "alerts.evaluator";
 
@@ -77,6 +85,16 @@ export function alertEvaluator(
     return changes;
   }
 
+  /** Claims `ds` for one send while this process still holds the lease (renewed here): the ones it got. */
+  async function claim(ds: readonly DueDelivery[]): Promise<DueDelivery[]> {
+    const now = ctx.clock.now();
+    held = await takeLease(db, LEASE, holder, now, leaseMs);
+    if (!held) return [];
+    const mine: DueDelivery[] = [];
+    for (const d of ds) if (await claimDelivery(db, d, now, claimMs(s))) mine.push(d);
+    return mine;
+  }
+
   return {
     holder,
     async run() {
@@ -85,8 +103,8 @@ export function alertEvaluator(
       if (!held) return { ran: false, evaluated: false, changes: 0, sent: 0, failed: 0 };
       const evaluated = now >= startedAt + s.startupGraceSeconds * 1000;
       const changes = evaluated ? await evaluate(now) : 0;
-      const due = await claimDue(db, ctx.clock.now(), leaseMs);
-      const r = due.length === 0 ? { sent: 0, failed: 0 } : await sendClaimed(ctx, db, s, sender, due);
+      const due = await dueDeliveries(db, ctx.clock.now());
+      const r = due.length === 0 ? { sent: 0, failed: 0 } : await sendDue(ctx, db, s, sender, due, claim);
       if (changes > 0 || r.sent > 0 || r.failed > 0) ctx.logger.info({ changes, ...r }, "alerts evaluated");
       return { ran: true, evaluated, changes, ...r };
     },

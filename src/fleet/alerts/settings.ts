@@ -21,6 +21,8 @@ export const AlertsSection = z.strictObject({
   renotifyMinutes: z.number().min(0).max(525_600).default(240),
   /** More changes than this in one run go out as one digest mail. */
   digestAfter: z.number().int().min(1).max(1000).default(5),
+  /** Longest one send (an SMTP exchange, a webhook request) may take before it counts as failed. */
+  sendTimeoutSeconds: z.number().int().min(1).max(120).default(15),
   /** Delivery attempts before a delivery is marked failed (backoff doubling from 5 s up to 10 min). */
   maxAttempts: z.number().int().min(1).max(100).default(12),
   rules: z

@@ -173,52 +173,59 @@ export interface DueDelivery {
   alert: AlertView;
 }
 
-/** Claims the deliveries that are due (up to `limit`) until `now + claimMs`. */
-export async function claimDue(
-  db: AlertsDb,
-  now: number,
-  claimMs: number,
-  limit = 200,
-): Promise<DueDelivery[]> {
-  const due = await db
-    .selectFrom("alert_deliveries")
-    .select(["change_id", "channel"])
-    .where("state", "=", "pending")
-    .where("next_at", "<=", now)
-    .where((eb) => eb.or([eb("claimed_until", "is", null), eb("claimed_until", "<", now)]))
-    .orderBy("created_at")
+/** The deliveries that are due and not claimed by a live sender (up to `limit`), oldest first; unclaimed. */
+export async function dueDeliveries(db: AlertsDb, now: number, limit = 200): Promise<DueDelivery[]> {
+  const rows = await alertSelect(db)
+    .innerJoin("alert_changes as c", "c.alert_id", "a.id")
+    .innerJoin("alert_deliveries as d", "d.change_id", "c.id")
+    .select([
+      "d.change_id",
+      "d.channel",
+      "c.kind",
+      "c.at",
+      "c.run_id",
+      "c.detail as change_detail",
+      "d.attempts",
+    ])
+    .where("d.state", "=", "pending")
+    .where("d.next_at", "<=", now)
+    .where((eb) => eb.or([eb("d.claimed_until", "is", null), eb("d.claimed_until", "<", now)]))
+    .orderBy("d.created_at")
+    .orderBy("d.change_id")
     .limit(limit)
     .execute();
-  const out: DueDelivery[] = [];
-  for (const d of due) {
-    const r = await db
-      .updateTable("alert_deliveries")
-      .set({ claimed_until: now + claimMs })
-      .where("change_id", "=", d.change_id)
-      .where("channel", "=", d.channel)
-      .where("state", "=", "pending")
-      .where((eb) => eb.or([eb("claimed_until", "is", null), eb("claimed_until", "<", now)]))
-      .executeTakeFirst();
-    if (Number(r.numUpdatedRows) !== 1) continue;
-    const row = await alertSelect(db)
-      .innerJoin("alert_changes as c", "c.alert_id", "a.id")
-      .innerJoin("alert_deliveries as d", "d.change_id", "c.id")
-      .select(["c.kind", "c.at", "c.run_id", "c.detail as change_detail", "d.attempts"])
-      .where("d.change_id", "=", d.change_id)
-      .where("d.channel", "=", d.channel)
-      .executeTakeFirstOrThrow();
-    out.push({
-      changeId: d.change_id,
-      channel: d.channel,
-      attempts: Number(row.attempts),
-      kind: row.kind,
-      at: Number(row.at),
-      runId: row.run_id,
-      detail: row.change_detail,
-      alert: toView(row),
-    });
-  }
-  return out;
+  return rows.map((row) => ({
+    changeId: row.change_id,
+    channel: row.channel,
+    attempts: Number(row.attempts),
+    kind: row.kind,
+    at: Number(row.at),
+    runId: row.run_id,
+    detail: row.change_detail,
+    alert: toView(row),
+  }));
+}
+
+/**
+ * Claims `d` until `now + claimMs` for one send: false when it is sent already or another sender's claim
+ * is still running. Claimed right before its send, so a claim outlives the send it covers (the send's
+ * timeouts are shorter) and a crashed sender's claim expires soon after.
+ */
+export async function claimDelivery(
+  db: AlertsDb,
+  d: Pick<DueDelivery, "changeId" | "channel">,
+  now: number,
+  claimMs: number,
+): Promise<boolean> {
+  const r = await db
+    .updateTable("alert_deliveries")
+    .set({ claimed_until: now + claimMs })
+    .where("change_id", "=", d.changeId)
+    .where("channel", "=", d.channel)
+    .where("state", "=", "pending")
+    .where((eb) => eb.or([eb("claimed_until", "is", null), eb("claimed_until", "<", now)]))
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
 }
 
 export async function markSent(db: AlertsDb, changeId: string, channel: string, now: number): Promise<void> {
