@@ -89,8 +89,10 @@ export interface WebhookReceiver {
   hooks: ReceivedHook[];
   /** Unique change ids accepted, in order. */
   ids(): string[];
-  /** Requests not answered until `release()` (a sender killed meanwhile). */
+  /** The next `n` requests are processed but not answered until `release()` (a sender killed meanwhile). */
   holdNext(n: number): void;
+  /** Resolves when a held request has arrived. */
+  held(): Promise<void>;
   release(): void;
   /** Answer the next `n` requests with 500. */
   failNext(n: number): void;
@@ -115,6 +117,10 @@ export async function startWebhook(secret: string): Promise<WebhookReceiver> {
   let hold = 0;
   let fail = 0;
   const held: ServerResponse[] = [];
+  let onHeld: () => void = () => undefined;
+  let heldPromise = new Promise<void>((ok) => {
+    onHeld = ok;
+  });
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
@@ -128,11 +134,6 @@ export async function startWebhook(secret: string): Promise<WebhookReceiver> {
       } catch {
         parsed = {};
       }
-      if (hold > 0) {
-        hold--;
-        held.push(res); // never answered: the sender is killed meanwhile
-        return;
-      }
       if (fail > 0) {
         fail--;
         res.writeHead(500).end();
@@ -141,6 +142,13 @@ export async function startWebhook(secret: string): Promise<WebhookReceiver> {
       const id = String(parsed.id ?? "");
       hooks.push({ id, type: String(parsed.type ?? ""), body: parsed, valid, duplicate: seen.has(id) });
       if (valid) seen.add(id);
+      if (hold > 0) {
+        // Processed, but never answered: the sender is killed before it learns that it was delivered.
+        hold--;
+        held.push(res);
+        onHeld();
+        return;
+      }
       res.writeHead(valid ? 200 : 401).end();
     });
   });
@@ -152,7 +160,11 @@ export async function startWebhook(secret: string): Promise<WebhookReceiver> {
     ids: () => [...seen],
     holdNext: (n) => {
       hold = n;
+      heldPromise = new Promise<void>((ok) => {
+        onHeld = ok;
+      });
     },
+    held: () => heldPromise,
     release: () => {
       for (const r of held.splice(0)) r.destroy();
     },
