@@ -77,7 +77,7 @@ export async function fleetAlertsCommand(argv: string[]): Promise<number> {
     if (alerts.length === 0) process.stdout.write("no alerts\n");
     for (const a of alerts)
       process.stdout.write(
-        `${a.state.padEnd(12)} ${a.rule.padEnd(14)} ${cell(a.unitId).padEnd(20)} ${iso(a.openedAt)}  ${cell(a.detail)}${
+        `${a.state.padEnd(12)} ${a.rule.padEnd(14)} ${cell(a.unitLabel === null ? a.unitId : `${a.unitId} (${a.unitLabel})`).padEnd(24)} ${iso(a.openedAt)}  ${cell(a.detail)}${
           a.acknowledgedBy === null ? "" : `  (acknowledged by ${cell(a.acknowledgedBy)})`
         }\n`,
       );
