@@ -3,6 +3,7 @@
  * events, reconciliation runs, entitlement lists, rollouts), the same Kysely queries on SQLite and
  * PostgreSQL. Every read is bounded by a time window or a `group by`.
  */
+import { sql } from "kysely";
 import type { FleetContext } from "../context.js";
 import { dayOf } from "../context.js";
 import type { Snapshot, UnitFacts } from "./rules.js";
@@ -65,19 +66,35 @@ async function salesIn(ctx: FleetContext, from: number, to: number): Promise<Map
   return new Map(rows.map((r) => [r.unit_id, Number(r.n)]));
 }
 
+/**
+ * Each unit's newest `perUnit` sessions with vends since `since`, newest first: a window function
+ * (`row_number() over (partition by unit_id …)`, SQLite 3.25+ and PostgreSQL), so only those rows leave
+ * the database.
+ */
 async function vends(
   ctx: FleetContext,
   since: number,
+  perUnit: number,
 ): Promise<Map<string, { ok: number; failed: number }[]>> {
-  const rows = await ctx.db
+  const ranked = ctx.db
     .selectFrom("sales")
-    .select(["unit_id", "vends_ok", "vends_failed"])
+    .select([
+      "unit_id",
+      "vends_ok",
+      "vends_failed",
+      "closed_at",
+      "seq",
+      sql<number>`row_number() over (partition by unit_id order by closed_at desc, seq desc)`.as("rn"),
+    ])
     .where("day", ">=", dayOf(since, ctx.timeZone))
     .where("closed_at", ">=", since)
-    .where((eb) => eb.or([eb("vends_ok", ">", 0), eb("vends_failed", ">", 0)]))
-    .orderBy("closed_at", "desc")
-    .orderBy("seq", "desc")
-    .limit(200_000)
+    .where((eb) => eb.or([eb("vends_ok", ">", 0), eb("vends_failed", ">", 0)]));
+  const rows = await ctx.db
+    .selectFrom(ranked.as("r"))
+    .select(["r.unit_id", "r.vends_ok", "r.vends_failed"])
+    .where("r.rn", "<=", perUnit)
+    .orderBy("r.unit_id")
+    .orderBy("r.rn")
     .execute();
   const out = new Map<string, { ok: number; failed: number }[]>();
   for (const r of rows) {
@@ -174,7 +191,7 @@ export async function readSnapshot(
     vends:
       rules.vendFailures === false
         ? none
-        : await vends(ctx, now - rules.vendFailures.lookbackHours * 60 * MIN),
+        : await vends(ctx, now - rules.vendFailures.lookbackHours * 60 * MIN, rules.vendFailures.lastVends),
     review: rules.review === false ? none : await reviews(ctx, now - rules.review.hours * 60 * MIN),
     recon: rules.reconciliation === false ? null : await recon(ctx),
     entitlementsValidUntil: latestList === undefined ? null : Number(latestList.valid_until),
