@@ -6,7 +6,17 @@
 import { randomUUID } from "node:crypto";
 import type { Transaction } from "kysely";
 import type { LifeAction, OpenAlert } from "./life.js";
-import type { AlertRule, AlertsDatabase, AlertsDb, ChangeKind } from "./schema.js";
+import { type AlertView, alertSelect, toView } from "./queries.js";
+import type { AlertsDatabase, AlertsDb, ChangeKind } from "./schema.js";
+
+export {
+  type AlertFilter,
+  type AlertView,
+  alertCounts,
+  type DeliveryProblem,
+  deliveryProblems,
+  listAlerts,
+} from "./queries.js";
 
 /**
  * Takes (or renews) the lease `name` for `holder` until `now + ms`: true when this holder has it. A lease
@@ -259,164 +269,4 @@ export async function markAttemptFailed(
     .where("change_id", "=", d.changeId)
     .where("channel", "=", d.channel)
     .execute();
-}
-
-export interface AlertView {
-  id: string;
-  unitId: string;
-  unitLabel: string | null;
-  rule: AlertRule;
-  state: "open" | "acknowledged" | "resolved";
-  detail: string;
-  openedAt: number;
-  resolvedAt: number | null;
-  acknowledgedBy: string | null;
-  acknowledgedAt: number | null;
-}
-
-function alertSelect(db: AlertsDb) {
-  return db
-    .selectFrom("alerts as a")
-    .leftJoin("units as u", "u.id", "a.unit_id")
-    .select([
-      "a.id",
-      "a.unit_id",
-      "u.label",
-      "a.rule",
-      "a.state",
-      "a.detail",
-      "a.opened_at",
-      "a.resolved_at",
-      "a.acked_by",
-      "a.acked_at",
-    ]);
-}
-
-type AlertRow = {
-  id: string;
-  unit_id: string;
-  label: string | null;
-  rule: AlertRule;
-  state: "open" | "resolved";
-  detail: string;
-  opened_at: number;
-  resolved_at: number | null;
-  acked_by: string | null;
-  acked_at: number | null;
-};
-
-function toView(r: AlertRow): AlertView {
-  return {
-    id: r.id,
-    unitId: r.unit_id,
-    unitLabel: r.label,
-    rule: r.rule,
-    state: r.state === "resolved" ? "resolved" : r.acked_at === null ? "open" : "acknowledged",
-    detail: r.detail,
-    openedAt: Number(r.opened_at),
-    resolvedAt: r.resolved_at === null ? null : Number(r.resolved_at),
-    acknowledgedBy: r.acked_by,
-    acknowledgedAt: r.acked_at === null ? null : Number(r.acked_at),
-  };
-}
-
-export interface AlertFilter {
-  state?: "open" | "acknowledged" | "resolved" | "active";
-  unit?: string;
-  rule?: AlertRule;
-  limit?: number;
-}
-
-/** Alerts newest first (`active`: open and acknowledged). */
-export async function listAlerts(db: AlertsDb, f: AlertFilter = {}): Promise<AlertView[]> {
-  let q = alertSelect(db);
-  if (f.state === "resolved") q = q.where("a.state", "=", "resolved");
-  else if (f.state !== undefined) q = q.where("a.state", "=", "open");
-  if (f.state === "open") q = q.where("a.acked_at", "is", null);
-  if (f.state === "acknowledged") q = q.where("a.acked_at", "is not", null);
-  if (f.unit !== undefined) q = q.where("a.unit_id", "=", f.unit);
-  if (f.rule !== undefined) q = q.where("a.rule", "=", f.rule);
-  const rows = await q
-    .orderBy("a.opened_at", "desc")
-    .orderBy("a.id")
-    .limit(f.limit ?? 500)
-    .execute();
-  return rows.map(toView);
-}
-
-export async function alertCounts(
-  db: AlertsDb,
-): Promise<{ open: number; acknowledged: number; failedDeliveries: number }> {
-  const rows = await db
-    .selectFrom("alerts")
-    .select((eb) => [eb.fn.countAll<number>().as("n"), eb("acked_at", "is", null).as("unacked")])
-    .where("state", "=", "open")
-    .groupBy((eb) => eb("acked_at", "is", null))
-    .execute();
-  let open = 0;
-  let acknowledged = 0;
-  for (const r of rows) {
-    const unacked = r.unacked === true || Number(r.unacked) === 1;
-    if (unacked) open += Number(r.n);
-    else acknowledged += Number(r.n);
-  }
-  const failed = await db
-    .selectFrom("alert_deliveries")
-    .select((eb) => eb.fn.countAll<number>().as("n"))
-    .where((eb) =>
-      eb.or([eb("state", "=", "failed"), eb.and([eb("state", "=", "pending"), eb("attempts", ">", 0)])]),
-    )
-    .executeTakeFirstOrThrow();
-  return { open, acknowledged, failedDeliveries: Number(failed.n) };
-}
-
-export interface DeliveryProblem {
-  changeId: string;
-  channel: string;
-  state: "pending" | "failed";
-  attempts: number;
-  lastError: string | null;
-  alertId: string;
-  unitId: string;
-  rule: AlertRule;
-  createdAt: number;
-}
-
-/** Deliveries that failed for good, or are being retried after a failure. */
-export async function deliveryProblems(db: AlertsDb, limit = 100): Promise<DeliveryProblem[]> {
-  const rows = await db
-    .selectFrom("alert_deliveries as d")
-    .innerJoin("alert_changes as c", "c.id", "d.change_id")
-    .innerJoin("alerts as a", "a.id", "c.alert_id")
-    .select([
-      "d.change_id",
-      "d.channel",
-      "d.state",
-      "d.attempts",
-      "d.last_error",
-      "a.id",
-      "a.unit_id",
-      "a.rule",
-      "d.created_at",
-    ])
-    .where((eb) =>
-      eb.or([
-        eb("d.state", "=", "failed"),
-        eb.and([eb("d.state", "=", "pending"), eb("d.attempts", ">", 0)]),
-      ]),
-    )
-    .orderBy("d.created_at", "desc")
-    .limit(limit)
-    .execute();
-  return rows.map((r) => ({
-    changeId: r.change_id,
-    channel: r.channel,
-    state: r.state === "failed" ? "failed" : "pending",
-    attempts: Number(r.attempts),
-    lastError: r.last_error,
-    alertId: r.id,
-    unitId: r.unit_id,
-    rule: r.rule,
-    createdAt: Number(r.created_at),
-  }));
 }
