@@ -21,6 +21,7 @@ import {
   openAlerts,
   releaseLease,
   takeLease,
+  touchHeld,
 } from "./store.js";
 
 export const LEASE = "alerts.evaluator";
@@ -62,13 +63,17 @@ export function alertEvaluator(
   async function evaluate(now: number): Promise<number> {
     const snapshot = await readSnapshot(ctx, s.rules, now, startedAt);
     const findings = evaluateRules(snapshot, s.rules);
-    const actions = planLife(
-      await openAlerts(db),
-      findings,
+    const open = await openAlerts(db);
+    const planned = planLife(open, findings, now, s.holdOffMinutes * 60_000, s.renotifyMinutes * 60_000);
+    // A hold that changes nothing but the time it last held: one statement for all of them.
+    const detailOf = new Map(open.map((a) => [a.id, a.detail]));
+    const quiet = planned.filter((a) => a.kind === "hold" && !a.renotify && detailOf.get(a.id) === a.detail);
+    await touchHeld(
+      db,
+      quiet.map((a) => (a.kind === "hold" ? a.id : "")),
       now,
-      s.holdOffMinutes * 60_000,
-      s.renotifyMinutes * 60_000,
     );
+    const actions = planned.filter((a) => !quiet.includes(a));
     const runId = randomUUID();
     let changes = 0;
     for (const a of actions) {

@@ -156,6 +156,17 @@ export async function applyAction(
   });
 }
 
+/** The open alerts `ids` still hold at `now` (their detail unchanged): one update, in chunks of 500. */
+export async function touchHeld(db: AlertsDb, ids: readonly string[], now: number): Promise<void> {
+  for (let i = 0; i < ids.length; i += 500)
+    await db
+      .updateTable("alerts")
+      .set({ last_true_at: now })
+      .where("id", "in", ids.slice(i, i + 500))
+      .where("state", "=", "open")
+      .execute();
+}
+
 /** Records a manager's acknowledgement (who and when, also as a change); false when not open or already. */
 export async function acknowledge(db: AlertsDb, alertId: string, by: string, now: number): Promise<boolean> {
   return db.transaction().execute(async (tx) => {
