@@ -190,6 +190,8 @@ describe.skipIf(!HAVE_SOCAT)("vendd console over a PTY", () => {
     const status = await c.line("status", /IN SERVICE[\s\S]*vendd> /);
     expect(status).toContain("engine idle");
     const beacon = await beaconOf(u.socket);
+    // The technician reads the beacon id to check in on from `status` (docs/console-test-vend.md).
+    expect(status).toContain(`check-in beacon id ${beacon}`);
     const phone = emu.info.users[0]?.phone ?? "";
     const m = c.mark();
     c.type("test-vend 3.25\r");

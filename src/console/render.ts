@@ -60,6 +60,7 @@ export function render(cmd: string, result: unknown): string {
         ...list(r.reasons).map((x) => `  why: ${isRecord(x) ? s(x.detail) : "?"}`),
         `vmc ${s(links.vmc)}  payment ${s(links.payment)}  journal ${s(links.journal)}  beacon ${s(r.beacon)}`,
         `engine ${s(r.engine)}  service mode ${r.serviceMode === null ? "off" : s(r.serviceMode)}`,
+        ...(typeof r.beaconId === "string" ? [`check-in beacon id ${s(r.beaconId)}`] : []),
         `unresolved sessions ${s(r.unresolved)}  config version ${s(r.configVersion)}`,
         `last update: ${s(r.update)}`,
         ...fleetLines(r.fleet),
