@@ -201,10 +201,7 @@ export class ControlServer {
   }
 
   private onLine(c: Connection, line: string): void {
-    if (this.isImmediate(line)) {
-      void this.handle(c, line);
-      return;
-    }
+    if (this.isImmediate(line)) return void this.handle(c, line);
     if (c.queue.length >= MAX_PENDING) {
       this.send(
         c,
