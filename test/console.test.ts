@@ -50,8 +50,8 @@ async function unit(extra: string[] = []) {
   return { ...files, daemon, socket: join(dir, "control.sock") };
 }
 
-function openConsole(socket: string, idleSeconds = 300): PtyConsole {
-  const c = PtyConsole.start(socket, idleSeconds);
+function openConsole(socket: string, idleSeconds = 300, columns?: number): PtyConsole {
+  const c = PtyConsole.start(socket, idleSeconds, columns);
   cleanups.push(() => c.stop("SIGKILL"));
   return c;
 }
@@ -190,6 +190,8 @@ describe.skipIf(!HAVE_SOCAT)("vendd console over a PTY", () => {
     const status = await c.line("status", /IN SERVICE[\s\S]*vendd> /);
     expect(status).toContain("engine idle");
     const beacon = await beaconOf(u.socket);
+    // The technician reads the beacon id to check in on from `status` (docs/console-test-vend.md).
+    expect(status).toContain(`check-in beacon id ${beacon}`);
     const phone = emu.info.users[0]?.phone ?? "";
     const m = c.mark();
     c.type("test-vend 3.25\r");
@@ -207,6 +209,89 @@ describe.skipIf(!HAVE_SOCAT)("vendd console over a PTY", () => {
     const ledger = emu.ledger().filter((e) => e.orderId === orderId);
     expect(ledger.map((e) => [e.kind, e.amount])).toContainEqual(["captured", 325]);
     await c.line("sales", /total\s+1\s+3\.25/);
+  }, 60_000);
+
+  it("fits a wide terminal, audits help and refused lines, stages one value per key by its type, and Ctrl-D ends cleanly", async () => {
+    const u = await unit();
+    const c = openConsole(u.socket, 300, 132);
+    await c.waitFor("PIN or badge: ");
+    await c.line(CANARY_PIN, /logged in[\s\S]*vendd> /);
+    // 132 columns: help's long lines are whole (80 columns cut them with ~).
+    const help = await c.line("help", /this list, or one command's usage[\s\S]*vendd> /);
+    expect(help).toContain("unit, VMC link, payment service, beacon, service mode, last vends, unresolved");
+    // test-vend 0 is refused before anything waits.
+    const zero = await c.line("test-vend 0", /above 0[\s\S]*vendd> /);
+    expect(zero).not.toContain("waiting");
+    await c.line("nosuchcmd", /unknown command: nosuchcmd[\s\S]*vendd> /);
+    // One staged value per key; values read by the key's type (text stays text, quotes always dropped).
+    await c.line("config set unit.name 9999", /staged:\s+unit\.name = "9999"/);
+    const again = await c.line('config set unit.name "12.00"', /staged:[\s\S]*vendd> /);
+    expect(again).toContain('unit.name = "12.00"');
+    expect(again).not.toContain("9999");
+    await c.line("config set console.idleTimeoutMinutes 10", "console.idleTimeoutMinutes = 10");
+    const diff = await c.line("config diff", /idleTimeoutMinutes[\s\S]*vendd> /);
+    expect(diff).toContain('unit.name: "Console unit" -> "12.00"');
+    expect(diff.match(/unit\.name:/g)).toHaveLength(1);
+    await c.line("config discard", "discarded 2 staged change(s)");
+    // Removing the PIN is shown as a removal, never as "(hidden) -> (hidden)".
+    await c.line("config set console.pinHash null", "console.pinHash = null (removed: PIN login off)");
+    await c.line("config diff", "console.pinHash: (set, hidden) -> (none)");
+    await c.line("config set console.idleTimeoutMinutes ten", "console.idleTimeoutMinutes is a number");
+    await c.line("config discard", "discarded 1 staged change(s)");
+    // Ctrl-D: logged out, bye, and no word of a lost daemon.
+    const end = c.mark();
+    c.type("\x04");
+    await c.waitFor("bye", end);
+    expect(await c.closed).toBe(0);
+    expect(c.out.slice(end)).not.toContain("connection to the daemon lost");
+    const db = new Database(join(dir, "journal.db"), { readonly: true });
+    const rows = db.prepare("SELECT who, command, outcome FROM console_audit ORDER BY id").all();
+    db.close();
+    const audit = rows.map((r) => Object.values(r as object).join("|")).join("\n");
+    expect(audit).toContain("PIN|help|ok");
+    expect(audit).toMatch(/PIN\|test-vend 0 \(refused: usage\)\|badArgs/);
+    expect(audit).toMatch(/PIN\|nosuchcmd \(refused: usage\)\|badArgs/);
+    expect(audit).toContain("PIN|config set console.pinHash = null (removed: PIN login off)|ok");
+    expect(audit).toContain("PIN|logout|ok");
+    expect(audit).not.toContain(CANARY_PIN);
+  }, 60_000);
+
+  it("cancels a test vend on Ctrl-C: the payment cancelled at the service, the prompt answering at once", async () => {
+    const u = await unit();
+    const c = await loggedIn(u.socket);
+    const beacon = await beaconOf(u.socket);
+    const phone = emu.info.users[0]?.phone ?? "";
+    const m = c.mark();
+    c.type("test-vend 4.75\r");
+    await c.waitFor("QR shown on the unit", m);
+    // The unit does not learn that the customer accepted (its status reads fail), so the payment stays
+    // reserved at the service while the test vend waits.
+    emu.faults.add({ method: "GET", path: "/v10/payments/*", fault: "500", count: 1_000_000 });
+    const deadline = Date.now() + 15_000;
+    while (Date.now() < deadline) {
+      emu.userSimulation.checkin(beacon, phone);
+      const r = emu.userSimulation.accept(beacon, phone);
+      if (r.status < 300) break;
+      await new Promise((r2) => setTimeout(r2, 100));
+    }
+    const reserved = () => emu.ledger().some((e) => e.kind === "reserved" && e.amount === 475);
+    while (!reserved() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(reserved()).toBe(true);
+    const cancelAt = Date.now();
+    const k = c.mark();
+    c.type("\x03");
+    const done = await c.waitFor(/test vend (\S+): cancelled 4\.75[\s\S]*vendd> /, k, 10_000);
+    expect(done).toContain("cancelling the test vend");
+    emu.faults.clear();
+    await c.line("status", /IN SERVICE[\s\S]*vendd> /, 5000);
+    expect(Date.now() - cancelAt).toBeLessThan(5000);
+    expect(c.out.slice(k)).not.toContain("dropped");
+    const orderId = /test vend (\S+): cancelled/.exec(done)?.[1] ?? "";
+    const ledger = emu.ledger().filter((e) => e.orderId === orderId);
+    expect(ledger.map((e) => [e.kind, e.amount])).toEqual([
+      ["reserved", 475],
+      ["cancelled", 475],
+    ]);
   }, 60_000);
 
   it("survives junk: binary, NUL, 10 KB lines, ANSI escapes, a 10,000-line flood, Ctrl-C/Ctrl-D at every prompt", async () => {

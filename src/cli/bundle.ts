@@ -29,6 +29,7 @@ import {
   type PublicKey,
   parsePublicKey,
   parseSignature,
+  secretKeyEncrypted,
   signData,
   verifySignature,
 } from "../update/minisign.js";
@@ -145,7 +146,10 @@ async function sign(file: string, values: Values): Promise<number> {
     }
   } else {
     const keyText = readFileSync(need(values, "secret-key"), "utf8");
-    const passphrase = await readPassphrase(values["passphrase-file"], "Passphrase of the secret key: ");
+    // A key made without a passphrase (`minisign -G -W`) needs none.
+    const passphrase = secretKeyEncrypted(keyText)
+      ? await readPassphrase(values["passphrase-file"], "Passphrase of the secret key: ")
+      : "";
     const sk = await decryptSecretKey(keyText, passphrase);
     const sig = signData(contents.payload, sk, trustedCommentOf(contents.manifest));
     verifySignature(contents.payload, sig, sk.publicKey);
@@ -156,9 +160,14 @@ async function sign(file: string, values: Values): Promise<number> {
   return 0;
 }
 
-function keysFor(values: Values): { keys: PublicKey[]; threshold: number } {
-  if (values["public-key"] !== undefined) {
-    return { keys: [parsePublicKey(readFileSync(values["public-key"], "utf8"))], threshold: 1 };
+function keysFor(values: Values): { keys: PublicKey[]; threshold: number; keySource?: string } {
+  const file = values["public-key"];
+  if (file !== undefined) {
+    return {
+      keys: [parsePublicKey(readFileSync(file, "utf8"))],
+      threshold: 1,
+      keySource: `--public-key ${printable(file, 200)}`,
+    };
   }
   const config = loadUnitConfig(values.config ?? DEFAULT_CONFIG_FILE);
   return {
@@ -168,8 +177,12 @@ function keysFor(values: Values): { keys: PublicKey[]; threshold: number } {
 }
 
 async function verify(file: string, values: Values): Promise<number> {
-  const { keys, threshold } = keysFor(values);
-  const v = verifyBundle(readFileSync(file), { keys, releaseThreshold: threshold });
+  const { keys, threshold, keySource } = keysFor(values);
+  const v = verifyBundle(readFileSync(file), {
+    keys,
+    releaseThreshold: threshold,
+    ...(keySource === undefined ? {} : { keySource }),
+  });
   const expired = Date.parse(v.meta.expires) <= Date.now();
   if (values.json === true) {
     process.stdout.write(`${JSON.stringify({ ok: true, ...v.meta, signers: v.signers, expired })}\n`);

@@ -13,7 +13,7 @@ import { runConsole } from "../console/session.js";
 import { defaultControlSocket } from "../core/control.js";
 import { hashPin, PIN_PATTERN } from "../core/pin.js";
 import { printable } from "../core/printable.js";
-import { readAuditRows, verifyAuditRows } from "../journal/consoleStore.js";
+import { verifyAuditLog } from "../journal/consoleStore.js";
 import { CONSOLE_OPTIONS } from "./unitCommands.js";
 
 const HELP = `usage: vendd console [--socket PATH | --config FILE]
@@ -128,7 +128,7 @@ function verifyAudit(values: { config?: string; journal?: string; socket?: strin
   }
   const db = new Database(path, { readonly: true, fileMustExist: true, timeout: 2000 });
   try {
-    const v = verifyAuditRows(readAuditRows(db));
+    const v = verifyAuditLog(db);
     if (v.ok) {
       process.stdout.write(`audit log intact: ${v.detail}\n`);
       return 0;

@@ -8,7 +8,7 @@ import { systemClock } from "../core/clock.js";
 import { createLogger } from "../core/log.js";
 import { printable } from "../core/printable.js";
 import { BundleUploadError, storeBundle } from "../fleet/bundles.js";
-import { FleetConfigError, fleetConfigDb } from "../fleet/config.js";
+import { FleetConfigError, fleetConfigBundleKeys, fleetConfigDb } from "../fleet/config.js";
 import type { FleetContext } from "../fleet/context.js";
 import { openFleetDb } from "../fleet/db/open.js";
 import { approveUnit, revokeUnit } from "../fleet/units.js";
@@ -150,15 +150,23 @@ export function fleetBundleCommand(argv: string[]): Promise<number> {
   return withDb("bundle upload", rest, 1, async (ctx, args) => {
     const file = args.positionals[0] ?? "";
     try {
+      // The fleet's bundle keys: --bundle-key, else the fleet config's bundleKeys (--config FILE).
       let keys: PublicKey[];
+      const fromFlags = args.bundleKeys.length > 0 || args.config === undefined;
+      const setting = fromFlags ? "--bundle-key" : `bundleKeys of ${printable(args.config ?? "", 200)}`;
       try {
-        keys = args.bundleKeys.map((k) => parsePublicKey(readFileSync(k, "utf8")));
+        const files = fromFlags ? args.bundleKeys : fleetConfigBundleKeys(args.config ?? "");
+        keys = files.map((k) => parsePublicKey(readFileSync(k, "utf8")));
       } catch (err) {
         process.stderr.write(
-          `vendd fleet bundle upload: --bundle-key: ${err instanceof Error ? err.message : "unreadable"}\n`,
+          `vendd fleet bundle upload: ${setting}: ${err instanceof Error ? err.message : "unreadable"}\n`,
         );
         return 2;
       }
+      if (keys.length === 0)
+        process.stderr.write(
+          "vendd fleet bundle upload: warning: no bundle keys (--bundle-key FILE, or bundleKeys in the fleet config --config FILE): the signature is not checked and the bundle is stored unverified\n",
+        );
       const b = await storeBundle(ctx, readFileSync(file), args.by, keys);
       const line = {
         id: b.id,
@@ -168,11 +176,12 @@ export function fleetBundleCommand(argv: string[]): Promise<number> {
         sha256: b.sha256,
         size: b.size,
         created: b.created,
+        verified: b.verified,
       };
       process.stdout.write(
         args.json
           ? `${JSON.stringify(line)}\n`
-          : `${b.created ? "stored" : "already stored"}: bundle ${b.id} (${b.kind} ${b.version}) for ${b.targets.join(", ")}, sha256 ${b.sha256}\n`,
+          : `${b.created ? "stored" : "already stored"}${b.verified ? "" : " UNVERIFIED"}: bundle ${b.id} (${b.kind} ${b.version}) for ${b.targets.join(", ")}, sha256 ${b.sha256}\n`,
       );
       return 0;
     } catch (err) {

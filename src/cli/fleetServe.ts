@@ -158,6 +158,31 @@ export function serverHeap(): void {
   setFlagsFromString("--no-allocation-site-pretenuring");
 }
 
+/** True for an address only this machine reaches (127.0.0.0/8, ::1, localhost). */
+export function isLoopback(host: string): boolean {
+  const h = host.toLowerCase();
+  return (
+    h === "localhost" || h === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) || h === "::ffff:127.0.0.1"
+  );
+}
+
+/** What the operator must hear at start-up: plain HTTP off this machine, bundles nobody checks. */
+function startupWarnings(
+  logger: { warn(obj: object, msg: string): void },
+  s: { host: string; https: boolean; bundleKeys: readonly PublicKey[] },
+): void {
+  if (!s.https && !isLoopback(s.host))
+    logger.warn(
+      { listen: s.host, docs: "docs/fleet-server.md" },
+      "serving plain HTTP on a non-loopback address: passwords and session cookies cross the network unencrypted; set up TLS (tls: in the fleet config, or a TLS proxy with trustProxy), see docs/fleet-server.md",
+    );
+  if (s.bundleKeys.length === 0)
+    logger.warn(
+      { bundleKeys: 0 },
+      "no bundle keys (bundleKeys in the fleet config, or --bundle-key): uploaded bundles are stored without a signature check and shown unverified on the dashboard",
+    );
+}
+
 export async function fleetServeCommand(argv: string[]): Promise<number> {
   let args: ReturnType<typeof parseFleetArgs>;
   let listen: { host: string; port: number };
@@ -224,6 +249,7 @@ export async function fleetServeCommand(argv: string[]): Promise<number> {
   void configureCallbacks(cfg, services, server.ctx.logger);
   server.ctx.logger.info({ v8: "--no-allocation-site-pretenuring" }, "server heap settings");
   server.ctx.logger.info({ ed25519: ed25519Checker() }, "unit request signatures checked by");
+  startupWarnings(server.ctx.logger, { host: listen.host, https: https !== undefined, bundleKeys });
   const jobs = startFleetJobs(server.ctx, services, cfg.schedules);
   if (jobs.started.length > 0) server.ctx.logger.info({ jobs: jobs.started }, "scheduled jobs started");
   return new Promise<number>((resolve) => {

@@ -139,9 +139,10 @@ export function parseLine(line: string, today: string): Parsed {
     }
     case "test-vend":
       if (rest.length === 0) return { kind: "request", cmd, args: {} };
-      return rest.length === 1 && /^\d{1,7}(\.\d{1,2})?$/.test(rest[0] ?? "")
-        ? { kind: "request", cmd, args: { amount: rest[0] } }
-        : usage(cmd);
+      if (rest.length !== 1 || !/^\d{1,7}(\.\d{1,2})?$/.test(rest[0] ?? "")) return usage(cmd);
+      if (!/[1-9]/.test(rest[0] ?? ""))
+        return { kind: "error", text: "test-vend: the amount must be above 0" };
+      return { kind: "request", cmd, args: { amount: rest[0] } };
     case "service": {
       const [mode, ...reason] = rest;
       if (mode === "in" && reason.length === 0) return { kind: "request", cmd, args: { mode } };

@@ -1,5 +1,6 @@
 /**
- * Renders control answers for an 80-column terminal, without colours. Every line is cut to WIDTH; the
+ * Renders control answers for a terminal, without colours. Every line is cut to the terminal's width
+ * (WIDTH when it does not say); the
  * daemon's answers are data, never trusted as text: control characters are shown escaped.
  */
 import { printable } from "../core/printable.js";
@@ -59,6 +60,7 @@ export function render(cmd: string, result: unknown): string {
         ...list(r.reasons).map((x) => `  why: ${isRecord(x) ? s(x.detail) : "?"}`),
         `vmc ${s(links.vmc)}  payment ${s(links.payment)}  journal ${s(links.journal)}  beacon ${s(r.beacon)}`,
         `engine ${s(r.engine)}  service mode ${r.serviceMode === null ? "off" : s(r.serviceMode)}`,
+        ...(typeof r.beaconId === "string" ? [`check-in beacon id ${s(r.beaconId)}`] : []),
         `unresolved sessions ${s(r.unresolved)}  config version ${s(r.configVersion)}`,
         `last update: ${s(r.update)}`,
         ...fleetLines(r.fleet),
@@ -135,6 +137,10 @@ export function render(cmd: string, result: unknown): string {
       if (typeof r.discarded === "number") return `discarded ${r.discarded} staged change(s)`;
       return s(result);
     }
+    case "cancel":
+      return r.cancelled === true
+        ? `cancelling the test vend: ${s(r.detail)}`
+        : `nothing cancelled: ${s(r.detail)}`;
     case "test-vend":
       return `test vend ${s(r.orderId)}: ${s(r.result)} ${s(r.amount)}${r.reason ? ` (${s(r.reason)})` : ""}`;
     case "service":

@@ -2,8 +2,10 @@
  * `vendd console`: the technician's session on a serial terminal. node:readline gives line editing,
  * history and tab completion; the PIN is read with echo off (and never enters the history). The console
  * talks to the daemon only over the control socket; the login lives on that connection, so a lost
- * connection (daemon restart) means logging in again. Idle time logs out; Ctrl-C clears the line;
- * Ctrl-D logs out and ends the session (systemd starts a fresh one on the port).
+ * connection (daemon restart) means logging in again. Idle time logs out; Ctrl-C clears the line (and
+ * cancels a running test vend); Ctrl-D logs out and ends the session (systemd starts a fresh one on the
+ * port). Lines are cut to the terminal's width (80 columns when it does not say). Every line typed once
+ * logged in reaches the daemon's audit log, `help` and refused lines too.
  */
 import { createInterface, type Interface } from "node:readline";
 import { Writable } from "node:stream";
@@ -11,7 +13,7 @@ import { ControlError } from "../core/control.js";
 import { ControlClient } from "../core/controlClient.js";
 import { printable } from "../core/printable.js";
 import { cleanLine, complete, parseLine } from "./commands.js";
-import { fitWidth, render } from "./render.js";
+import { fitWidth, render, WIDTH } from "./render.js";
 
 export interface ConsoleOptions {
   socket: string;
@@ -46,7 +48,11 @@ export async function runConsole(opts: ConsoleOptions): Promise<number> {
       cb();
     },
   });
-  const say = (text: string) => opts.output.write(`${fitWidth(text).replace(/\n/g, "\r\n")}\r\n`);
+  const columns = () => {
+    const c = (opts.output as { columns?: unknown }).columns;
+    return typeof c === "number" && Number.isSafeInteger(c) && c >= 40 ? Math.min(c, 500) : WIDTH;
+  };
+  const say = (text: string) => opts.output.write(`${fitWidth(text, columns()).replace(/\n/g, "\r\n")}\r\n`);
   const terminal = opts.terminal ?? (opts.input as { isTTY?: boolean }).isTTY === true;
   const rl: Interface = createInterface({
     input: opts.input,
@@ -64,6 +70,8 @@ export async function runConsole(opts: ConsoleOptions): Promise<number> {
   const queue: string[] = [];
   let dropped = 0;
   let working = false;
+  /** The command waiting for its answer (Ctrl-C cancels a `test-vend`). */
+  let running: string | null = null;
 
   const prompt = () => {
     if (closed) return;
@@ -85,8 +93,8 @@ export async function runConsole(opts: ConsoleOptions): Promise<number> {
     try {
       const c = await ControlClient.connect(opts.socket, { timeoutMs: 5000 });
       c.onEvent((e) => {
-        if (e.event === "log" && following) say(printable(String(e.data), 78));
-        else if (e.event === "progress") say(printable(String(e.data), 78));
+        if (e.event === "log" && following) say(printable(String(e.data), columns() - 2));
+        else if (e.event === "progress") say(printable(String(e.data), columns() - 2));
       });
       c.onClose(() => {
         if (loggedIn) {
@@ -135,6 +143,28 @@ export async function runConsole(opts: ConsoleOptions): Promise<number> {
     }
   };
 
+  /** `help` and refused lines are answered here; the daemon's `help` puts them in the audit log. */
+  const auditLocal = async (line: string, help: boolean) => {
+    const c = client;
+    if (c === null || c.isClosed) return;
+    const topic = line.trim().split(/\s+/)[1];
+    const args = help
+      ? topic === undefined
+        ? {}
+        : { topic: topic.slice(0, 40) }
+      : { refused: line.trim().slice(0, 80) };
+    await c.request("help", args, { timeoutMs: 5000 }).catch(() => {});
+  };
+
+  const cancelTestVend = (c: ControlClient) => {
+    opts.output.write("^C\r\n");
+    c.request("cancel", {}, { timeoutMs: 5000 }).then(
+      (r) => say(render("cancel", r)),
+      (err: unknown) =>
+        say(`cancel: ${err instanceof ControlError ? printable(err.message, 70) : "no answer"}`),
+    );
+  };
+
   const stopFollow = async () => {
     following = false;
     await client?.request("logs", { follow: false }).catch(() => {});
@@ -156,16 +186,20 @@ export async function runConsole(opts: ConsoleOptions): Promise<number> {
     if (parsed.kind === "empty") return;
     if (parsed.kind !== "request") {
       say(parsed.text);
+      await auditLocal(line, parsed.kind === "local");
       return;
     }
     const c = await connect();
     if (c === null) return;
     try {
-      if (parsed.cmd === "test-vend")
-        say("test vend: waiting for the payment and the vend (up to a few minutes)");
-      const result = await c.request(parsed.cmd, parsed.args, {
-        timeoutMs: parsed.cmd === "test-vend" ? 30 * 60_000 : 30_000,
-      });
+      running = parsed.cmd;
+      const result = await c
+        .request(parsed.cmd, parsed.args, {
+          timeoutMs: parsed.cmd === "test-vend" ? 30 * 60_000 : 30_000,
+        })
+        .finally(() => {
+          running = null;
+        });
       say(render(parsed.cmd, result));
       if (parsed.cmd === "logout") loggedIn = false;
       if (parsed.follow) {
@@ -233,7 +267,8 @@ export async function runConsole(opts: ConsoleOptions): Promise<number> {
     rl.on("SIGINT", () => {
       // Ctrl-C: clear the line (and stop a follow).
       rl.write(null, { ctrl: true, name: "u" });
-      if (following) void stopFollow().then(prompt);
+      if (running === "test-vend" && client !== null && !client.isClosed) cancelTestVend(client);
+      else if (following) void stopFollow().then(prompt);
       else {
         opts.output.write("^C\r\n");
         prompt();
@@ -247,7 +282,11 @@ export async function runConsole(opts: ConsoleOptions): Promise<number> {
       const end = async () => {
         // Input ended (Ctrl-D, or the end of piped input): what was typed runs first.
         await drained;
-        if (loggedIn && c !== null) await c.request("logout", {}, { timeoutMs: 2000 }).catch(() => {});
+        // Logged out first: closing the connection below is the end, not a lost daemon.
+        const wasIn = loggedIn;
+        loggedIn = false;
+        following = false;
+        if (wasIn && c !== null) await c.request("logout", {}, { timeoutMs: 2000 }).catch(() => {});
         c?.close();
         muted = false;
         opts.output.write("\r\nbye\r\n");

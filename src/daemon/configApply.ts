@@ -14,10 +14,14 @@ import { ConfigError, type ConfigIssue, parseConfig } from "../config/load.js";
 import { writeFileAtomic } from "../core/atomicFile.js";
 import { printable } from "../core/printable.js";
 import { LOCAL_INBOX } from "../update/apply.js";
+import { readEditValue } from "./configValue.js";
 
 export interface ConfigEdit {
   key: string;
+  /** The new value (null: none, where the key allows it). */
   value: unknown;
+  /** The key is deleted from the file: back to its default. */
+  remove?: boolean;
 }
 
 /** Exit code of a daemon that stops to be restarted (EX_TEMPFAIL). */
@@ -26,30 +30,38 @@ export const RESTART_EXIT_CODE = 75;
 const KEY = /^[A-Za-z][A-Za-z0-9]*(\.[A-Za-z0-9]+)*$/;
 const HIDDEN_KEYS = new Set(["console.pinHash"]);
 
-/** Parses `KEY VALUE` of `config set`: the key a dotted path, the value a YAML scalar or flow value. */
+/** Parses `KEY VALUE` of `config set`: the key a dotted path, the value read by the key's type. */
 export function parseEdit(key: unknown, value: unknown): ConfigEdit | string {
   if (typeof key !== "string" || key.length > 200 || !KEY.test(key))
     return `not a config key: ${printable(String(key), 60)} (dotted, like console.idleTimeoutMinutes)`;
   if (typeof value !== "string" || value.length > 4096)
     return `${key}: the value must be text up to 4096 characters`;
-  try {
-    return { key, value: parseYaml(value, { maxAliasCount: 0 }) as unknown };
-  } catch {
-    return { key, value };
-  }
+  const v = readEditValue(key, value);
+  if (typeof v === "string") return v;
+  return "remove" in v ? { key, value: undefined, remove: true } : { key, value: v.value };
+}
+
+/** A value as shown: removals as removals, the PIN hash never. */
+function shownValue(key: string, v: unknown, width: number): string {
+  if (v === undefined) return "(default)";
+  if (v === null) return "(none)";
+  return HIDDEN_KEYS.has(key) ? "(set, hidden)" : printable(JSON.stringify(v), width);
 }
 
 /** How an edit is shown and audited (the PIN hash never). */
 export function describeEdit(e: ConfigEdit): string {
-  return HIDDEN_KEYS.has(e.key)
-    ? `${e.key} = (hidden)`
-    : `${e.key} = ${printable(JSON.stringify(e.value), 80)}`;
+  if (e.remove === true) return `${e.key} removed (back to the default)`;
+  if (e.value === null) return `${e.key} = null (removed${HIDDEN_KEYS.has(e.key) ? ": PIN login off" : ""})`;
+  return `${e.key} = ${shownValue(e.key, e.value, 80)}`;
 }
 
 /** The config file's text with `edits` applied (comments and layout kept). */
 export function editedText(file: string, edits: readonly ConfigEdit[]): string {
   const doc = parseDocument(readFileSync(file, "utf8"));
-  for (const e of edits) doc.setIn(e.key.split("."), e.value);
+  for (const e of edits) {
+    if (e.remove === true) doc.deleteIn(e.key.split("."));
+    else doc.setIn(e.key.split("."), e.value);
+  }
   return String(doc);
 }
 
@@ -80,13 +92,11 @@ export function diffEdits(
   for (const e of edits) seen.set(e.key, e);
   return [...seen.values()].map((e) => {
     const old: unknown = doc.getIn(e.key.split("."));
-    const shown = (v: unknown) =>
-      HIDDEN_KEYS.has(e.key)
-        ? "(hidden)"
-        : v === undefined
-          ? "(default)"
-          : printable(JSON.stringify(toJs(v)), 60);
-    return { key: e.key, from: shown(old), to: shown(e.value) };
+    return {
+      key: e.key,
+      from: shownValue(e.key, toJs(old), 60),
+      to: e.remove === true ? "(default)" : shownValue(e.key, e.value, 60),
+    };
   });
 }
 

@@ -48,16 +48,9 @@ export function configCommand(u: ConsoleUnit, a: Record<string, unknown>, sessio
       if (typeof edit === "string") throw new CommandError("badArgs", edit);
       if (edit.key === "updates" || edit.key.startsWith("updates."))
         throw new CommandError("refused", "only a signed bundle changes the updates section");
-      let next = [...staged(session), edit];
-      let issues = validateText(editedText(file, next), u.env);
-      if (issues.length > 0 && typeof a.value === "string" && edit.value !== a.value) {
-        // `2.50` reads as a number in YAML; amounts are text: try the value as typed.
-        const asText = [...staged(session), { key: edit.key, value: a.value }];
-        if (validateText(editedText(file, asText), u.env).length === 0) {
-          next = asText;
-          issues = [];
-        }
-      }
+      // One staged value per key: the last one typed.
+      const next = [...staged(session).filter((e) => e.key !== edit.key), edit];
+      const issues = validateText(editedText(file, next), u.env);
       if (issues.length > 0)
         throw new CommandError(
           "refused",

@@ -67,8 +67,10 @@ export interface CommandSpec {
   audit?(args: Record<string, unknown>): string;
   /** Runs without a login (`help`). */
   public?: boolean;
-  /** Leaves no audit row (`help`, `logout` records its own). */
+  /** Leaves no audit row. */
   unaudited?: boolean;
+  /** Runs at once, beside the command the connection is running (`cancel` of a test vend). */
+  immediate?: boolean;
 }
 
 export interface ControlServerOptions {
@@ -199,6 +201,7 @@ export class ControlServer {
   }
 
   private onLine(c: Connection, line: string): void {
+    if (this.isImmediate(line)) return void this.handle(c, line);
     if (c.queue.length >= MAX_PENDING) {
       this.send(
         c,
@@ -210,7 +213,15 @@ export class ControlServer {
     void this.drain(c);
   }
 
-  /** Requests of one connection run one at a time, in order. */
+  private isImmediate(line: string): boolean {
+    try {
+      return this.opts.commands.get(parseRequest(line).cmd)?.immediate === true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Requests of one connection run one at a time, in order (but `immediate` ones). */
   private async drain(c: Connection): Promise<void> {
     if (c.busy) return;
     c.busy = true;
@@ -246,6 +257,7 @@ export class ControlServer {
     }
     const spec = this.opts.commands.get(req.cmd);
     if (spec === undefined) {
+      if (c.who !== null) this.audit(c.who, printable(req.cmd, 60), "unknownCommand");
       this.send(c, encodeError(req.id, { code: "unknownCommand", message: `unknown command ${req.cmd}` }));
       return;
     }

@@ -12,7 +12,7 @@ import { configCommand } from "./configCommand.js";
 import { type ConsoleUnit, str } from "./consoleUnit.js";
 import { CommandError, type CommandSpec } from "./control.js";
 import { controlStatus } from "./statusCommand.js";
-import { testVend } from "./testVend.js";
+import { cancelRunning, testVend } from "./testVend.js";
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -25,11 +25,25 @@ function localDay(ms: number): string {
 export function consoleCommands(u: ConsoleUnit): Map<string, CommandSpec> {
   const commands = new Map<string, CommandSpec>();
 
+  // Public; audited once logged in. The console sends it for `help` and for a line it refuses (`refused`).
   commands.set("help", {
     public: true,
-    unaudited: true,
-    run: () => ({ commands: [...commands.keys(), "login"].sort() }),
+    audit: (a) => {
+      const refused = str(a, "refused");
+      if (refused !== undefined) return `${refused} (refused: usage)`;
+      const topic = str(a, "topic");
+      return topic === undefined ? "help" : `help ${topic}`;
+    },
+    run: (a) => {
+      const refused = str(a, "refused");
+      if (refused !== undefined)
+        throw new CommandError("badArgs", `not a command line: ${printable(refused, 60)}`);
+      return { commands: [...commands.keys(), "login"].sort() };
+    },
   });
+
+  // Runs beside a running test vend (immediate): cancels it.
+  commands.set("cancel", { immediate: true, run: (_a, session) => cancelRunning(session) });
 
   commands.set("logout", {
     run: (_a, session) => {
@@ -164,9 +178,7 @@ export function consoleCommands(u: ConsoleUnit): Map<string, CommandSpec> {
       const action = str(a, "action") ?? "?";
       if (action !== "set") return `config ${action}`;
       const e = parseEdit(a.key, a.value);
-      return typeof e === "string"
-        ? "config set (invalid)"
-        : `config set ${describeEdit({ key: e.key, value: a.value })}`;
+      return typeof e === "string" ? "config set (invalid)" : `config set ${describeEdit(e)}`;
     },
     run: (a, session) => configCommand(u, a, session),
   });

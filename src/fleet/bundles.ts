@@ -37,7 +37,12 @@ export interface StoredBundle {
   size: number;
   /** False when the same bundle (same id and bytes) was already stored. */
   created: boolean;
+  /** Whether its signature was checked against the fleet's bundle keys (none configured: false). */
+  verified: boolean;
 }
+
+/** How refusals name the fleet's bundle keys (never the unit's `updates.publicKeys`). */
+export const FLEET_BUNDLE_KEYS = "the fleet's bundle keys (bundleKeys in the fleet config, or --bundle-key)";
 
 /**
  * Checks and stores an uploaded bundle. Refuses (BundleUploadError with a specific code) what is not a whole
@@ -83,7 +88,10 @@ export async function storeBundle(
         "a signature's trusted comment and the payload's manifest disagree",
       );
   }
-  if (trustedKeys.length > 0) wrap(() => verifyBundle(bytes, { keys: trustedKeys, releaseThreshold: 1 }));
+  // Every upload is checked against the fleet's keys; with none the bundle is stored, marked unverified.
+  const verified = trustedKeys.length > 0;
+  if (verified)
+    wrap(() => verifyBundle(bytes, { keys: trustedKeys, releaseThreshold: 1, keySource: FLEET_BUNDLE_KEYS }));
   const expiresAt = Date.parse(meta.expires);
   const now = ctx.clock.now();
   if (!(expiresAt > now)) throw new BundleUploadError("expired", `the bundle expired at ${meta.expires}`);
@@ -97,6 +105,7 @@ export async function storeBundle(
     sha256,
     size: bytes.length,
     created: true,
+    verified,
   };
   const result = await ctx.db
     .insertInto("bundles")
@@ -111,17 +120,23 @@ export async function storeBundle(
       bytes,
       uploaded_by: uploadedBy,
       uploaded_at: now,
+      verified: verified ? 1 : 0,
     })
     .onConflict((oc) => oc.column("id").doNothing())
     .executeTakeFirst();
   if (result.numInsertedOrUpdatedRows === 0n) {
     const existing = await ctx.db
       .selectFrom("bundles")
-      .select(["sha256"])
+      .select(["sha256", "verified"])
       .where("id", "=", meta.id)
       .executeTakeFirst();
     if (existing?.sha256 !== sha256)
       throw new BundleUploadError("id_taken", `a different bundle with id ${meta.id} is already stored`);
+    if (verified && Number(existing.verified) === 0) {
+      // Stored unverified before; now checked against the fleet's keys.
+      await ctx.db.updateTable("bundles").set({ verified: 1 }).where("id", "=", meta.id).execute();
+      dropBundleList(ctx);
+    }
     return { ...stored, created: false };
   }
   dropBundleList(ctx);

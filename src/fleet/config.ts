@@ -246,6 +246,13 @@ export function fleetConfigDb(path: string): string | undefined {
   return /^postgres(ql)?:\/\//.test(m.db) || m.db === ":memory:" ? m.db : resolve(dirname(abs), m.db);
 }
 
+/** The bundle key files a fleet config names (`bundleKeys`, relative to the file), for `fleet bundle upload`. */
+export function fleetConfigBundleKeys(path: string): string[] {
+  const abs = resolve(path);
+  const m = check(Main, readYaml(abs, "fleet config"), `fleet config ${abs}`);
+  return (m.bundleKeys ?? []).map((f) => resolve(dirname(abs), f));
+}
+
 /** The configuration with nothing in it: unit API and dashboard on the defaults. */
 export function defaultFleetConfig(): FleetConfig {
   return {

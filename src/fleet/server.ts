@@ -14,6 +14,8 @@ import type { PublicKey } from "../update/minisign.js";
 import type { FleetContext } from "./context.js";
 import { isPostgresUrl, openFleetDb } from "./db/open.js";
 import { registerUnitApi, UNIT_BODY_LIMIT } from "./unitApi.js";
+import { messagePage } from "./web/pages.js";
+import { apiError, isApiPath, securityHeaders } from "./web/security.js";
 
 /** What a plugin may need from the server besides the app and context. */
 export interface FleetPluginTools {
@@ -59,6 +61,18 @@ export async function createFleetApp(
     trustProxy: opts.trustProxy ?? false,
     ...(opts.https === undefined ? {} : { https: opts.https }),
   }) as unknown as FastifyInstance;
+  // Every answer, a 404 of a path no route has included, carries the dashboard's security headers.
+  app.addHook("onRequest", async (req, reply) => {
+    securityHeaders(reply, req.url, opts.https !== undefined || opts.trustProxy === true);
+  });
+  // Unknown paths: the APIs' one error shape under /api/, a page elsewhere (docs/fleet-api-errors.md).
+  app.setNotFoundHandler(async (req, reply) => {
+    if (isApiPath(req.url)) return apiError(reply, 404, "not_found", "no such path");
+    return reply
+      .code(404)
+      .type("text/html; charset=utf-8")
+      .send(messagePage("Not found", "There is no page here."));
+  });
   const unitAuth = await registerUnitApi(app, ctx, {
     faults: opts.faults ?? NO_FLEET_SERVER_FAULTS,
     ...(opts.entitlements === undefined ? {} : { entitlements: opts.entitlements }),

@@ -4,6 +4,7 @@ import type { Clock } from "../core/clock.js";
 import type { Minor } from "../core/money.js";
 import type { Intent, SessionRow } from "./journal.js";
 import { JournalError } from "./journal.js";
+import { MIGRATIONS } from "./migrations.js";
 import { type IntentDbRow, type SessionDbRow, toIntent, toSession } from "./rows.js";
 
 /**
@@ -90,8 +91,24 @@ const toAudit = (r: AuditDbRow): AuditRow => ({
   hash: r.hash,
 });
 
-/** Walks the chain: every row links to its predecessor's hash and its own hash matches its content. */
-export function verifyAuditRows(rows: Iterable<AuditRow>): AuditVerification {
+/** The audit log's head kept in the meta table (migration "audit_head"): its row count and last hash. */
+export interface AuditHead {
+  count: number;
+  hash: string;
+}
+
+/** The meta key of the audit head. */
+export const AUDIT_HEAD_KEY = "audit_head";
+
+/** The journal schema version from which every journal has an audit head. */
+const HEAD_SCHEMA = MIGRATIONS.findIndex((m) => m.includes("'audit_head'")) + 1;
+
+/**
+ * Walks the chain: every row links to its predecessor's hash and its own hash matches its content; then
+ * the rows end where the head says (`head` undefined: a journal older than the head, not checked; null:
+ * the head is missing where it must be).
+ */
+export function verifyAuditRows(rows: Iterable<AuditRow>, head?: AuditHead | null): AuditVerification {
   let prev = AUDIT_GENESIS;
   let count = 0;
   for (const r of rows) {
@@ -112,6 +129,27 @@ export function verifyAuditRows(rows: Iterable<AuditRow>): AuditVerification {
       };
     prev = r.hash;
   }
+  if (head === null)
+    return {
+      ok: false,
+      rows: count,
+      brokenAt: null,
+      detail: "the audit head record (meta audit_head) is gone",
+    };
+  if (head !== undefined && head.count > count)
+    return {
+      ok: false,
+      rows: count,
+      brokenAt: count + 1,
+      detail: `${head.count - count} row(s) missing from the end: the head records ${head.count}, the log holds ${count}`,
+    };
+  if (head !== undefined && (head.count !== count || head.hash !== prev))
+    return {
+      ok: false,
+      rows: count,
+      brokenAt: count,
+      detail: `the log does not end where its head says (${head.count} rows)`,
+    };
   return { ok: true, rows: count, brokenAt: null, detail: `${count} rows, chain intact` };
 }
 
@@ -120,6 +158,29 @@ export function readAuditRows(db: Database.Database): AuditRow[] {
   const has = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'console_audit'").get();
   if (has === undefined) return [];
   return (db.prepare("SELECT * FROM console_audit ORDER BY id").all() as AuditDbRow[]).map(toAudit);
+}
+
+/** The audit head of a journal: undefined for a schema older than the head, null when it is missing. */
+export function readAuditHead(db: Database.Database): AuditHead | null | undefined {
+  if (Number(db.pragma("user_version", { simple: true })) < HEAD_SCHEMA) return undefined;
+  const v = db.prepare("SELECT value FROM meta WHERE key = ?").pluck().get(AUDIT_HEAD_KEY);
+  if (typeof v !== "string") return null;
+  try {
+    const h = JSON.parse(v) as unknown;
+    if (typeof h === "object" && h !== null && "count" in h && "hash" in h) {
+      const { count, hash } = h;
+      if (typeof count === "number" && Number.isSafeInteger(count) && typeof hash === "string")
+        return { count, hash };
+    }
+  } catch {
+    // Not JSON: as good as missing.
+  }
+  return null;
+}
+
+/** Verifies a journal's audit chain against its head. */
+export function verifyAuditLog(db: Database.Database): AuditVerification {
+  return verifyAuditRows(readAuditRows(db), readAuditHead(db));
 }
 
 export class ConsoleStore {
@@ -194,6 +255,9 @@ export class ConsoleStore {
         const prevHash = last?.hash ?? AUDIT_GENESIS;
         const row: AuditRow = { ...base, prevHash, hash: auditHash(prevHash, base) };
         this.s.append.run(row);
+        // The head counts on from itself: rows deleted from the end stay visible after the next row too.
+        const count = (readAuditHead(this.db)?.count ?? last?.id ?? 0) + 1;
+        this.s.setMeta.run(AUDIT_HEAD_KEY, JSON.stringify({ count, hash: row.hash }));
         return row;
       })(),
     );
@@ -204,7 +268,7 @@ export class ConsoleStore {
   }
 
   verifyAudit(): AuditVerification {
-    return verifyAuditRows(readAuditRows(this.db));
+    return verifyAuditLog(this.db);
   }
 
   meta(key: string): string | null {

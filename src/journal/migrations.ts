@@ -121,4 +121,24 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (member_id, period)
   ) STRICT;
   `,
+  // The console audit log's head (issue 33): its row count and last hash in the meta table, written in the
+  // audit row's own transaction, so rows deleted from the end of the log no longer go unseen. The head
+  // may not be deleted nor go back (triggers, like the log's own).
+  `
+  INSERT INTO meta (key, value)
+    SELECT 'audit_head', json_object('count', count(*), 'hash',
+      coalesce((SELECT hash FROM console_audit ORDER BY id DESC LIMIT 1), '${"0".repeat(64)}'))
+    FROM console_audit WHERE true
+  ON CONFLICT (key) DO NOTHING;
+  CREATE TRIGGER meta_audit_head_kept BEFORE DELETE ON meta WHEN old.key = 'audit_head'
+  BEGIN
+    SELECT RAISE(ABORT, 'the console audit head is kept');
+  END;
+  CREATE TRIGGER meta_audit_head_grows BEFORE UPDATE ON meta
+    WHEN old.key = 'audit_head'
+      AND json_extract(new.value, '$.count') <= json_extract(old.value, '$.count')
+  BEGIN
+    SELECT RAISE(ABORT, 'the console audit head only grows');
+  END;
+  `,
 ];

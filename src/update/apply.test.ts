@@ -3,7 +3,17 @@
  * the config, the release and the high-water mark as they were and says why; an unhealthy new config is
  * rolled back to the last known good; a release switches `current` whole and back.
  */
-import { existsSync, mkdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../config/load.js";
@@ -314,6 +324,21 @@ describe("apply: releases", () => {
     expect(existsSync(join(root, "releases", "1"))).toBe(false);
     expect(existsSync(join(root, "releases", "3"))).toBe(true);
     expect(readFileSync(join(root, "current", "VERSION"), "utf8")).toBe("five");
+  });
+
+  it("a refused release tarball (a ../../ member) leaves no partial directory behind", async () => {
+    const h = harness();
+    const root = h.tree.releaseRoot;
+    const src = mkdtempSync(join(h.tree.root, "evil-"));
+    writeFileSync(join(src, "x"), "outside\n");
+    const evil = execFileSync("tar", ["-czf", "-", "-P", "--transform=s,^x$,../../x,", "-C", src, "x"]);
+    const b = signedBundle([k1], { version: 6, release: evil, configText: configV(h, "Evil 6") });
+    expect((await applyBundleFile(h.bundle("e6.vbundle", b), h.env)).outcomes[0]).toMatchObject({
+      result: "refused",
+      code: "bad_release",
+    });
+    expect(readdirSync(join(root, "releases"))).toEqual([]);
+    expect(existsSync(join(root, "x"))).toBe(false);
   });
 
   it("a release needs updates.threshold distinct keys", async () => {

@@ -233,6 +233,16 @@ export function readBundle(bundle: Buffer): BundleContents {
     signatures.push(e.data.toString("utf8"));
   }
   const inner = wrapTar("payload", () => readTar(payloadEntry.data));
+  // Exactly the documented members, each once: anything else (`../x`, a duplicate) refuses the bundle.
+  const allowed = [MANIFEST_NAME, CONFIG_NAME, RELEASE_NAME];
+  const names = inner.map((e) => e.name);
+  const odd = names.find((n, i) => !allowed.includes(n) || names.indexOf(n) !== i);
+  if (odd !== undefined) {
+    throw new BundleError(
+      "not_a_bundle",
+      `unexpected payload member ${JSON.stringify(odd.slice(0, 100))} (a payload holds ${allowed.join(", ")}, each once)`,
+    );
+  }
   const get = (name: string) => inner.find((e) => e.name === name)?.data;
   const manifestData = get(MANIFEST_NAME);
   const config = get(CONFIG_NAME);
@@ -266,6 +276,8 @@ export function addSignature(bundle: Buffer, signatureText: string): Buffer {
 export interface VerifyOptions {
   /** The unit's trusted keys (`updates.publicKeys`). */
   keys: readonly PublicKey[];
+  /** Where the keys come from, as refusals name it (default `updates.publicKeys`). */
+  keySource?: string;
   /** Distinct trusted keys a release bundle needs (`updates.threshold`); a config bundle needs one. */
   releaseThreshold: number;
 }
@@ -293,6 +305,7 @@ function checkOne(
   contents: BundleContents,
   text: string,
   keys: readonly PublicKey[],
+  keySource: string,
 ): { meta: BundleMeta; key: string } {
   let sig: Signature;
   try {
@@ -306,7 +319,7 @@ function checkOne(
   if (key === undefined) {
     throw new BundleError(
       "unknown_key",
-      `signed with key ${keyIdHex(sig.keyId)}, which is not in updates.publicKeys`,
+      `signed with key ${keyIdHex(sig.keyId)}, which is not in ${keySource}`,
     );
   }
   try {
@@ -356,7 +369,7 @@ export function verifyBundle(bundle: Buffer, opts: VerifyOptions): VerifiedBundl
   const failures: BundleError[] = [];
   for (const text of contents.signatures) {
     try {
-      const one = checkOne(contents, text, opts.keys);
+      const one = checkOne(contents, text, opts.keys, opts.keySource ?? "updates.publicKeys");
       signers.add(one.key);
       meta = one.meta;
     } catch (err) {

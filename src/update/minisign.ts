@@ -42,7 +42,13 @@ export {
   type Signature,
   TRUSTED_COMMENT_MAX,
 } from "./minisignFormat.js";
-export { decryptSecretKey, type GeneratedKeys, generateKeys, scryptParams } from "./minisignSecretKey.js";
+export {
+  decryptSecretKey,
+  type GeneratedKeys,
+  generateKeys,
+  scryptParams,
+  secretKeyEncrypted,
+} from "./minisignSecretKey.js";
 
 /** Reads a `.minisig` file: four lines, the trusted comment within minisign's limit. */
 export function parseSignature(text: string): Signature {

@@ -67,11 +67,8 @@ function checksum(keyId: Buffer, sk64: Buffer): Buffer {
   return Buffer.from(blake2b(Buffer.concat([Buffer.from("Ed", "latin1"), keyId, sk64]), { dkLen: 32 }));
 }
 
-/**
- * Reads a secret key file and decrypts it with `passphrase` (ignored for a key stored without one).
- * Throws `wrong_passphrase` when the checksum does not match after decryption.
- */
-export async function decryptSecretKey(text: string, passphrase: string): Promise<SecretKey> {
+/** A secret key file's bytes (158), checked to be an Ed25519 minisign key. */
+function secretKeyBytes(text: string): Buffer {
   const ls = lines(text.trim()).filter((l) => l.trim() !== "");
   const keyLine = ls.length === 2 && ls[0]?.startsWith(UNTRUSTED) ? ls[1] : undefined;
   if (keyLine === undefined) {
@@ -82,30 +79,54 @@ export async function decryptSecretKey(text: string, passphrase: string): Promis
     throw new MinisignError("malformed_secret_key", `the secret key is ${bytes.length} bytes, not 158`);
   }
   const sigAlg = bytes.subarray(0, 2).toString("latin1");
-  const kdfAlg = bytes.subarray(2, 4);
   const chkAlg = bytes.subarray(4, 6).toString("latin1");
   if (sigAlg !== "Ed" || chkAlg !== "B2") {
     throw new MinisignError("malformed_secret_key", "not an Ed25519 minisign secret key (Ed/B2)");
   }
+  const kdfAlg = bytes.subarray(2, 4);
+  if (kdfAlg.toString("latin1") !== "Sc" && !kdfAlg.equals(Buffer.alloc(2))) {
+    throw new MinisignError("malformed_secret_key", "unknown key derivation (neither Sc nor none)");
+  }
+  return bytes;
+}
+
+/**
+ * Whether a secret key file is encrypted with a passphrase (`Sc`); `minisign -G -W` writes one without
+ * (key derivation none), and such a key needs no passphrase.
+ */
+export function secretKeyEncrypted(text: string): boolean {
+  return secretKeyBytes(text).subarray(2, 4).toString("latin1") === "Sc";
+}
+
+/**
+ * Reads a secret key file and decrypts it with `passphrase` (ignored for a key stored without one).
+ * Throws `wrong_passphrase` when the checksum does not match after decryption. A key stored without a
+ * passphrase carries minisign's all-zero checksum (`minisign -G -W`) or the real one.
+ */
+export async function decryptSecretKey(text: string, passphrase: string): Promise<SecretKey> {
+  const bytes = secretKeyBytes(text);
+  const encrypted = bytes.subarray(2, 4).toString("latin1") === "Sc";
   const salt = bytes.subarray(6, 38);
   const limits = {
     opslimit: Number(bytes.readBigUInt64LE(38)),
     memlimit: Number(bytes.readBigUInt64LE(46)),
   };
   const record = Buffer.from(bytes.subarray(54, 158));
-  if (kdfAlg.toString("latin1") === "Sc") {
+  if (encrypted) {
     const stream = await kdfStream(passphrase, salt, limits);
     for (let i = 0; i < record.length; i++) record[i] = (record[i] ?? 0) ^ (stream[i] ?? 0);
-  } else if (!kdfAlg.equals(Buffer.alloc(2))) {
-    throw new MinisignError("malformed_secret_key", "unknown key derivation (neither Sc nor none)");
   }
   const keyId = Buffer.from(record.subarray(0, 8));
   const sk64 = Buffer.from(record.subarray(8, 72));
-  if (!checksum(keyId, sk64).equals(record.subarray(72, 104))) {
-    throw new MinisignError(
-      "wrong_passphrase",
-      "wrong passphrase (the secret key's checksum does not match)",
-    );
+  const stored = record.subarray(72, 104);
+  const unchecked = !encrypted && stored.equals(Buffer.alloc(32));
+  if (!unchecked && !checksum(keyId, sk64).equals(stored)) {
+    throw encrypted
+      ? new MinisignError("wrong_passphrase", "wrong passphrase (the secret key's checksum does not match)")
+      : new MinisignError(
+          "malformed_secret_key",
+          "the secret key's checksum does not match (damaged key file)",
+        );
   }
   const seed = Buffer.from(sk64.subarray(0, 32));
   const raw = Buffer.from(sk64.subarray(32, 64));

@@ -44,13 +44,19 @@ export function installRelease(root: string, name: string, tarball: Buffer): str
   const partial = join(dir, `.${name}.partial`);
   rmSync(partial, { recursive: true, force: true });
   mkdirSync(partial);
-  execFileSync("tar", ["-xzf", "-", "-C", partial, "--no-same-owner", "--no-same-permissions"], {
-    input: tarball,
-    stdio: ["pipe", "ignore", "pipe"],
-    maxBuffer: 1024 * 1024,
-  });
-  // Every extracted file is on disk before the directory takes its final name.
-  execFileSync("sync", ["-f", partial]);
+  try {
+    execFileSync("tar", ["-xzf", "-", "-C", partial, "--no-same-owner", "--no-same-permissions"], {
+      input: tarball,
+      stdio: ["pipe", "ignore", "pipe"],
+      maxBuffer: 1024 * 1024,
+    });
+    // Every extracted file is on disk before the directory takes its final name.
+    execFileSync("sync", ["-f", partial]);
+  } catch (err) {
+    // A refused tarball leaves nothing behind.
+    rmSync(partial, { recursive: true, force: true });
+    throw err;
+  }
   rmSync(target, { recursive: true, force: true });
   renameSync(partial, target);
   fsyncDirectory(dir);

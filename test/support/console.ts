@@ -52,11 +52,14 @@ export class Collected {
 
 /** `vendd console` on a real PTY (socat EXEC ... pty): the test types into it and reads the screen. */
 export class PtyConsole extends Collected {
-  static start(socket: string, idleSeconds = 300): PtyConsole {
+  /** `columns`: the terminal's width (stty), else the PTY's default (none: the console assumes 80). */
+  static start(socket: string, idleSeconds = 300, columns?: number): PtyConsole {
     const command = `${process.execPath} ${CLI} console --socket ${socket} --idle-timeout ${idleSeconds}`;
-    const child = spawn("socat", ["STDIO", `EXEC:${command},pty,setsid,ctty,stderr,sane`], {
-      stdio: ["pipe", "pipe", "pipe"],
-    });
+    const address =
+      columns === undefined
+        ? `EXEC:${command},pty,setsid,ctty,stderr,sane`
+        : `SYSTEM:stty cols ${columns} rows 40; exec ${command},pty,setsid,ctty,stderr,sane`;
+    const child = spawn("socat", ["STDIO", address], { stdio: ["pipe", "pipe", "pipe"] });
     return new PtyConsole(child);
   }
 

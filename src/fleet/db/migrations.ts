@@ -175,6 +175,18 @@ function fleetMigrations(dialect: FleetDialect): Record<string, Migration> {
     "0002_plans": { up: plansMigrationUp },
     /** Issue 18: companies, the product catalogue, invoices and their numbering. */
     "0003_invoices": { up: invoicesUp },
+    /**
+     * Issue 33: whether the fleet checked a bundle's signature against its own bundle keys at upload (1) or
+     * had none to check with (0: shown unverified). Bundles stored before are unverified.
+     */
+    "0005_bundle_verified": {
+      up: async (db) => {
+        await db.schema
+          .alterTable("bundles")
+          .addColumn("verified", "integer", (c) => c.notNull().defaultTo(0))
+          .execute();
+      },
+    },
     /** Issue 37: alerts, their changes, the delivery outbox and the evaluator's lease. */
     "0007_alerts": { up: alertsUp },
   };

@@ -99,6 +99,8 @@ export interface BundlesTable {
   bytes: Uint8Array;
   uploaded_by: string;
   uploaded_at: number;
+  /** 1: signed by one of the fleet's bundle keys at upload; 0: no key to check with (unverified). */
+  verified: Generated<number>;
 }
 
 export interface RolloutsTable {

@@ -146,7 +146,7 @@ export function registerEntitlementRoute(
       .limit(1)
       .executeTakeFirst();
     if (latest === undefined)
-      return reply.code(404).send({ error: "noList", message: "no entitlement list yet" });
+      return reply.code(404).send({ error: { code: "no_list", message: "no entitlement list yet" } });
     reply.header("etag", latest.etag).header("cache-control", "no-cache");
     const inm = req.headers["if-none-match"];
     if (typeof inm === "string" && inm.split(",").some((t) => t.trim() === latest.etag))

@@ -4,6 +4,7 @@ import type { FleetContext } from "../context.js";
 import { UnitParams } from "./pageRoutes.js";
 import { listBundles, listUnits, overview, salesBy, unitDetail } from "./queries.js";
 import { salesFilter } from "./salesRoutes.js";
+import { apiError } from "./security.js";
 
 export function registerApiRoutes(web: FastifyInstance, ctx: FleetContext): void {
   web.get("/api/v1/overview", async () => overview(ctx));
@@ -11,15 +12,18 @@ export function registerApiRoutes(web: FastifyInstance, ctx: FleetContext): void
   web.get("/api/v1/units/:id", async (req, reply) => {
     const p = UnitParams.safeParse(req.params);
     const d = p.success ? await unitDetail(ctx, p.data.id) : null;
-    if (d === null) return reply.code(404).send({ error: "no such unit" });
+    if (d === null) return apiError(reply, 404, "not_found", "no such unit");
     return d;
   });
   web.get("/api/v1/sales", async (req, reply) => {
     const f = salesFilter(ctx, req.query);
     if (f === null)
-      return reply
-        .code(400)
-        .send({ error: "from and to are days (YYYY-MM-DD), from <= to, at most a year apart" });
+      return apiError(
+        reply,
+        400,
+        "bad_request",
+        "from and to are days (YYYY-MM-DD), from <= to, at most a year apart",
+      );
     return {
       from: f.from,
       to: f.to,

@@ -22,6 +22,8 @@ export interface BundleSummary {
   size: number;
   uploadedBy: string;
   uploadedAt: number;
+  /** Whether the fleet checked its signature against its bundle keys at upload. */
+  verified: boolean;
   counts: { pending: number; applied: number; rolledBack: number };
   rollouts: RolloutRow[];
 }
@@ -48,6 +50,7 @@ export async function listBundles(ctx: FleetContext, unit?: string): Promise<Bun
       "size",
       "uploaded_by",
       "uploaded_at",
+      "verified",
     ])
     .orderBy("uploaded_at", "desc")
     .orderBy("id")
@@ -70,6 +73,7 @@ export async function listBundles(ctx: FleetContext, unit?: string): Promise<Bun
       size: Number(b.size),
       uploadedBy: b.uploaded_by,
       uploadedAt: Number(b.uploaded_at),
+      verified: Number(b.verified) === 1,
       counts: { pending: 0, applied: 0, rolledBack: 0 },
       rollouts: [],
     }),

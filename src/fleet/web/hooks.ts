@@ -8,13 +8,7 @@ import type { FleetContext } from "../context.js";
 import { csrfMatches, type Session, sessionOf } from "./accounts.js";
 import type { DashboardOptions, DashboardScope } from "./options.js";
 import { messagePage } from "./pages.js";
-import {
-  CONTENT_SECURITY_POLICY,
-  isPublic,
-  REFERRER_POLICY,
-  SESSION_COOKIE,
-  sameOrigin,
-} from "./security.js";
+import { apiError, isApiPath, isPublic, SESSION_COOKIE, sameOrigin, securityHeaders } from "./security.js";
 
 export function addDashboardHooks(
   web: FastifyInstance,
@@ -24,13 +18,7 @@ export function addDashboardHooks(
   sendHtml: DashboardScope["sendHtml"],
 ): void {
   web.addHook("onRequest", async (req, reply) => {
-    reply.header("content-security-policy", CONTENT_SECURITY_POLICY);
-    reply.header("x-frame-options", "DENY");
-    reply.header("x-content-type-options", "nosniff");
-    reply.header("referrer-policy", REFERRER_POLICY);
-    reply.header("cross-origin-opener-policy", "same-origin");
-    if (opts.secureCookies === true) reply.header("strict-transport-security", "max-age=31536000");
-    if (!req.url.startsWith("/static/")) reply.header("cache-control", "no-store");
+    securityHeaders(reply, req.url, opts.secureCookies === true);
   });
 
   web.addHook("preHandler", async (req, reply) => {
@@ -44,7 +32,7 @@ export function addDashboardHooks(
     const token = req.cookies[SESSION_COOKIE];
     const s = token === undefined ? null : await sessionOf(ctx, token);
     if (s === null) {
-      if (url.startsWith("/api/")) return reply.code(401).send({ error: "unauthenticated" });
+      if (isApiPath(url)) return apiError(reply, 401, "unauthenticated", "log in first (POST /login)");
       if (unsafe)
         return sendHtml(reply, messagePage("Refused", "Your session has ended: log in again."), 403);
       return reply.redirect("/login", 303);
@@ -81,8 +69,10 @@ export function addDashboardHooks(
     // Only the error's name and message: a database error's parameters may hold form fields.
     const error = err instanceof Error ? `${err.name}: ${err.message}`.slice(0, 500) : "non-error thrown";
     ctx.logger.error({ error, url: req.url.slice(0, 200) }, "dashboard request failed");
-    if (req.url.startsWith("/api/"))
-      return reply.code(status).send({ error: status === 500 ? "internal" : "bad request" });
+    if (isApiPath(req.url))
+      return status === 500
+        ? apiError(reply, 500, "internal", "the fleet could not process the request")
+        : apiError(reply, status, "bad_request", "bad request");
     return sendHtml(
       reply,
       messagePage("Error", status === 500 ? "Something went wrong; see the fleet's log." : "Bad request."),

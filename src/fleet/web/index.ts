@@ -24,7 +24,16 @@ import { registerStaticRoutes } from "./staticRoutes.js";
 
 export { csvCell } from "./csv.js";
 export type { DashboardOptions, DashboardTools } from "./options.js";
-export { CONTENT_SECURITY_POLICY, REFERRER_POLICY, SESSION_COOKIE, sameOrigin } from "./security.js";
+export {
+  type ApiError,
+  apiError,
+  CONTENT_SECURITY_POLICY,
+  isApiPath,
+  REFERRER_POLICY,
+  SESSION_COOKIE,
+  sameOrigin,
+  securityHeaders,
+} from "./security.js";
 
 export async function registerDashboard(
   app: FastifyInstance,

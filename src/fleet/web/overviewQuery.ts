@@ -16,7 +16,14 @@ export interface Overview {
   now: number;
   today: string;
   weekFrom: string;
-  units: { total: number; online: number; offline: number; pending: number; revoked: number };
+  units: {
+    total: number;
+    online: number;
+    offline: number;
+    stopped: number;
+    pending: number;
+    revoked: number;
+  };
   offline: UnitSummary[];
   attention: UnitSummary[];
   pending: UnitSummary[];
@@ -42,11 +49,13 @@ export async function overview(ctx: FleetContext, chartDays = 14): Promise<Overv
     units: {
       total: units.length,
       online: approved.filter((u) => u.online).length,
-      offline: approved.filter((u) => !u.online).length,
+      offline: approved.filter((u) => !u.online && !u.stopped).length,
+      stopped: approved.filter((u) => u.stopped).length,
       pending: units.filter((u) => u.status === "pending").length,
       revoked: units.filter((u) => u.status === "revoked").length,
     },
-    offline: approved.filter((u) => !u.online),
+    // A unit that said it was stopping is stopped, not offline.
+    offline: approved.filter((u) => !u.online && !u.stopped),
     attention: approved.filter((u) => u.attention.length > 0),
     pending: units.filter((u) => u.status === "pending"),
     todayTotals: await totals(ctx, { from: today, to: today }),

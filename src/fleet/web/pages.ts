@@ -131,7 +131,8 @@ function chart(id: string, series: DailySeries): Html {
 
 function statusCell(u: UnitSummary): Html {
   if (u.status !== "approved") return html`<span class="${u.status}">${u.status}</span>`;
-  return u.online ? html`<span class="online">online</span>` : html`<span class="offline">offline</span>`;
+  if (u.online) return html`<span class="online">online</span>`;
+  return u.stopped ? html`<span class="stopped">stopped</span>` : html`<span class="offline">offline</span>`;
 }
 
 function decisionForms(pc: PageContext, u: UnitSummary): Html {
@@ -168,7 +169,7 @@ function rolloutCounts(b: BundleSummary): Html {
 export function overviewPage(pc: PageContext, o: Overview): string {
   const body = html`<div class="cards">
 <div class="card"><div class="big online">${o.units.online}</div>units online</div>
-<div class="card"><div class="big${o.units.offline > 0 ? " offline" : ""}">${o.units.offline}</div>units offline</div>
+<div class="card"><div class="big${o.units.offline > 0 ? " offline" : ""}">${o.units.offline}</div>units offline</div>${o.units.stopped > 0 ? html`<div class="card"><div class="big">${o.units.stopped}</div>units stopped</div>` : ""}
 <div class="card"><div class="big${o.units.pending > 0 ? " pending" : ""}">${o.units.pending}</div>pending enrolments</div>
 <div class="card"><div class="big">${o.attention.length}</div>units needing a look</div>
 <div class="card" id="alert-counts"><div class="big${o.alerts.open > 0 ? " offline" : ""}">${o.alerts.open}</div><a href="/alerts?state=open">open alerts</a> (${o.alerts.acknowledged} acknowledged${
@@ -188,7 +189,7 @@ export function overviewPage(pc: PageContext, o: Overview): string {
       ? html`<p class="muted">No bundles uploaded.</p>`
       : html`<table><thead><tr><th>Bundle</th><th>Kind</th><th>Version</th><th>Rollout</th></tr></thead><tbody>${o.bundles.map(
           (b) =>
-            html`<tr><td><a href="/bundles#${b.id}">${b.id}</a></td><td>${b.kind}</td><td>${b.version}</td><td>${rolloutCounts(b)}</td></tr>`,
+            html`<tr><td><a href="/bundles#${b.id}">${b.id}</a>${b.verified ? "" : html` <span class="warn">unverified</span>`}</td><td>${b.kind}</td><td>${b.version}</td><td>${rolloutCounts(b)}</td></tr>`,
         )}</tbody></table>`
   }`;
   return layout(pc, "/", "Fleet overview", body);
@@ -335,7 +336,11 @@ export function bundlesPage(pc: PageContext, bundles: readonly BundleSummary[]):
     bundles.length === 0
       ? html`<p class="muted">No bundles uploaded. Upload signed bundles with <code>vendd fleet bundle</code>.</p>`
       : html`${bundles.map(
-          (b) => html`<h2 id="${b.id}">${b.id}</h2>
+          (b) => html`<h2 id="${b.id}">${b.id}${
+            b.verified
+              ? ""
+              : html` <span class="warn" title="The fleet has no bundle keys (bundleKeys) to check its signature with.">unverified</span>`
+          }</h2>
 <p>${b.kind} ${b.version}, targets ${b.targets.join(", ")}; ${b.size} bytes, sha256 <code>${b.sha256}</code>;
 uploaded by ${b.uploadedBy} at ${time(b.uploadedAt, pc.timeZone)}${b.expiresAt === null ? "" : html`; expires ${time(b.expiresAt, pc.timeZone)}`}.</p>
 <p>${rolloutCounts(b)}</p>${

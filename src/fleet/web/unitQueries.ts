@@ -27,6 +27,8 @@ export interface UnitSummary {
   backlogOldestAt: number | null;
   unresolved: number;
   committedSeq: number;
+  /** Offline after its last heartbeat said it was stopping (a clean stop): shown as stopped, not a problem. */
+  stopped: boolean;
   /** Why the unit needs a look: unresolved sessions, a large or old backlog. */
   attention: string[];
 }
@@ -63,11 +65,16 @@ export async function listUnits(ctx: FleetContext): Promise<UnitSummary[]> {
       "backlog_oldest_at",
       "unresolved",
       "committed_seq",
+      "last_heartbeat",
     ])
     .orderBy("id")
     .execute();
   return rows.map((r) => {
     const lastSeenAt = r.last_seen_at === null ? null : Number(r.last_seen_at);
+    const online = r.status === "approved" && lastSeenAt !== null && now - lastSeenAt <= OFFLINE_AFTER_MS;
+    const hb = heartbeatFacts(r.last_heartbeat);
+    const committedSeq = Number(r.committed_seq);
+    const backlog = backlogBeyond(Number(r.backlog_events), hb.lastSeq, committedSeq);
     const u: UnitSummary = {
       id: r.id,
       label: r.label,
@@ -75,16 +82,48 @@ export async function listUnits(ctx: FleetContext): Promise<UnitSummary[]> {
       fingerprint: r.fingerprint,
       enrolledAt: Number(r.enrolled_at),
       lastSeenAt,
-      online: r.status === "approved" && lastSeenAt !== null && now - lastSeenAt <= OFFLINE_AFTER_MS,
+      online,
       configVersion: r.config_version,
       releaseVersion: r.release_version,
-      backlogEvents: Number(r.backlog_events),
-      backlogOldestAt: r.backlog_oldest_at === null ? null : Number(r.backlog_oldest_at),
+      backlogEvents: backlog,
+      backlogOldestAt: backlog === 0 || r.backlog_oldest_at === null ? null : Number(r.backlog_oldest_at),
       unresolved: Number(r.unresolved),
-      committedSeq: Number(r.committed_seq),
+      committedSeq,
+      stopped: r.status === "approved" && !online && hb.state === "stopping",
       attention: [],
     };
     u.attention = attentionOf(u, now);
     return u;
   });
+}
+
+/** What the overview needs of a unit's last heartbeat (stored as sent): its state and its last seq. */
+function heartbeatFacts(json: string | null): { state: string | null; lastSeq: number | null } {
+  if (json === null) return { state: null, lastSeq: null };
+  let hb: unknown;
+  try {
+    hb = JSON.parse(json);
+  } catch {
+    return { state: null, lastSeq: null };
+  }
+  if (typeof hb !== "object" || hb === null) return { state: null, lastSeq: null };
+  const state = "state" in hb && typeof hb.state === "string" ? hb.state : null;
+  const backlog = "backlog" in hb ? hb.backlog : null;
+  const lastSeq =
+    typeof backlog === "object" &&
+    backlog !== null &&
+    "lastSeq" in backlog &&
+    typeof backlog.lastSeq === "number"
+      ? backlog.lastSeq
+      : null;
+  return { state, lastSeq };
+}
+
+/**
+ * The backlog the fleet does not hold yet: what the last heartbeat reported, less what was committed since
+ * (its events end at its `lastSeq`; the fleet has every event up to its committed seq).
+ */
+export function backlogBeyond(reported: number, lastSeq: number | null, committedSeq: number): number {
+  if (lastSeq === null) return reported;
+  return Math.max(0, Math.min(reported, lastSeq - committedSeq));
 }
