@@ -20,6 +20,8 @@ export interface Peripherals {
   readonly serviceMode: boolean;
   /** The BLE beacon, when enabled (its state shows in the console and doctor). */
   readonly beacon: BeaconAdvertiser | null;
+  /** The PoS is known now (payments back after members only): the beacon starts if the unit is in service. */
+  refreshBeacon(): void;
   close(): Promise<void>;
 }
 
@@ -125,6 +127,11 @@ export async function startPeripherals(
       return serviceMode;
     },
     beacon,
+    refreshBeacon() {
+      const id = deps.engine.pos?.beaconId;
+      if (beacon === null || id === undefined || reason !== null) return;
+      void beacon.start(id).catch((err: unknown) => logger.warn({ err }, "BLE beacon start failed"));
+    },
     async close() {
       panel?.setStatus("off");
       panel?.close();
