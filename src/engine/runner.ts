@@ -1,3 +1,4 @@
+import type { VmcEvent } from "../../drivers/vmc/controller.js";
 import type { PosIdentity } from "../payment/driver.js";
 import { Activities } from "./activities.js";
 import { CommitThenLaunch } from "./commit.js";
@@ -49,6 +50,8 @@ export class VendEngine implements VmcEventHost {
   private failed: Error | null = null;
   private serviceReason: string | null = null;
   private identity: PosIdentity | null = null;
+  /** VMC events held behind a vend request that waits for a badge tap (vmcEvents.ts). */
+  held: VmcEvent[] | null = null;
 
   constructor(
     readonly deps: EngineDeps,
