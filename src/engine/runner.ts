@@ -144,7 +144,7 @@ export class VendEngine implements VmcEventHost {
     this.context = engineContext(this.opts, identity.beaconId);
     this.deps.logger.info(
       { posId: identity.posId, beaconId: identity.beaconId },
-      "payments back: in service",
+      "unit in service",
     );
     if (this.state.tag !== "idle" || this.failed !== null || this.serviceReason !== null) return;
     this.runEffects(rest(this.context).effects);
