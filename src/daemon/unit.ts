@@ -104,7 +104,9 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
       logger: logger.child({ component: "journal-check" }),
       policy,
       probe: () => journal.event(null, "journal-check", { at: clock.now() }),
-      recover,
+      // Members only, the paid sessions are the last run's, still waiting for the service (connectService):
+      // the engine's own plan vends are settled, and members are served again without waiting for them.
+      recover: () => recover(e.membersOnly ? "only" : undefined),
       resume: () => e.resume(),
       onSetback: (reason) => state.setFailure(reason),
     }).then((back) => {

@@ -129,8 +129,7 @@ export class VendEngine implements VmcEventHost {
    * denied at the machine, never a payment attempt (machine.ts `membersOnly`). `paymentsBack` lifts it.
    */
   async startMembersOnly(): Promise<void> {
-    if ((this.opts.flow ?? "selection") !== "selection")
-      throw new Error("members only needs the selection-first flow");
+    if (this.opts.flow === "checkin") throw new Error("members only needs the selection-first flow");
     this.deps.display.show({ kind: "outOfService", reason: "Starting" });
     await this.begin(null);
   }
@@ -142,10 +141,7 @@ export class VendEngine implements VmcEventHost {
   paymentsBack(identity: PosIdentity): void {
     this.identity = identity;
     this.context = engineContext(this.opts, identity.beaconId);
-    this.deps.logger.info(
-      { posId: identity.posId, beaconId: identity.beaconId },
-      "unit in service",
-    );
+    this.deps.logger.info({ posId: identity.posId, paymentsBack: true }, "unit in service");
     if (this.state.tag !== "idle" || this.failed !== null || this.serviceReason !== null) return;
     this.runEffects(rest(this.context).effects);
   }
@@ -154,7 +150,6 @@ export class VendEngine implements VmcEventHost {
   get membersOnly(): boolean {
     return this.context?.membersOnly === true;
   }
-
   private async begin(identity: PosIdentity | null): Promise<void> {
     const { vmc, logger } = this.deps;
     this.identity = identity;
