@@ -183,4 +183,29 @@ describe("members vend while the payment service is down from the start (issue 3
       await u.daemon.stop();
     }
   }, 60_000);
+  it("honours the list's expiry: with only an expired list on disk nobody is served before the service answers", async () => {
+    const dir = tempDir();
+    v10Unit(dir, "vm-test", NOWHERE);
+    const listFile = join(dir, "entitlements.json");
+    const expired = list({ issuedAt: T0 - 9 * 86_400_000, validUntil: T0 - 1 });
+    writeFileSync(listFile, JSON.stringify(signEntitlements(expired, entKey.sk)));
+    appendFileSync(
+      join(dir, "unit.yaml"),
+      `\nnfc: { enabled: true, kind: sim }\nentitlements: { publicKey: "${entKey.line}", listFile: ${listFile}, overAllowance: pay }\n`,
+    );
+    const loaded = loadConfig(join(dir, "unit.yaml"), { secretsFile: join(dir, "secrets.yaml"), env: {} });
+    const clock = new ManualClock(T0);
+    const payment = new OutagePayment({ clock });
+    const nfc = createSimNfcStation({ clock, badges: [] });
+    const u = await startTestDaemon(loaded, { clock, deps: { devices: { payment, nfc } } });
+    try {
+      await u.until(() => u.codes()[0] === "paymentUnreachable", 30_000, "the first attempt failed");
+      await u.advance(5_000);
+      expect(u.vmc.status).toBe("disabled");
+      expect(u.daemon.status().reasons[0]?.detail).not.toContain("members' plan vends continue");
+      expect(u.display.screens.at(-1)).toMatchObject({ kind: "outOfService" });
+    } finally {
+      await u.daemon.stop();
+    }
+  }, 60_000);
 });
