@@ -55,8 +55,11 @@ const hashJob = (i: number) =>
  * enough scrypt jobs that the badge's hash (queued behind them) ends about `busyMs` from now.
  */
 async function load(busyMs: number): Promise<() => Promise<void>> {
-  const one = await hashJob(-1);
-  const jobs = Math.max(1, Math.round((2 * busyMs) / one));
+  // The pool's throughput now (4 jobs at once: its size), so the queue ahead of the badge lasts busyMs.
+  const t0 = performance.now();
+  await Promise.all([0, 1, 2, 3].map((i) => hashJob(-1 - i)));
+  const perJob = (performance.now() - t0) / 4;
+  const jobs = Math.max(1, Math.round(busyMs / perJob));
   const pool = Promise.all(Array.from({ length: jobs }, (_, i) => hashJob(i)));
   const loop = setInterval(() => {
     const end = performance.now() + 12;
@@ -91,7 +94,7 @@ describe("a badge tap and a fast selection (issue 31)", () => {
     const { u, reader, peripherals } = await raceUnit();
     try {
       for (const delayMs of [0, 50, 200, 500]) {
-        const done = await load(delayMs + 400);
+        const done = await load(delayMs + 500);
         const before = u.vmc.vends.length;
         reader.present(new SimTag(UID));
         await new Promise((r) => setTimeout(r, delayMs));
