@@ -9,6 +9,8 @@ export interface NfcOptions {
   kind: NfcKind;
   /** Technician badges: names and scrypt hashes of their UIDs, never the UIDs. */
   badges: readonly BadgeEntry[];
+  /** `sim` only: the Unix socket the simulated reader takes `present <uid>` / `remove` lines on. */
+  simFeed?: string;
 }
 
 /** The station's collaborators. */
@@ -39,7 +41,10 @@ export async function createNfc(options: NfcOptions, deps: NfcDeps): Promise<Nfc
     }
     case "sim": {
       const { createSimNfcStation } = await import("./sim.js");
-      return createSimNfcStation(station);
+      const sim = createSimNfcStation(station);
+      if (options.simFeed === undefined) return sim;
+      const { startSimFeed } = await import("./simFeed.js");
+      return startSimFeed(sim, options.simFeed, deps.logger);
     }
     default:
       throw unknownKind("nfc", options, NFC_KINDS);

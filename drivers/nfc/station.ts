@@ -46,7 +46,17 @@ export interface NfcStation {
   readonly kind: NfcKind;
   readerState(): ReaderState;
   onReaderState(fn: (state: ReaderState) => void): () => void;
-  onBadge(fn: (tap: BadgeTap) => void): () => void;
+  /**
+   * Calls `fn` for each tap; what `fn` returns (a promise: the member gate's hash) is waited for before
+   * the tap counts as handled and the next card is taken.
+   */
+  onBadge(fn: (tap: BadgeTap) => unknown): () => void;
+  /**
+   * Calls `fn` at once when a card is presented (before its UID is hashed), with a promise that settles
+   * when that tap has been handled (every `onBadge` handler's promise included): a vend request that comes
+   * meanwhile can wait for the tap (issue 31).
+   */
+  onCardPresented(fn: (handled: Promise<void>) => void): () => void;
   /**
    * Writes `uri` to the next tag that is not a badge, presented within `timeoutMs` (default 60,000), then
    * reads it back. Resolves with the tag's UID.
@@ -76,7 +86,8 @@ export function createNfcStation(o: StationOptions): NfcStation {
   const isBadge = createBadgeCheck(o.badges);
   const readers = new Set<ReaderLike>();
   const stateFns = new Set<(s: ReaderState) => void>();
-  const badgeFns = new Set<(t: BadgeTap) => void>();
+  const badgeFns = new Set<(t: BadgeTap) => unknown>();
+  const presentedFns = new Set<(handled: Promise<void>) => void>();
   let fault: string | null = o.nfc === null ? o.unavailable : null;
   let armed: Armed | null = null;
   let closed = false;
@@ -101,12 +112,14 @@ export function createNfcStation(o: StationOptions): NfcStation {
     if (name !== null || armed === null) {
       o.logger?.info({ authorized: name !== null, name }, "nfc: badge tap");
       const withUid = <T>(fn: (normalisedUid: string) => T): T => fn(uid);
+      const handling: Promise<unknown>[] = [];
       for (const fn of [...badgeFns]) {
         // Not enumerable: a tap logged, spread or compared carries no trace of the UID.
         const tap: BadgeTap = { authorized: name !== null, name };
         Object.defineProperty(tap, "withUid", { value: withUid, enumerable: false });
-        fn(tap);
+        handling.push(Promise.resolve(fn(tap)));
       }
+      await Promise.allSettled(handling);
       return;
     }
     const job = armed;
@@ -129,6 +142,7 @@ export function createNfcStation(o: StationOptions): NfcStation {
       taps = taps
         .then(() => onCard(reader, card))
         .catch((err: unknown) => o.logger?.error({ err }, "nfc: card handling failed"));
+      for (const fn of [...presentedFns]) fn(taps);
     });
     reader.on("card.off", () => {});
     reader.on("error", (err) => o.logger?.warn({ err }, "nfc: reader error"));
@@ -164,6 +178,12 @@ export function createNfcStation(o: StationOptions): NfcStation {
         badgeFns.delete(fn);
       };
     },
+    onCardPresented(fn) {
+      presentedFns.add(fn);
+      return () => {
+        presentedFns.delete(fn);
+      };
+    },
     writeNextTag(uri, timeoutMs = 60_000) {
       if (closed || armed !== null) {
         return Promise.reject(
@@ -189,6 +209,7 @@ export function createNfcStation(o: StationOptions): NfcStation {
       readers.clear();
       stateFns.clear();
       badgeFns.clear();
+      presentedFns.clear();
       try {
         o.nfc?.close?.();
       } catch (err) {

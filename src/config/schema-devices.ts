@@ -54,6 +54,11 @@ export const nfcSchema = z
       )
       .max(100, "must have at most 100 items")
       .default([]),
+    /**
+     * `sim` only (tests, demos): a Unix socket path the simulated reader listens on; each line `present
+     * <uid>` or `remove` moves a card (drivers/nfc/simFeed.ts). Null: no feed.
+     */
+    simFeed: z.string().min(1).max(1000).nullable().default(null),
   })
   .prefault({});
 

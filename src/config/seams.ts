@@ -181,7 +181,11 @@ export function beaconOptions(config: VenddConfig): BeaconOptions {
 
 /** The NFC station of the `nfc` section (badge hashes only, never UIDs). */
 export function nfcOptions(config: VenddConfig): NfcOptions {
-  return { kind: config.nfc.kind, badges: config.nfc.badges };
+  return {
+    kind: config.nfc.kind,
+    badges: config.nfc.badges,
+    ...(config.nfc.simFeed === null ? {} : { simFeed: config.nfc.simFeed }),
+  };
 }
 
 /** The engine of the `engine` section, with what the payment interface decides about it. */

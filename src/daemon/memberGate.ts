@@ -49,6 +49,14 @@ export interface GateOptions {
   idle: () => boolean;
 }
 
+/**
+ * The longest a vend request waits for a badge tap still being handled (issue 31), ms: the technician
+ * badges' and the member's scrypt hashes on the thread pool, which take tens of milliseconds on an idle
+ * unit and several hundred on a loaded one. Past it, the request goes on without the tap (the normal flow).
+ * Well inside the time a VMC allows for the answer to a vend request, and far below the payment timeout.
+ */
+export const TAP_WAIT_MS = 2000;
+
 /** A tap waiting for its vend request: a member (ids, hash and limits) or an unknown badge. */
 type Armed =
   | { kind: "member"; member: EntitlementMember; timeZone: string; until: number }
@@ -71,15 +79,58 @@ const SCREEN = {
 export class MemberGate implements PlanGate {
   private armed: Armed | null = null;
   private expiry: Timer | null = null;
+  /** Taps being handled: from the card's arrival (the reader) to the gate's decision. */
+  private readonly inProgress = new Set<Promise<void>>();
 
   constructor(private readonly o: GateOptions) {}
+
+  /** A card was presented: `handled` settles when its tap is decided (armed or not). */
+  tapStarted(handled: Promise<unknown>): void {
+    const p = handled.then(
+      () => {},
+      () => {},
+    );
+    this.inProgress.add(p);
+    void p.then(() => this.inProgress.delete(p));
+  }
+
+  /**
+   * Null when no tap is being handled; otherwise a promise that resolves when every tap in progress is
+   * decided, or after TAP_WAIT_MS (whichever is first). The engine holds a vend request until then, so a
+   * member's fast selection is never turned into a paid vend (or denied) because of timing.
+   */
+  settling(): Promise<void> | null {
+    if (this.inProgress.size === 0) return null;
+    const taps = [...this.inProgress];
+    return new Promise<void>((resolve) => {
+      const bound = this.o.clock.setTimer(TAP_WAIT_MS, () => {
+        // Given up on: no later request waits for these taps again.
+        for (const t of taps) this.inProgress.delete(t);
+        this.o.logger.warn(
+          { waitedMs: TAP_WAIT_MS },
+          "badge tap not decided in time: the vend request goes on",
+        );
+        resolve();
+      });
+      void Promise.all(taps).then(() => {
+        bound.cancel();
+        resolve();
+      });
+    });
+  }
 
   /**
    * A badge that is not a technician's was tapped. `normalisedUid` is used for the one hash and dropped.
    * Returns what the tap armed (for the log and tests): `member`, `unknown`, or `noList` (no list in force:
    * nothing armed, the normal flow).
    */
-  async tap(normalisedUid: string): Promise<"member" | "unknown" | "noList"> {
+  tap(normalisedUid: string): Promise<"member" | "unknown" | "noList"> {
+    const decided = this.decideTap(normalisedUid);
+    this.tapStarted(decided);
+    return decided;
+  }
+
+  private async decideTap(normalisedUid: string): Promise<"member" | "unknown" | "noList"> {
     if (this.o.store.current() === null) {
       this.o.logger.info("badge tap: no entitlement list in force; normal payment flow");
       return "noList";

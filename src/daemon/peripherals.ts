@@ -20,6 +20,8 @@ export interface Peripherals {
   readonly serviceMode: boolean;
   /** The BLE beacon, when enabled (its state shows in the console and doctor). */
   readonly beacon: BeaconAdvertiser | null;
+  /** The PoS is known now (payments back after members only): the beacon starts if the unit is in service. */
+  refreshBeacon(): void;
   close(): Promise<void>;
 }
 
@@ -40,7 +42,7 @@ export async function startPeripherals(
      * Member badges (issue 18): a tap of a badge that is not a technician's goes to the member gate, which
      * hashes the UID it is lent (daemon/entitlements.ts MemberGate). Absent: such taps are only logged.
      */
-    members?: { tap(normalisedUid: string): unknown };
+    members?: { tap(normalisedUid: string): unknown; tapStarted?(handled: Promise<unknown>): void };
     /** Already-created devices (tests, simulations); otherwise created from config. */
     devices?: { beacon?: BeaconAdvertiser; nfc?: NfcStation };
   },
@@ -87,17 +89,20 @@ export async function startPeripherals(
     const { createNfc } = await import("../../drivers/nfc/factory.js");
     nfc = deps.devices?.nfc ?? (await createNfc(nfcOptions(config), { clock: deps.clock, logger }));
     nfc.onReaderState((state) => logger.info({ state }, "NFC reader"));
-    nfc.onBadge((tap) => {
-      const members = deps.members;
+    // A vend request that comes while a card is being handled waits for it (issue 31, MemberGate.settling).
+    const members = deps.members;
+    if (members?.tapStarted !== undefined) nfc.onCardPresented((handled) => members.tapStarted?.(handled));
+    nfc.onBadge((tap): Promise<unknown> | undefined => {
       if (tap.authorized) toggle(`badge ${tap.name ?? "?"}`);
       else if (members !== undefined && tap.withUid !== undefined) {
         const failed = (err: unknown) => logger.error({ err }, "member badge tap failed");
         try {
-          void Promise.resolve(tap.withUid((uid) => members.tap(uid))).catch(failed);
+          return Promise.resolve(tap.withUid((uid) => members.tap(uid))).catch(failed);
         } catch (err) {
           failed(err);
         }
       } else logger.warn("unknown badge presented");
+      return undefined;
     });
   }
   const pins = config.gpio.pins;
@@ -125,6 +130,11 @@ export async function startPeripherals(
       return serviceMode;
     },
     beacon,
+    refreshBeacon() {
+      const id = deps.engine.pos?.beaconId;
+      if (beacon === null || id === undefined || reason !== null) return;
+      void beacon.start(id).catch((err: unknown) => logger.warn({ err }, "BLE beacon start failed"));
+    },
     async close() {
       panel?.setStatus("off");
       panel?.close();

@@ -48,12 +48,22 @@ export class ServiceState {
     return () => this.listeners.delete(listener);
   }
 
-  /** Reaching the service: a setback (or `starting`), or null once in service. */
+  /**
+   * Reaching the service: a setback (or `starting`), or null once in service. Members only, the engine
+   * keeps the screen (members are served): the reason is not shown there.
+   */
   setConnect(reason: StatusReason | null): void {
     this.parts.connect = reason;
-    if (reason !== null) this.show(reason);
+    if (reason !== null && this.parts.membersOnly !== true) this.show(reason);
     this.publish();
     if (reason?.code !== "starting") this.ready();
+  }
+
+  /** Members only (issue 31): the VMC serves members' plan vends while the service is not reached. */
+  setMembersOnly(on: boolean): void {
+    this.parts.membersOnly = on;
+    this.publish();
+    if (on) this.ready();
   }
 
   /** An engine failure (healing or not), or null once healed. */

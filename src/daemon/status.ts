@@ -45,13 +45,24 @@ export interface StatusParts {
   doorOpen: boolean;
   serviceMode: boolean;
   stopping: boolean;
+  /**
+   * Members only (issue 31): the payment service has not answered since the start, but the VMC is enabled
+   * for members' plan vends (a valid entitlement list). Still out of service for paid vends.
+   */
+  membersOnly?: boolean;
 }
+
+/** What a members-only unit adds to why it is out of service (status line, console, log). */
+export const MEMBERS_ONLY = "members' plan vends continue, card payments unavailable";
 
 /** The status from its parts (pure). */
 export function composeStatus(p: StatusParts): UnitStatus {
   const reasons: StatusReason[] = [];
   if (p.stopping) reasons.push({ code: "stopping", detail: "stopping", retryAt: null });
-  if (p.connect !== null) reasons.push(p.connect);
+  if (p.connect !== null)
+    reasons.push(
+      p.membersOnly === true ? { ...p.connect, detail: `${p.connect.detail}; ${MEMBERS_ONLY}` } : p.connect,
+    );
   if (p.failure !== null) reasons.push(p.failure);
   if (p.doorOpen) reasons.push({ code: "doorOpen", detail: "door open", retryAt: null });
   if (p.serviceMode) reasons.push({ code: "serviceMode", detail: "service mode", retryAt: null });

@@ -16,10 +16,10 @@ import { connectService, DEFAULT_CONNECT_POLICY } from "./connect.js";
 import type { ControlServer } from "./control.js";
 import { auditUpdateOutcome, startControl } from "./controlUnit.js";
 import type { Daemon, DaemonDeps } from "./daemon.js";
-import { EntitlementStore, loadEntitlementKey, MemberGate } from "./entitlements.js";
 import { type FleetUnit, startFleetUnit } from "./fleetUnit.js";
 import { healable, healJournal } from "./heal.js";
 import { startHousekeeping } from "./housekeeping.js";
+import { startMembers } from "./members.js";
 import { type Peripherals, startPeripherals } from "./peripherals.js";
 import { ServiceState } from "./serviceState.js";
 
@@ -61,7 +61,9 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
   const recoveryLogger = logger.child({ component: "recovery" });
   let recoveries: Promise<unknown> = Promise.resolve();
   /** Recovery runs one at a time (start-up, the sweeper and the journal re-check share it). */
-  const recover = (): Promise<RecoveryReport> => {
+  const recover = (only?: "only"): Promise<RecoveryReport> => {
+    // A running engine owns its plan vend (members only, or in service): recovery leaves plan vends to it.
+    const planVends = only ?? (engine !== null && engine.failure === null ? "leave" : "recover");
     const run = recoveries.then(async () => {
       const report = await recoverSessions(
         journal,
@@ -70,6 +72,7 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
           unknownOutcome: options.unknownOutcome,
           paymentMode: options.paymentMode,
           captureType: options.captureType,
+          planVends,
         },
       );
       if (report.resolved.length + report.pending.length + report.conflicts.length > 0)
@@ -101,7 +104,9 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
       logger: logger.child({ component: "journal-check" }),
       policy,
       probe: () => journal.event(null, "journal-check", { at: clock.now() }),
-      recover,
+      // Members only, the paid sessions are the last run's, still waiting for the service (connectService):
+      // the engine's own plan vends are settled, and members are served again without waiting for them.
+      recover: () => recover(e.membersOnly ? "only" : undefined),
       resume: () => e.resume(),
       onSetback: (reason) => state.setFailure(reason),
     }).then((back) => {
@@ -117,10 +122,10 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
    * the unit stays up out of service and says why, with capped backoff and jitter, instead of exiting and
    * being restarted in a loop. False when the daemon stops first.
    */
-  const startEngine = async (e: VendEngine, identity: PosIdentity): Promise<boolean> => {
+  const startEngine = async (e: VendEngine, identity: PosIdentity | null): Promise<boolean> => {
     for (let failures = 1; ; failures++) {
       try {
-        await e.start(identity);
+        await (identity === null ? e.startMembersOnly() : e.start(identity));
         return true;
       } catch (err) {
         if (!(err instanceof VmcError) || err.code === "closed" || stopping.signal.aborted) throw err;
@@ -141,18 +146,8 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
     }
   };
 
-  const serve = async (): Promise<void> => {
-    const identity = await connectService({
-      clock,
-      random,
-      signal: stopping.signal,
-      logger: logger.child({ component: "connect" }),
-      policy,
-      open: (signal) => payment.open(signal),
-      recover,
-      onSetback: (reason) => state.setConnect(reason),
-    });
-    if (identity === null) return;
+  /** A new engine for the unit (none runs before; one per daemon). */
+  const makeEngine = (): VendEngine => {
     const e = createEngine(options, {
       payment,
       vmc,
@@ -166,8 +161,11 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
     });
     engine = e;
     e.onFailure((err) => onEngineFailure(e, err));
-    if (!(await startEngine(e, identity))) return;
-    state.setConnect(null);
+    return e;
+  };
+
+  /** The engine's peripherals (service button, door, beacon, NFC reader for badges), once it runs. */
+  const attachPeripherals = async (e: VendEngine): Promise<void> => {
     const control = {
       get pos() {
         return e.pos;
@@ -189,13 +187,62 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
       ...(members === null ? {} : { members: members.gate }),
       ...(d.nfc === undefined ? {} : { devices: { nfc: d.nfc } }),
     });
+  };
+
+  /**
+   * Members only (issue 31): with a valid entitlement list (selection first), the VMC is enabled and the
+   * reader started before the payment service answers, so members vend through an outage, also after a
+   * restart. Plan vends a crash left open are settled first from the journal alone (nothing to ask the
+   * service); paid sessions wait for the service in `connectService` as before, and no paid session can
+   * open meanwhile. Null when members only does not apply or the daemon stops first.
+   */
+  const serveMembers = async (): Promise<VendEngine | null> => {
+    if (members === null || (options.flow ?? "selection") !== "selection") return null;
+    if (members.store.current() === null) {
+      logger.info("no entitlement list in force: nobody is served before the payment service answers");
+      return null;
+    }
+    await recover("only");
+    const e = makeEngine();
+    if (!(await startEngine(e, null))) return null;
+    state.setMembersOnly(true);
+    await attachPeripherals(e);
+    return e;
+  };
+
+  const serve = async (): Promise<void> => {
+    let e = await serveMembers();
     if (stopping.signal.aborted) return;
+    const identity = await connectService({
+      clock,
+      random,
+      signal: stopping.signal,
+      logger: logger.child({ component: "connect" }),
+      policy,
+      open: (signal) => payment.open(signal),
+      recover: () => recover(),
+      onSetback: (reason) => state.setConnect(reason),
+    });
+    if (identity === null) return;
+    if (e === null) {
+      e = makeEngine();
+      if (!(await startEngine(e, identity))) return;
+      state.setConnect(null);
+      await attachPeripherals(e);
+    } else {
+      e.paymentsBack(identity);
+      state.setMembersOnly(false);
+      state.setConnect(null);
+      peripherals?.refreshBeacon();
+    }
+    if (stopping.signal.aborted) return;
+    const live = e;
     housekeeping = startHousekeeping({
       clock,
       intervalMs: HOUSEKEEPING_MS,
       signal: stopping.signal,
       logger: logger.child({ component: "housekeeping" }),
-      idle: () => e.current.tag === "idle" && e.failure === null,
+      idle: () => live.current.tag === "idle" && live.failure === null,
       // The sweeper: settles sessions left unsettled, using only the journal's own decisions.
       sweep: async () => {
         await recover();
@@ -311,47 +358,4 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
       journal.close();
     },
   };
-}
-
-/**
- * Member plan vends (issue 18), when the config names an entitlement key: the list store (read at start,
- * re-read when its file changes) and the member gate the engine and the NFC reader share. A key that cannot
- * be read leaves the unit without plan vends (logged), never out of service.
- */
-function startMembers(
-  loaded: LoadedConfig,
-  deps: DaemonDeps & { clock: Clock },
-  d: Devices,
-  idle: () => boolean,
-): { store: EntitlementStore; gate: MemberGate; close(): void } | null {
-  const ent = loaded.config.entitlements;
-  if (ent === null) return null;
-  const logger = deps.logger.child({ component: "entitlements" });
-  let publicKey: ReturnType<typeof loadEntitlementKey>;
-  try {
-    publicKey = loadEntitlementKey(ent.publicKey);
-  } catch (err) {
-    logger.error({ err }, "the entitlement key cannot be read: no plan vends");
-    return null;
-  }
-  const store = new EntitlementStore({
-    publicKey,
-    listFile: ent.listFile,
-    unitId: loaded.config.unit.id,
-    clock: deps.clock,
-    logger,
-  });
-  store.load();
-  const unwatch = store.watch();
-  const gate = new MemberGate({
-    store,
-    journal: d.journal,
-    clock: deps.clock,
-    logger,
-    display: d.display,
-    overAllowance: ent.overAllowance,
-    tapWindowMs: ent.tapWindowMs,
-    idle,
-  });
-  return { store, gate, close: unwatch };
 }

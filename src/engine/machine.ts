@@ -45,13 +45,16 @@ export function transition(state: EngineState, input: EngineInput, ctx: EngineCo
 
 export const IDLE: EngineState = { tag: "idle" };
 
+/** Members only (issue 31): what a customer without a member's badge reads when a selection is denied. */
+export const CARD_UNAVAILABLE = "Card payments are unavailable right now";
+/** Members only: the idle screen. */
+export const MEMBERS_ONLY_IDLE = "Card payments unavailable: members, tap your badge";
+
 /** The state between sessions and the effects of entering it: the unit's start state too. */
 export function rest(ctx: EngineContext): Transition {
   if (ctx.flow === "selection") {
-    return {
-      state: IDLE,
-      effects: [{ type: "show", screen: { kind: "idle", checkinUri: null, message: "Choose a product" } }],
-    };
+    const message = ctx.membersOnly === true ? MEMBERS_ONLY_IDLE : "Choose a product";
+    return { state: IDLE, effects: [{ type: "show", screen: { kind: "idle", checkinUri: null, message } }] };
   }
   if (ctx.checkinMode === "poll") {
     return {
@@ -127,6 +130,16 @@ function fromIdle(state: EngineState & { tag: "idle" }, input: EngineInput, ctx:
           refused: { item: input.item, price: input.price },
         },
         { type: "finishSession", session, result: "denied", reason: refusal },
+      ],
+    };
+  }
+  if (ctx.membersOnly === true) {
+    // No payment service yet (issue 31): denied at the machine, nothing journaled, nothing sent.
+    return {
+      state,
+      effects: [
+        { type: "denyVend", sessionId: null, reason: "members only: the payment service is not reachable" },
+        { type: "show", screen: { kind: "idle", checkinUri: null, message: CARD_UNAVAILABLE } },
       ],
     };
   }

@@ -15,6 +15,11 @@ import type { EngineContext, PlanDecision, SessionResult } from "./types.js";
  */
 export interface PlanGate {
   decide(item: number, price: Minor): PlanDecision | null;
+  /**
+   * Null when no badge tap is being handled; otherwise resolves when it is decided (bounded by the gate):
+   * a vend request taken while idle waits for it (issue 31).
+   */
+  settling?(): Promise<void> | null;
 }
 
 export interface EngineOptions {

@@ -1,4 +1,5 @@
 import { expect } from "vitest";
+import { CARD_UNAVAILABLE } from "./machine.js";
 import { find, S, vendRequested } from "./selection.test-support.js";
 import type { Row } from "./table.test-support.js";
 import type { EngineInput, EngineState, PlanMember } from "./types.js";
@@ -50,6 +51,41 @@ export const rows: Row[] = [
       expect(find(e, "show")?.screen).toMatchObject({
         message: "Your plan's allowance is used up for today",
       }),
+  },
+  {
+    name: "members only (issue 31), a member's grant → the plan vend as usual",
+    from: { tag: "idle" },
+    input: granted(),
+    context: { membersOnly: true },
+    to: { tag: "planVending", member: MEMBER },
+    effects: ["openSession", "approveVend", "show", "startTimer"],
+  },
+  {
+    name: "members only, a selection without a member → denied at the machine, card payments unavailable, nothing journaled or sent",
+    from: { tag: "idle" },
+    input: vendRequested(),
+    context: { membersOnly: true },
+    to: { tag: "idle" },
+    effects: ["denyVend", "show"],
+    check: (e) => expect(find(e, "show")?.screen).toMatchObject({ kind: "idle", message: CARD_UNAVAILABLE }),
+  },
+  {
+    name: "members only, the gate denies → its message, as in service",
+    from: { tag: "idle" },
+    input: { ...granted(), plan: { kind: "deny", message: "This badge has no plan at this machine" } },
+    context: { membersOnly: true },
+    to: { tag: "idle" },
+    effects: ["denyVend", "show"],
+    check: (e) =>
+      expect(find(e, "show")?.screen).toMatchObject({ message: "This badge has no plan at this machine" }),
+  },
+  {
+    name: "members only, a price out of bounds → refused and journaled as any request (no payment)",
+    from: { tag: "idle" },
+    input: vendRequested(60_000),
+    context: { membersOnly: true },
+    to: { tag: "idle" },
+    effects: ["openSession", "denyVend", "finishSession"],
   },
   {
     name: "plan vend delivered → recorded, closed captured (no settlement)",

@@ -18,6 +18,12 @@ export interface RecoveryOptions {
   paymentMode: "reservation" | "payment";
   /** CaptureType of vend reservations on the older interface; check-in sessions are always partial. */
   captureType?: "full" | "partial";
+  /**
+   * Plan vends (no payment in them; issue 31): `recover` them with the rest (default; nothing running),
+   * `leave` them to the engine that serves members meanwhile (a live plan vend is its own), or recover
+   * `only` them (start-up before the service answers: no request is sent).
+   */
+  planVends?: "recover" | "leave" | "only";
 }
 
 export interface RecoveryReport {
@@ -64,7 +70,10 @@ export async function recoverSessions(
   opts: RecoveryOptions,
   concurrency = RECOVERY_CONCURRENCY,
 ): Promise<RecoveryReport> {
-  const sessions = journal.unresolved();
+  const plans = opts.planVends ?? "recover";
+  const sessions = journal
+    .unresolved()
+    .filter((s) => (s.driver === PLAN_DRIVER ? plans !== "leave" : plans !== "only"));
   const entries: (Entry | undefined)[] = new Array(sessions.length);
   let next = 0;
   let failure: { err: unknown } | null = null;

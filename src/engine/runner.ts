@@ -1,3 +1,4 @@
+import type { VmcEvent } from "../../drivers/vmc/controller.js";
 import type { PosIdentity } from "../payment/driver.js";
 import { Activities } from "./activities.js";
 import { CommitThenLaunch } from "./commit.js";
@@ -49,6 +50,8 @@ export class VendEngine implements VmcEventHost {
   private failed: Error | null = null;
   private serviceReason: string | null = null;
   private identity: PosIdentity | null = null;
+  /** VMC events held behind a vend request that waits for a badge tap (vmcEvents.ts). */
+  held: VmcEvent[] | null = null;
 
   constructor(
     readonly deps: EngineDeps,
@@ -115,10 +118,45 @@ export class VendEngine implements VmcEventHost {
    * passes its identity), then enables the VMC.
    */
   async start(opened?: PosIdentity): Promise<void> {
-    const { payment, vmc, display, logger } = this.deps;
-    display.show({ kind: "outOfService", reason: "Starting" });
-    this.identity = opened ?? (await payment.open(this.stopController.signal));
-    this.context = engineContext(this.opts, this.identity.beaconId);
+    this.deps.display.show({ kind: "outOfService", reason: "Starting" });
+    const identity = opened ?? (await this.deps.payment.open(this.stopController.signal));
+    await this.begin(identity);
+  }
+
+  /**
+   * Members only (issue 31, selection first): enables the VMC without the payment service, which has not
+   * answered since the start. Members' plan vends are served (no payment in them); any other selection is
+   * denied at the machine, never a payment attempt (machine.ts `membersOnly`). `paymentsBack` lifts it.
+   */
+  async startMembersOnly(): Promise<void> {
+    if (this.opts.flow === "checkin") throw new Error("members only needs the selection-first flow");
+    this.deps.display.show({ kind: "outOfService", reason: "Starting" });
+    await this.begin(null);
+  }
+
+  /**
+   * The payment service answered and every unresolved paid session is settled (the caller's recovery):
+   * from the next vend request on, selections are paid as usual. A plan vend running now goes on.
+   */
+  paymentsBack(identity: PosIdentity): void {
+    this.identity = identity;
+    this.context = engineContext(this.opts, identity.beaconId);
+    this.deps.logger.info({ posId: identity.posId, paymentsBack: true }, "unit in service");
+    if (this.state.tag !== "idle" || this.failed !== null || this.serviceReason !== null) return;
+    this.runEffects(rest(this.context).effects);
+  }
+
+  /** True while the engine serves members only (no payment service since the start). */
+  get membersOnly(): boolean {
+    return this.context?.membersOnly === true;
+  }
+  private async begin(identity: PosIdentity | null): Promise<void> {
+    const { vmc, logger } = this.deps;
+    this.identity = identity;
+    this.context =
+      identity === null
+        ? { ...engineContext(this.opts, ""), membersOnly: true }
+        : engineContext(this.opts, identity.beaconId);
     this.io = effectIO(this.deps, this.opts, this.context.flow, this.stopController.signal);
     this.unsubscribeVmc = vmc.onEvent((e) => onVmcEvent(this, e));
     try {
@@ -130,7 +168,8 @@ export class VendEngine implements VmcEventHost {
       this.unsubscribeVmc = null;
       throw err;
     }
-    logger.info({ posId: this.identity.posId, beaconId: this.identity.beaconId }, "unit in service");
+    if (identity === null) logger.warn("in service for members only: the payment service is not reachable");
+    else logger.info({ posId: identity.posId, beaconId: identity.beaconId }, "unit in service");
     const start = rest(this.context);
     this.state = start.state;
     this.runEffects(start.effects);

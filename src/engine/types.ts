@@ -195,6 +195,12 @@ export interface EngineContext {
   vendTimeoutMs: number;
   /** What an approved vend with an unknown outcome becomes (MDB §7.4.7: success → capture). */
   unknownOutcome: SettleAction;
+  /**
+   * Selection first, members only (issue 31): the payment service has not been reached since the start,
+   * so no payment can be made; a vend request without a member's grant is denied at the machine with
+   * CARD_UNAVAILABLE, never a payment attempt. Absent or false: payments as usual.
+   */
+  membersOnly?: boolean;
 }
 
 export interface Transition {

@@ -16,13 +16,49 @@ export interface VmcEventHost {
   needsDurable(input: EngineInput): boolean;
   dispatch(input: EngineInput): void;
   background(p: Promise<unknown>, what: string): void;
+  /**
+   * VMC events held while a vend request waits for a badge tap in progress (issue 31), in their order;
+   * null when nothing is held.
+   */
+  held: VmcEvent[] | null;
+}
+
+/**
+ * Turns VMC events into engine inputs, in their order. A vend request taken while idle during a badge tap
+ * (the member gate's `settling`) is held until the tap is decided (bounded: memberGate.ts TAP_WAIT_MS),
+ * and the events after it wait behind it, so a member's quick selection is never paid or denied for timing.
+ */
+export function onVmcEvent(host: VmcEventHost, e: VmcEvent): void {
+  if (host.held !== null) {
+    host.held.push(e);
+    return;
+  }
+  const wait =
+    e.type === "vendRequested" && host.accepting && host.idle
+      ? (host.deps.plans?.settling?.() ?? null)
+      : null;
+  if (wait === null) {
+    takeVmcEvent(host, e);
+    return;
+  }
+  host.deps.logger.info(
+    { item: e.type === "vendRequested" ? e.item : null },
+    "vend request waits for the badge tap",
+  );
+  host.held = [e];
+  void wait.then(() => {
+    const events = host.held ?? [];
+    host.held = null;
+    // A request held again (another tap began meanwhile) keeps the rest behind it.
+    for (const ev of events) onVmcEvent(host, ev);
+  });
 }
 
 /**
  * Turns one VMC event into an engine input. A vend request gets its session ids here, the order id in the
  * same transaction as the session it opens; a request that cannot be served is denied at once.
  */
-export function onVmcEvent(host: VmcEventHost, e: VmcEvent): void {
+function takeVmcEvent(host: VmcEventHost, e: VmcEvent): void {
   const { vmc, journal, logger } = host.deps;
   if (!host.accepting) {
     if (e.type === "vendRequested") host.background(vmc.denyVend(), "deny while out of service");

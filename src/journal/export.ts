@@ -69,6 +69,7 @@ export function exportSessions(
         vends.set(v.session_id, list);
       }
     }
+    const members = planMembers(db, opts.from ?? 0, opts.to ?? Number.MAX_SAFE_INTEGER);
     const out: ExportResult = { sessions: [], skipped: [] };
     for (const r of rows) {
       const captured = r.captured ?? (r.result === "captured" ? (r.decision_amount ?? 0) : 0);
@@ -92,7 +93,8 @@ export function exportSessions(
           .slice(0, 100)
           .map((v) => ({ item: v.item, price: v.price, outcome: v.outcome })),
         review: r.review === 1,
-        member: null,
+        // A plan vend names its member as the outbox's `session` event does (ids only, never the badge).
+        member: members.get(r.id) ?? null,
       };
       const p = SessionData.safeParse(candidate);
       if (p.success) out.sessions.push(p.data);
@@ -108,3 +110,20 @@ export function exportSessions(
     db.close();
   }
 }
+
+/** The members of the plan vends closed in [from, to), by session id (outbox.ts sessionData's reference). */
+function planMembers(db: Database.Database, from: number, to: number): Map<string, SessionMember> {
+  const out = new Map<string, SessionMember>();
+  const has = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'plan_sessions'").get();
+  if (has === undefined) return out;
+  const rows = db
+    .prepare(
+      `SELECT p.session_id AS sessionId, p.member_id AS memberId, p.plan_id AS planId FROM plan_sessions p
+       JOIN sessions s ON s.id = p.session_id WHERE s.closed_at >= ? AND s.closed_at < ?`,
+    )
+    .all(from, to) as { sessionId: string; memberId: string; planId: string }[];
+  for (const r of rows) out.set(r.sessionId, { memberId: r.memberId, planId: r.planId });
+  return out;
+}
+
+type SessionMember = NonNullable<SessionData["member"]>;

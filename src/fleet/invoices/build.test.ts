@@ -147,12 +147,12 @@ describe("invoice builder: one rounding rule (VAT per article line, half up; tot
       [2, { item: 2, name: "Water", vat_bp: 2500, price: 1000 }],
     ]);
     const sales = [
-      { unit_id: "u1", item: 1, vends_ok: 1, member_id: null },
-      { unit_id: "u1", item: 1, vends_ok: 2, member_id: null },
-      { unit_id: "u2", item: 2, vends_ok: 1, member_id: null },
-      { unit_id: "u1", item: 2, vends_ok: 0, member_id: null }, // nothing delivered
-      { unit_id: "u1", item: 2, vends_ok: 1, member_id: "m1" }, // a plan vend: the plan pays
-      { unit_id: "other", item: 1, vends_ok: 5, member_id: null }, // not its unit
+      { unit_id: "u1", item: 1, vends_ok: 1, member_id: null, result: "captured" },
+      { unit_id: "u1", item: 1, vends_ok: 2, member_id: null, result: "captured" },
+      { unit_id: "u2", item: 2, vends_ok: 1, member_id: null, result: "captured" },
+      { unit_id: "u1", item: 2, vends_ok: 0, member_id: null, result: "cancelled" }, // nothing delivered
+      { unit_id: "u1", item: 2, vends_ok: 1, member_id: "m1", result: "captured" }, // a plan vend: the plan pays
+      { unit_id: "other", item: 1, vends_ok: 5, member_id: null, result: "captured" }, // not its unit
     ];
     const inv = buildInvoice(subsidisedLines(sales, new Set(["u1", "u2"]), catalogue));
     expect(inv.articles.map((a) => [a.articleNumber, a.quantity, a.gross, a.vat, a.net])).toEqual([
@@ -161,20 +161,26 @@ describe("invoice builder: one rounding rule (VAT per article line, half up; tot
     ]);
     expect([inv.total, inv.vatTotal, inv.netTotal]).toEqual([5500, 1100, 4400]);
     expect(() =>
-      subsidisedLines([{ unit_id: "u1", item: 9, vends_ok: 1, member_id: null }], new Set(["u1"]), catalogue),
+      subsidisedLines(
+        [{ unit_id: "u1", item: 9, vends_ok: 1, member_id: null, result: "captured" }],
+        new Set(["u1"]),
+        catalogue,
+      ),
     ).toThrow(/item 9 is not in the product catalogue/);
   });
 
   it("bills the plan vends of the company's own members, at any unit, and no one else's", () => {
     const catalogue = new Map([[1, { item: 1, name: "Coffee", vat_bp: 2500, price: 1500 }]]);
     const sales = [
-      { unit_id: "anywhere", item: 1, vends_ok: 2, member_id: "staff-1" }, // the company's member
-      { unit_id: "u1", item: 1, vends_ok: 1, member_id: "staff-2" }, // the company's member
-      { unit_id: "u1", item: 1, vends_ok: 4, member_id: "someone-else" }, // another plan pays
-      { unit_id: "u1", item: 1, vends_ok: 3, member_id: null }, // a paid vend, not a member's
-      { unit_id: "u1", item: 1, vends_ok: 0, member_id: "staff-1" }, // nothing delivered
+      { unit_id: "anywhere", item: 1, vends_ok: 2, member_id: "staff-1", result: "captured" }, // the company's member
+      { unit_id: "u1", item: 1, vends_ok: 1, member_id: "staff-2", result: "captured" }, // the company's member
+      { unit_id: "u1", item: 1, vends_ok: 4, member_id: "someone-else", result: "captured" }, // another plan pays
+      { unit_id: "u1", item: 1, vends_ok: 3, member_id: null, result: "captured" }, // a paid vend, not a member's
+      { unit_id: "u1", item: 1, vends_ok: 0, member_id: "staff-1", result: "cancelled" }, // nothing delivered
+      // Issue 31: outcome unknown (a power cut after the dispense): counted by the unit, billed once.
+      { unit_id: "u1", item: 1, vends_ok: 0, member_id: "staff-2", result: "captured" },
     ];
     const inv = buildInvoice(memberLines(sales, new Set(["staff-1", "staff-2"]), catalogue));
-    expect(inv.articles.map((a) => [a.articleNumber, a.quantity, a.gross])).toEqual([["1", 3, 4500]]);
+    expect(inv.articles.map((a) => [a.articleNumber, a.quantity, a.gross])).toEqual([["1", 4, 6000]]);
   });
 });

@@ -10,6 +10,7 @@
  * by construction). VAT is never computed on the invoice total or per unit.
  */
 import type { Minor } from "../../core/money.js";
+import { countedPlanVends } from "../plans/overage.js";
 
 /** One line to bill before pricing: what was taken, how many, at what price incl. VAT. */
 export interface BillableLine {
@@ -126,6 +127,8 @@ export interface SaleForBilling {
   item: number;
   vends_ok: number;
   member_id: string | null;
+  /** The session's result: a member's `captured` plan vend counts even when its outcome is unknown. */
+  result: string;
 }
 
 /** A catalogue entry (src/fleet/invoices/schema.ts `products`). */
@@ -162,8 +165,8 @@ export function memberLines(
   catalogue: ReadonlyMap<number, ProductForBilling>,
 ): BillableLine[] {
   return sales
-    .filter((s) => s.member_id !== null && members.has(s.member_id) && s.vends_ok > 0)
-    .map((s) => lineOf(s, catalogue));
+    .filter((s) => s.member_id !== null && members.has(s.member_id) && countedPlanVends(s) > 0)
+    .map((s) => ({ ...lineOf(s, catalogue), quantity: countedPlanVends(s) }));
 }
 
 function lineOf(s: SaleForBilling, catalogue: ReadonlyMap<number, ProductForBilling>): BillableLine {

@@ -115,7 +115,7 @@ export async function runInvoiceCycle(
     // builders below each take their own.
     const sales = await db
       .selectFrom("sales")
-      .select(["unit_id", "item", "vends_ok", "member_id"])
+      .select(["unit_id", "item", "vends_ok", "member_id", "result"])
       .where("day", ">=", first)
       .where("day", "<=", last)
       .where((eb) =>

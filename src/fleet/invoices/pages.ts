@@ -79,7 +79,11 @@ ${companies.map(
   (c) => html`<tr><td>${c.name}</td><td>${c.org_number}</td><td>${
     c.delivery === "direct" ? html`InvoiceDirect to ${c.phone}` : "InvoiceLink"
   }</td><td><code>${c.issuer_id}</code></td><td>${c.due_days}</td><td>${c.catalogue}</td><td>${
-    c.units.length === 0 ? "none" : c.units.join(", ")
+    c.units.length === 0
+      ? "none"
+      : c.units.map(
+          (u, i) => html`${i === 0 ? "" : ", "}<a href="${`/units/${encodeURIComponent(u)}`}">${u}</a>`,
+        )
   }</td></tr>
 `,
 )}</tbody>

@@ -16,7 +16,16 @@ export interface Usage {
 }
 
 /**
- * A member's plan vends of a period (`sales` rows with member_id, driver `plan`, vends delivered) against
+ * The vends a plan session counts against its member's allowance, as the unit counts them (journal
+ * recordVend): a `captured` plan session was delivered or its outcome is unknown (MDB §7.4.7 counts it as
+ * delivered; then `vends_ok` is 0, e.g. after a power cut right after the dispense): at least one.
+ */
+export function countedPlanVends(s: { result: string; vends_ok: number }): number {
+  return s.result === "captured" ? Math.max(s.vends_ok, 1) : 0;
+}
+
+/**
+ * A member's plan vends of a period (`sales` rows with member_id, driver `plan`, vends counted) against
  * the plan's allowances, in order of closing: a vend that would pass a day or month allowance is overage
  * (billed at its price) and does not count against the allowance.
  */
@@ -28,19 +37,19 @@ export async function usageOf(
 ): Promise<Usage> {
   const rows = await ctx.db
     .selectFrom("sales")
-    .select(["day", "price", "vends_ok", "closed_at"])
+    .select(["day", "price", "vends_ok", "result", "closed_at"])
     .where("member_id", "=", memberId)
     .where("driver", "=", "plan")
     .where("day", ">=", `${period}-01`)
     .where("day", "<=", `${period}-31`)
-    .where("vends_ok", ">", 0)
+    .where("result", "=", "captured")
     .orderBy("closed_at", "asc")
     .execute();
   const u: Usage = { items: 0, amount: 0, overItems: 0, overAmount: 0 };
   const day = new Map<string, { items: number; amount: number }>();
   const within = (limit: number | null, value: number) => limit === null || value <= limit;
   for (const r of rows) {
-    for (let i = 0; i < r.vends_ok; i++) {
+    for (let i = 0; i < countedPlanVends(r); i++) {
       const d = day.get(r.day) ?? { items: 0, amount: 0 };
       const ok =
         within(plan.day_items, d.items + 1) &&

@@ -61,13 +61,18 @@ function when(ms: number | null): string {
   return ms === null ? "" : new Date(ms).toISOString().slice(0, 16).replace("T", " ");
 }
 
+/** A member's name, linked to the member's page (refunds, end of membership). */
+export function memberLink(id: string, name: string): Html {
+  return html`<a href="${`/plans/members/${encodeURIComponent(id)}`}">${name}</a>`;
+}
+
 export function membersPage(members: readonly MemberRow[]): Html {
   return html`<h1>Members</h1>
 <table class="members"><thead><tr><th>Name</th><th>Plan</th><th>Status</th><th>Agreement</th><th>Since</th><th>Grace until</th><th>Company</th><th>Note</th></tr></thead>
 <tbody>${members.map(
     (
       m,
-    ) => html`<tr class="${`status-${m.status}`}"><td>${m.name}</td><td>${m.plan_name}</td><td>${m.status}</td><td>${m.agreement_status ?? ""}</td>
+    ) => html`<tr class="${`status-${m.status}`}"><td>${memberLink(m.id, m.name)}</td><td>${m.plan_name}</td><td>${m.status}</td><td>${m.agreement_status ?? ""}</td>
 <td>${when(m.activated_at)}</td><td>${when(m.grace_until)}</td><td>${m.company_id ?? ""}</td><td>${m.reason}</td></tr>`,
   )}</tbody></table>`;
 }
@@ -115,7 +120,7 @@ export function usagePage(period: string, rows: readonly UsageRow[]): Html {
 <table class="usage"><thead><tr><th>Member</th><th>Plan</th><th>Within allowance</th><th>Amount</th><th>Over allowance</th><th>Overage</th></tr></thead>
 <tbody>${rows.map(
     (r) =>
-      html`<tr><td>${r.name}</td><td>${r.plan}</td><td>${r.items}</td><td>${formatAmount(r.amount)}</td><td>${r.overItems}</td><td>${formatAmount(r.overAmount)}</td></tr>`,
+      html`<tr><td>${memberLink(r.memberId, r.name)}</td><td>${r.plan}</td><td>${r.items}</td><td>${formatAmount(r.amount)}</td><td>${r.overItems}</td><td>${formatAmount(r.overAmount)}</td></tr>`,
   )}</tbody></table>`;
 }
 

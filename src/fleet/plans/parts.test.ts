@@ -86,7 +86,14 @@ describe("plans: parts", () => {
         updated_at: now,
       })
       .execute();
-    const sale = (n: number, day: string, price: number, vends = 1, driver: "plan" | "v10" = "plan") => ({
+    const sale = (
+      n: number,
+      day: string,
+      price: number,
+      vends = 1,
+      driver: "plan" | "v10" = "plan",
+      result: "captured" | "cancelled" = "captured",
+    ) => ({
       unit_id: "u1",
       seq: n,
       session_id: `s${n}`,
@@ -96,7 +103,7 @@ describe("plans: parts", () => {
       flow: "selection" as const,
       item: 1,
       price,
-      result: "captured" as const,
+      result,
       approved: price,
       captured: price,
       refunded: 0,
@@ -117,7 +124,7 @@ describe("plans: parts", () => {
         sale(3, "2026-03-02", 1200), // day 1: over the day (3rd)
         sale(4, "2026-03-03", 1300), // month: 3rd → within
         sale(5, "2026-03-04", 1400, 2), // month full: both over
-        sale(6, "2026-03-05", 9999, 0), // no vend delivered: not usage
+        sale(6, "2026-03-05", 9999, 0, "plan", "cancelled"), // no vend delivered: not usage
         sale(7, "2026-04-01", 1500), // next period
         sale(8, "2026-03-06", 1600, 1, "v10"), // a paid sale: not plan usage
       ])
