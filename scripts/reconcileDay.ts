@@ -114,6 +114,7 @@ export function toSale(r: SalesTable): SaleRow {
     refunded: r.refunded,
     closed_at: r.closed_at,
     day: r.day,
+    currency: r.currency,
   };
 }
 

@@ -121,4 +121,9 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (member_id, period)
   ) STRICT;
   `,
+  // Migration 7 (issue 30): the currency of a session's amounts, written when it opens. Rows from before it
+  // are NULL until the daemon, which knows the unit's configured currency, fills them at open (sqliteSetup).
+  `
+  ALTER TABLE sessions ADD COLUMN currency TEXT CHECK (currency IS NULL OR length(currency) = 3);
+  `,
 ];
