@@ -30,7 +30,6 @@ export const MAX_BATCH_EVENTS = 500;
  */
 export const MAX_SESSION_AMOUNT = 10 ** 13 - 1;
 
-const minor = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 /** A session's amounts: within the largest price a unit can be configured for (issue 30). */
 const amount = z.number().int().nonnegative().max(MAX_SESSION_AMOUNT);
 const epochMs = z.number().int().nonnegative().max(8.64e15);
