@@ -52,6 +52,7 @@ function readSales(
       from: start,
       to: end,
       orderIds: o.orderIds,
+      refundsIn: { start, end },
     });
     for (const s of exported.skipped)
       out.stderr.write(`vendd reconcile: session ${s.orderId} left out (${s.why})\n`);
@@ -70,7 +71,13 @@ function readSales(
         day: dayOf(s.closedAt, o.tz),
         currency: s.currency,
       };
-      (s.closedAt >= start && s.closedAt < end ? sales : related).push(row);
+      const inRange = s.closedAt >= start && s.closedAt < end;
+      const refunds = exported.refunds?.get(s.sessionId);
+      if (refunds !== undefined) {
+        row.refundedBy = refunds.by;
+        if (!inRange) row.refundedBefore = refunds.before;
+      }
+      (inRange ? sales : related).push(row);
     }
     return { sales, related };
   } catch (err) {

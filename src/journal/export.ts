@@ -31,6 +31,11 @@ export interface ExportResult {
   sessions: SessionData[];
   /** Sessions that do not fit the wire contract (e.g. an id with other characters), with why. */
   skipped: { orderId: string; why: string }[];
+  /**
+   * With `refundsIn` [start, end): per session id, its confirmed refunds done before start and before end
+   * (issue 30: a refund is compared on the day it was made).
+   */
+  refunds?: Map<string, { before: number; by: number }>;
 }
 
 const ORDER_ID = /^(.+)-(\d{10})-(\d+)$/;
@@ -97,7 +102,14 @@ export function journalIdentity(path: string): { unitId: string | null; currency
  */
 export function exportSessions(
   path: string,
-  opts: { from?: number; to?: number; currency?: string | null; orderIds?: readonly string[] },
+  opts: {
+    from?: number;
+    to?: number;
+    currency?: string | null;
+    orderIds?: readonly string[];
+    /** Also sessions closed earlier with a refund done in [start, end), and every session's refund times. */
+    refundsIn?: { start: number; end: number };
+  },
 ): ExportResult {
   const db = openReadOnly(path);
   try {
@@ -147,7 +159,40 @@ export function exportSessions(
         if (vendsOf !== null) vends.set(r.id, vendsOf.all(r.id) as VendRow[]);
       }
     }
+    const win = opts.refundsIn;
+    if (win !== undefined) {
+      const earlier = db
+        .prepare(
+          `SELECT DISTINCT s.order_id FROM intents i JOIN sessions s ON s.id = i.session_id
+           WHERE i.op = 'refund' AND i.state = 'done' AND i.updated_at >= ? AND i.updated_at < ? AND s.closed_at < ?`,
+        )
+        .all(win.start, win.end, win.start) as { order_id: string }[];
+      const one = db.prepare(
+        `SELECT s.*,
+           (SELECT sum(amount) FROM intents i WHERE i.session_id = s.id AND i.op = 'capture' AND i.state = 'done') AS captured,
+           (SELECT sum(amount) FROM intents i WHERE i.session_id = s.id AND i.op = 'refund' AND i.state = 'done') AS refunded
+         FROM sessions s WHERE s.order_id = ? AND s.closed_at IS NOT NULL AND s.result IS NOT NULL`,
+      );
+      for (const { order_id } of earlier) {
+        const r = one.get(order_id) as Row | undefined;
+        if (r === undefined || wanted.has(r.id)) continue;
+        wanted.add(r.id);
+        extra.push(r);
+      }
+    }
     const out: ExportResult = { sessions: [], skipped: [] };
+    if (win !== undefined) {
+      const sums = db.prepare(
+        `SELECT coalesce(sum(CASE WHEN updated_at < ? THEN amount END), 0) AS before,
+                coalesce(sum(CASE WHEN updated_at < ? THEN amount END), 0) AS by
+         FROM intents WHERE session_id = ? AND op = 'refund' AND state = 'done'`,
+      );
+      out.refunds = new Map();
+      for (const r of rows.concat(extra)) {
+        const t = sums.get(win.start, win.end, r.id) as { before: number; by: number };
+        out.refunds.set(r.id, { before: t.before, by: t.by });
+      }
+    }
     for (const r of rows.concat(extra)) {
       const currency = r.currency ?? fallback;
       if (currency === null) {

@@ -64,11 +64,15 @@ export function generateCases(count: number, seed: number): Case[] {
   const pick = <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)] as T;
   const raw: (Omit<Case, "n" | "unit" | "day"> & { fixed?: string })[] = [];
   const base = Math.max(ZONES.length, INJECTED.length);
+  const usedFixed = new Set<string>();
   for (let i = 0; i < count; i++) {
     const z = i < base ? (ZONES[i % ZONES.length] as (typeof ZONES)[number]) : pick(ZONES);
+    // A fixed DST day holds one case (cases never share a day); a second draw gets a generated day.
+    const fixedDay = z.day !== undefined && !usedFixed.has(z.day) ? z.day : undefined;
+    if (fixedDay !== undefined) usedFixed.add(fixedDay);
     raw.push({
       zone: z.zone,
-      ...(z.day === undefined ? {} : { fixed: z.day }),
+      ...(fixedDay === undefined ? {} : { fixed: fixedDay }),
       currency: i < base ? (CURRENCIES[i % CURRENCIES.length] as Currency) : pick(CURRENCIES),
       injected: i < base ? (INJECTED[i % INJECTED.length] as Injected) : pick(INJECTED),
     });

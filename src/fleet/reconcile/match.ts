@@ -16,7 +16,12 @@ import { type CurrencyTotals, checkTransfers, Totals } from "./transfers.js";
 
 export type { CurrencyTotals } from "./transfers.js";
 
-export type SaleRow = Pick<
+/**
+ * A session as reconciliation sees it. `refundedBefore` / `refundedBy`, when known, are what the journal had
+ * refunded before the range started and by the time it ended (issue 30): a refund made after the range is
+ * compared on its own day, a refund of an earlier session within the range exactly.
+ */
+export type SaleRow = { refundedBefore?: Minor; refundedBy?: Minor } & Pick<
   SalesTable,
   | "unit_id"
   | "session_id"
@@ -250,26 +255,31 @@ function saleLines(
     out.push(line(cls, ids(payments), s.captured, paid, s.currency, reason));
   }
   const refunded = -sumMinor(refunds);
-  if (!related) totals.add(s.currency, "refunded", s.refunded);
+  // What the journal refunded in the range: by its end (an in-range session), or within it (an earlier one).
+  const by = s.refundedBy ?? s.refunded;
+  const inRange = related ? (s.refundedBefore === undefined ? null : by - s.refundedBefore) : by;
+  const journalRefunded = inRange ?? s.refunded;
+  totals.add(s.currency, "refunded", inRange ?? 0);
   totals.add(s.currency, "refundReported", refunded);
-  if (related ? refunded !== 0 : s.refunded > 0 || refunded !== 0) {
+  if (related ? refunded !== 0 || (inRange ?? 0) > 0 : journalRefunded > 0 || refunded !== 0) {
     let cls: LineClass = "refundMatched";
     let reason = related ? `refund of a session of ${s.day}, in the journal` : "refund reported";
-    if (related && refunded > s.refunded) {
+    const wrong = related && (inRange === null ? refunded > s.refunded : refunded !== inRange);
+    if (wrong) {
       cls = "refundUnmatched";
       reason =
-        s.refunded === 0
+        journalRefunded === 0
           ? `refund of a session of ${s.day} the journal does not hold`
-          : `refund of a session of ${s.day}: report refunded ${refunded}, journal ${s.refunded} in all`;
-    } else if (!related && refunded !== s.refunded) {
+          : `refund of a session of ${s.day}: report refunded ${refunded}, journal ${journalRefunded}`;
+    } else if (!related && refunded !== journalRefunded) {
       cls = "refundUnmatched";
       if (refunded === 0) reason = "refunded in the journal, no refund in the report";
-      else if (s.refunded === 0) reason = "refund in the report, not in the journal";
-      else if (refunds.length > 1 && refunded > s.refunded)
-        reason = `double refund: ${refunds.length} refund lines of ${refunded} in all, journal refunded ${s.refunded}`;
-      else reason = `journal refunded ${s.refunded}, report refunded ${refunded}`;
+      else if (journalRefunded === 0) reason = "refund in the report, not in the journal";
+      else if (refunds.length > 1 && refunded > journalRefunded)
+        reason = `double refund: ${refunds.length} refund lines of ${refunded} in all, journal refunded ${journalRefunded}`;
+      else reason = `journal refunded ${journalRefunded}, report refunded ${refunded}`;
     }
-    out.push(line(cls, ids(refunds), s.refunded, refunded, s.currency, reason));
+    out.push(line(cls, ids(refunds), journalRefunded, refunded, s.currency, reason));
   }
 }
 
@@ -313,7 +323,10 @@ export function reconcile(input: MatchInput): ReconResult {
       if (!PAID_DRIVERS.has(s.driver) || known.has(s.order_id)) continue;
       known.add(s.order_id);
       const g = groups.get(s.order_id);
-      if (g === undefined && (related || (s.captured === 0 && s.refunded === 0))) continue;
+      const quiet = related
+        ? s.refundedBefore === undefined || (s.refundedBy ?? s.refunded) === s.refundedBefore
+        : s.captured === 0 && (s.refundedBy ?? s.refunded) === 0;
+      if (g === undefined && quiet) continue;
       seen.add(s.order_id);
       saleLines(s, g, related, totals, lines);
       if (g !== undefined) fee(related ? dayOfFirst(g, input.timeZone, s.day) : s.day, s.unit_id, g);

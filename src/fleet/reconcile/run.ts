@@ -9,6 +9,7 @@ import { dayOf } from "../context.js";
 import type { FleetDatabase } from "../db/schema.js";
 import type { InvoicesDatabase } from "../invoices/schema.js";
 import { type BillingRow, type ReconLine, type ReconResult, reconcile, type SaleRow } from "./match.js";
+import { refundTimeline } from "./refunds.js";
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -139,6 +140,24 @@ export async function loadRelated(
       .where((eb) => eb.or([eb("day", "<", from), eb("day", ">", to)]))
       .execute();
     for (const r of rows) out.push(r);
+  }
+  return out;
+}
+
+/** Sales rows of the given (unit, session) pairs. */
+export async function loadSessions(
+  db: Kysely<FleetDatabase>,
+  keys: readonly { unit: string; session: string }[],
+): Promise<SaleRow[]> {
+  const out: SaleRow[] = [];
+  for (const k of keys) {
+    const r = await db
+      .selectFrom("sales")
+      .select(SALE_COLUMNS)
+      .where("unit_id", "=", k.unit)
+      .where("session_id", "=", k.session)
+      .executeTakeFirst();
+    if (r !== undefined) out.push(r);
   }
   return out;
 }
@@ -280,6 +299,14 @@ export async function runReconcile(
   const contentLines: ReportLine[] = [];
   for (const t of report.transfers) for (const c of t.contents) contentLines.push(c);
   const related = await loadRelated(db, o.from, o.to, report.lines.concat(contentLines));
+  const extra = await refundTimeline(
+    db,
+    { from: o.from, start: dayStart(o.from, o.timeZone), end: dayStart(nextDay(o.to), o.timeZone) },
+    sales,
+    related,
+    (keys) => loadSessions(db, keys),
+  );
+  for (const s of extra) related.push(s);
   const billing = await loadBilling(db, o.from, o.to, o.timeZone);
   const started = performance.now();
   const result = reconcile({
