@@ -26,7 +26,11 @@ function refundedOf(data: string): { sessionId: string; refunded: number } | nul
 }
 
 /** The latest refunded total of each (unit, session) reported in [start, end) (the `events_kind_at` index). */
-async function reportedIn(db: Kysely<FleetDatabase>, start: number, end: number): Promise<Map<string, State>> {
+async function reportedIn(
+  db: Kysely<FleetDatabase>,
+  start: number,
+  end: number,
+): Promise<Map<string, State>> {
   const rows = await db
     .selectFrom("events")
     .select(["unit_id", "seq", "data"])
