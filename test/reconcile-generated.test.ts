@@ -2,20 +2,25 @@
  * Issue 30 acceptance: generated whole days against the emulator. Each case is a local day in one time
  * zone (UTC, Etc/GMT-12, Pacific/Kiritimati +14, Pacific/Pago_Pago −11, Asia/Kathmandu +5:45, and
  * Europe/Copenhagen on its DST change days 2026-03-29 and 2026-10-25), in one currency (DKK, NOK, EUR:
- * merchants of DK, NO and FI in the emulator), with one injected discrepancy or none. The unit's sales are
+ * merchants of DK, NO and FI in the emulator), with one injected discrepancy or none: a sale missing from
+ * the report, an unknown transaction, an amount that differs, a double capture, a refund not in the journal,
+ * a later day's refund of an earlier sale the journal does not hold, a currency that differs, and a transfer
+ * whose total is not its contents (through a loopback proxy: the emulator always transfers exactly). The unit's sales are
  * written through the journal's API; the fleet's rows are the journal's export as the outbox sends it; the
  * service's side is the emulator's ledger read back through its reporting interface (lines, transfers and
  * transfer contents over HTTP). `vendd reconcile` and `vendd fleet reconcile` (their command functions, in
  * process; one case also as real processes) must report exactly the injected difference (class, unit,
  * session, amounts) and nothing else, exit 0 on a clean day, and say the same in table, CSV and JSON.
  *
- * CI runs a seeded subset that covers every zone, currency and injection at least once (8 cases);
+ * CI runs a seeded subset that covers every zone, currency and injection at least once (9 cases);
  * VENDD_RECON_CASES=N runs N cases (seed VENDD_RECON_SEED, default 30).
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
+import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consentRefreshToken, emulatorEndpoints, insertSales } from "../scripts/reconcileDay.js";
 import { fleetReconcileCommand } from "../src/cli/fleetReconcile.js";
@@ -29,12 +34,12 @@ import type { SalesTable } from "../src/fleet/db/schema.js";
 import { dayStart, nextDay } from "../src/fleet/reconcile/run.js";
 import { exportSessions } from "../src/journal/export.js";
 import { openSqliteJournal } from "../src/journal/sqlite.js";
-import { parseCsv } from "../src/payment/reporting/client.js";
+import { parseCsv, ReportingClient } from "../src/payment/reporting/client.js";
 import { vendd } from "./cli-support.js";
 import { journalSale } from "./support/journalSales.js";
 import { type Case, type Currency, generateCases, saleTimes } from "./support/reconDays.js";
 
-const COUNT = Number(process.env.VENDD_RECON_CASES ?? 8);
+const COUNT = Number(process.env.VENDD_RECON_CASES ?? 9);
 const SEED = Number(process.env.VENDD_RECON_SEED ?? 30);
 const CASES = generateCases(COUNT, SEED);
 
@@ -44,6 +49,8 @@ interface Expected {
   session_id: string | null;
   expected: number | null;
   reported: number;
+  /** A transfer's line: received − contents (its amounts depend on the day's fees). */
+  difference?: number;
 }
 
 interface Built {
@@ -72,6 +79,30 @@ describe.sequential(`reconciliation of generated days (${CASES.length} cases, se
   let dir: string;
   const built: Built[] = [];
   const secretsFor = new Set<Currency>();
+  let proxy: Awaited<ReturnType<typeof startTamperingProxy>>;
+
+  /** The payment point ids of a currency's merchant (through the reporting interface, as the merchant). */
+  async function pointsOf(currency: Currency): Promise<string[]> {
+    const file = join(dir, `secrets-${currency}.yaml`);
+    const secrets = readFileSync(file, "utf8");
+    const refreshToken = /refreshToken: (\S+)/.exec(secrets)?.[1] ?? "";
+    let rotated = refreshToken;
+    const client = new ReportingClient({
+      ...emulatorEndpoints(emu),
+      clientId: emu.info.reporting.clientId,
+      clientSecret: emu.info.reporting.clientSecret,
+      refreshToken,
+      onRefreshToken: (t) => {
+        rotated = t;
+      },
+    });
+    try {
+      return (await client.paymentPoints()).map((p) => p.paymentPointId);
+    } finally {
+      await client.close();
+      writeFileSync(file, secrets.replace(refreshToken, rotated), { mode: 0o600 });
+    }
+  }
 
   /** The merchant of each currency: the seeded Danish one, and a Finnish and a Norwegian one. */
   const merchantOf = (currency: Currency) =>
@@ -219,20 +250,18 @@ describe.sequential(`reconciliation of generated days (${CASES.length} cases, se
     } finally {
       await fleet.close();
     }
-    const settings = join(dir, `${c.unit}-reporting.yaml`);
     secretsFor.add(c.currency);
-    const { baseUrl, tokenUrl } = emulatorEndpoints(emu);
-    writeFileSync(
-      settings,
-      `baseUrl: ${baseUrl}\ntokenUrl: ${tokenUrl}\nclientId: ${emu.info.reporting.clientId}\nsecretsFile: secrets-${c.currency}.yaml\ntimeZone: ${c.zone}\n`,
-    );
-    return { c, journal, fleetDb, settings, expected };
+    if (c.injected === "transferTotalWrong")
+      // The service's transfer of the day (dated the next) says 1.00 more than its contents.
+      exp({ class: "transfer", session_id: null, expected: null, reported: 0, difference: 100 });
+    return { c, journal, fleetDb, settings: join(dir, `${c.unit}-reporting.yaml`), expected };
   }
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "vendd-recon-gen-"));
     emu = await startEmulator({ timeSource: () => 0, startTime: Date.parse("2026-01-01T00:00:00Z") });
     for (const c of CASES) built.push(await build(c));
+    proxy = await startTamperingProxy(emu.info.reporting.baseUrl);
     // Each merchant's consent at the end of the generated months (a refresh token expires).
     for (const currency of secretsFor)
       writeFileSync(
@@ -240,8 +269,22 @@ describe.sequential(`reconciliation of generated days (${CASES.length} cases, se
         `clientSecret: ${emu.info.reporting.clientSecret}\nrefreshToken: ${await consentRefreshToken(emu, merchantOf(currency))}\n`,
         { mode: 0o600 },
       );
+    // Every payment point of the unit's merchant belongs to the unit (its transfers are checked by both
+    // commands); the transfer-total case reads the report through a proxy that changes one transfer.
+    const { baseUrl, tokenUrl } = emulatorEndpoints(emu);
+    for (const b of built) {
+      const points = await pointsOf(b.c.currency);
+      const tampered = b.c.injected === "transferTotalWrong";
+      const base = tampered ? `${proxy.origin}${new URL(baseUrl).pathname}` : baseUrl;
+      writeFileSync(
+        b.settings,
+        `baseUrl: ${base}\ntokenUrl: ${tokenUrl}\nclientId: ${emu.info.reporting.clientId}\nsecretsFile: secrets-${b.c.currency}.yaml\ntimeZone: ${b.c.zone}\npoints:\n${points.map((p) => `  "${p}": ${b.c.unit}\n`).join("")}`,
+      );
+      if (tampered) proxy.tamper.add(nextDay(b.c.day));
+    }
   }, 120_000);
   afterAll(async () => {
+    await proxy?.close();
     await emu?.close();
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   });
@@ -264,7 +307,11 @@ describe.sequential(`reconciliation of generated days (${CASES.length} cases, se
     session_id: unknown;
     expected: unknown;
     reported: unknown;
-  }) => [l.class, l.unit_id, l.session_id ?? "", l.expected ?? "", l.reported].map(String).join("|");
+    difference?: number;
+  }) =>
+    l.class === "transfer"
+      ? `transfer|${String(l.unit_id)}||difference ${l.difference ?? Number(l.reported) - Number(l.expected)}`
+      : [l.class, l.unit_id, l.session_id ?? "", l.expected ?? "", l.reported].map(String).join("|");
 
   it.each(CASES.map((c) => [`${c.day} ${c.zone} ${c.currency} ${c.injected}`, c.n] as const))(
     "%s: both commands report exactly the injected difference, the same in table, CSV and JSON",
@@ -311,7 +358,7 @@ describe.sequential(`reconciliation of generated days (${CASES.length} cases, se
         const problemRows = tableRows.filter(
           (l) => !/^\S+ {2}\S+ {2}\S+ {2}T-|^\d{4}-\d{2}-\d{2} {2}\S+ {2}[A-Z]{3} /.test(l),
         );
-        for (const e of b.expected) {
+        for (const e of b.expected.filter((x) => x.class !== "transfer")) {
           const cells = [e.class, e.unit_id, e.session_id ?? "-", formatAmount(e.reported)];
           expect(
             problemRows.some((r) => cells.every((cell) => r.split(/ +/).includes(cell))),
@@ -342,3 +389,42 @@ describe.sequential(`reconciliation of generated days (${CASES.length} cases, se
     }
   }, 60_000);
 });
+
+/**
+ * A loopback proxy in front of the emulator's reporting interface that adds 1.00 to the transfers dated on
+ * the days in `tamper` (the service's transfer total wrong; the emulator itself always transfers exactly).
+ */
+async function startTamperingProxy(target: string) {
+  const origin = new URL(target).origin;
+  const tamper = new Set<string>();
+  const server = createServer((req, res) => {
+    void (async () => {
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(req.headers))
+        if (typeof v === "string" && k !== "host" && k !== "connection") headers[k] = v;
+      const r = await request(`${origin}${req.url ?? "/"}`, { method: "GET", headers });
+      let body = await r.body.text();
+      if (r.statusCode === 200 && (req.url ?? "").includes("/transfer-references")) {
+        const doc = JSON.parse(body) as {
+          transferReferences?: { transferReferenceDate: string; totalTransferredAmount: number }[];
+        };
+        for (const t of doc.transferReferences ?? [])
+          if (tamper.has(t.transferReferenceDate))
+            t.totalTransferredAmount = Math.round(t.totalTransferredAmount * 100 + 100) / 100;
+        body = JSON.stringify(doc);
+      }
+      const out: Record<string, string> = {};
+      for (const [k, v] of Object.entries(r.headers))
+        if (typeof v === "string" && !["content-length", "transfer-encoding", "connection"].includes(k))
+          out[k] = v;
+      res.writeHead(r.statusCode, out).end(body);
+    })().catch(() => res.writeHead(502).end());
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    tamper,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

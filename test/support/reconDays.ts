@@ -26,6 +26,7 @@ export const INJECTED = [
   "refundNotInJournal",
   "laterDayRefund",
   "currencyMismatch",
+  "transferTotalWrong",
 ] as const;
 export type Injected = (typeof INJECTED)[number];
 
