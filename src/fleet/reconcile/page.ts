@@ -215,9 +215,9 @@ export function renderRunsPage(runs: readonly RunSummary[], base = "/reconcile")
   if (runs.length === 0)
     return html`<h1>Reconciliation</h1>
 <div class="empty recon-empty"><p><strong>No reconciliation runs yet.</strong></p>
-<p>The nightly job reconciles yesterday at 04:30 (the fleet's time zone) once reporting settings are given to
-<code>vendd fleet serve</code> (<code>--reporting FILE</code> or <code>$VENDD_REPORTING</code>). To reconcile now, run
-<code>vendd fleet reconcile --from YYYY-MM-DD --to YYYY-MM-DD</code> on the fleet server; its result appears here.
+<p>The nightly job reconciles yesterday at 04:30 in the fleet's time zone (<code>schedules.reconcile</code> in the
+fleet config) once the fleet config names the reporting settings (<code>reporting.settingsFile</code>). To reconcile
+now, run <code>vendd fleet reconcile --from YYYY-MM-DD --to YYYY-MM-DD</code> on the fleet server; its result appears here.
 See docs/reconciliation.md.</p></div>`;
   return html`<h1>Reconciliation</h1>
 <table class="recon-runs"><thead><tr><th>run</th><th>days</th><th>run at</th><th>status</th><th>matched</th><th>not reconciled</th></tr></thead><tbody>
