@@ -5,14 +5,15 @@
  * merchants of DK, NO and FI in the emulator), with one injected discrepancy or none: a sale missing from
  * the report, an unknown transaction, an amount that differs, a double capture, a refund not in the journal,
  * a later day's refund of an earlier sale the journal does not hold, a currency that differs, and a transfer
- * whose total is not its contents (through a loopback proxy: the emulator always transfers exactly). The unit's sales are
+ * whose total is not its contents, and a fee above the agreed one (these two through a loopback proxy: the
+ * emulator always transfers and charges exactly). The unit's sales are
  * written through the journal's API; the fleet's rows are the journal's export as the outbox sends it; the
  * service's side is the emulator's ledger read back through its reporting interface (lines, transfers and
  * transfer contents over HTTP). `vendd reconcile` and `vendd fleet reconcile` (their command functions, in
  * process; one case also as real processes) must report exactly the injected difference (class, unit,
  * session, amounts) and nothing else, exit 0 on a clean day, and say the same in table, CSV and JSON.
  *
- * CI runs a seeded subset that covers every zone, currency and injection at least once (9 cases);
+ * CI runs a seeded subset that covers every zone, currency and injection at least once (10 cases);
  * VENDD_RECON_CASES=N runs N cases (seed VENDD_RECON_SEED, default 30).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -39,7 +40,7 @@ import { vendd } from "./cli-support.js";
 import { journalSale } from "./support/journalSales.js";
 import { type Case, type Currency, generateCases, saleTimes } from "./support/reconDays.js";
 
-const COUNT = Number(process.env.VENDD_RECON_CASES ?? 9);
+const COUNT = Number(process.env.VENDD_RECON_CASES ?? 10);
 const SEED = Number(process.env.VENDD_RECON_SEED ?? 30);
 const CASES = generateCases(COUNT, SEED);
 
@@ -59,6 +60,8 @@ interface Built {
   fleetDb: string;
   settings: string;
   expected: Expected[];
+  /** Order id of the case's sale s1. */
+  s1: string;
 }
 
 const GOOD = new Set(["matched", "refundMatched", "fee"]);
@@ -254,7 +257,20 @@ describe.sequential(`reconciliation of generated days (${CASES.length} cases, se
     if (c.injected === "transferTotalWrong")
       // The service's transfer of the day (dated the next) says 1.00 more than its contents.
       exp({ class: "transfer", session_id: null, expected: null, reported: 0, difference: 100 });
-    return { c, journal, fleetDb, settings: join(dir, `${c.unit}-reporting.yaml`), expected };
+    if (c.injected === "feeWrong") {
+      // The service took 0.01 more than the agreed 0.75 % of sale s1 (half up, as the agreement says).
+      const price = 1000 + 37 + c.n;
+      const fee = Math.floor((price * 75 + 5000) / 10_000);
+      exp({ class: "feeMismatch", session_id: "s1", expected: fee, reported: fee + 1 });
+    }
+    return {
+      c,
+      journal,
+      fleetDb,
+      settings: join(dir, `${c.unit}-reporting.yaml`),
+      expected,
+      s1: orders.get("s1") ?? "",
+    };
   }
 
   beforeAll(async () => {
@@ -274,13 +290,14 @@ describe.sequential(`reconciliation of generated days (${CASES.length} cases, se
     const { baseUrl, tokenUrl } = emulatorEndpoints(emu);
     for (const b of built) {
       const points = await pointsOf(b.c.currency);
-      const tampered = b.c.injected === "transferTotalWrong";
+      const tampered = b.c.injected === "transferTotalWrong" || b.c.injected === "feeWrong";
       const base = tampered ? `${proxy.origin}${new URL(baseUrl).pathname}` : baseUrl;
       writeFileSync(
         b.settings,
-        `baseUrl: ${base}\ntokenUrl: ${tokenUrl}\nclientId: ${emu.info.reporting.clientId}\nsecretsFile: secrets-${b.c.currency}.yaml\ntimeZone: ${b.c.zone}\npoints:\n${points.map((p) => `  "${p}": ${b.c.unit}\n`).join("")}`,
+        `baseUrl: ${base}\ntokenUrl: ${tokenUrl}\nclientId: ${emu.info.reporting.clientId}\nsecretsFile: secrets-${b.c.currency}.yaml\ntimeZone: ${b.c.zone}\ntransactionFee: { basisPoints: 75 }\npoints:\n${points.map((p) => `  "${p}": ${b.c.unit}\n`).join("")}`,
       );
-      if (tampered) proxy.tamper.add(nextDay(b.c.day));
+      if (b.c.injected === "transferTotalWrong") proxy.tamper.add(nextDay(b.c.day));
+      if (b.c.injected === "feeWrong") proxy.fees.add(b.s1);
     }
   }, 120_000);
   afterAll(async () => {
@@ -397,6 +414,8 @@ describe.sequential(`reconciliation of generated days (${CASES.length} cases, se
 async function startTamperingProxy(target: string) {
   const origin = new URL(target).origin;
   const tamper = new Set<string>();
+  /** Order ids whose TransactionFee lines in the time-range list are 0.01 higher. */
+  const fees = new Set<string>();
   const server = createServer((req, res) => {
     void (async () => {
       const headers: Record<string, string> = {};
@@ -413,6 +432,15 @@ async function startTamperingProxy(target: string) {
             t.totalTransferredAmount = Math.round(t.totalTransferredAmount * 100 + 100) / 100;
         body = JSON.stringify(doc);
       }
+      if (r.statusCode === 200 && (req.url ?? "").includes("/transactions")) {
+        const doc = JSON.parse(body) as {
+          transactions?: { type: string; amount: number; externalTransactionId?: string | null }[];
+        };
+        for (const t of doc.transactions ?? [])
+          if (t.type === "TransactionFee" && fees.has(t.externalTransactionId ?? ""))
+            t.amount = Math.round(t.amount * 100 - 1) / 100;
+        body = JSON.stringify(doc);
+      }
       const out: Record<string, string> = {};
       for (const [k, v] of Object.entries(r.headers))
         if (typeof v === "string" && !["content-length", "transfer-encoding", "connection"].includes(k))
@@ -425,6 +453,7 @@ async function startTamperingProxy(target: string) {
   return {
     origin: `http://127.0.0.1:${port}`,
     tamper,
+    fees,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

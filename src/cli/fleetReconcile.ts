@@ -86,6 +86,7 @@ export async function fleetReconcileCommand(argv: string[], io?: CliIo): Promise
       to: values.to,
       timeZone: settings.timeZone ?? out.env.VENDD_FLEET_TZ ?? "UTC",
       points: settings.points,
+      transactionFee: settings.transactionFee ?? null,
       ...(settings.paymentPoints === null ? {} : { paymentPoints: settings.paymentPoints }),
       runAt: systemClock.now(),
     });

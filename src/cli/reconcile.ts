@@ -171,6 +171,7 @@ export async function reconcileCommand(argv: string[], io?: CliIo): Promise<numb
       transfers,
       timeZone: tz,
       points: settings.points,
+      transactionFee: settings.transactionFee ?? null,
     });
     if (!settings.persistable && client.refreshes > 0)
       out.stderr.write(

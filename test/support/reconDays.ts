@@ -27,6 +27,7 @@ export const INJECTED = [
   "laterDayRefund",
   "currencyMismatch",
   "transferTotalWrong",
+  "feeWrong",
 ] as const;
 export type Injected = (typeof INJECTED)[number];
 

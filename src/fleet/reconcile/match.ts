@@ -12,7 +12,8 @@ import type { Minor } from "../../core/money.js";
 import type { ReportLine, TransferRef } from "../../payment/reporting/client.js";
 import { dayOf } from "../context.js";
 import type { SalesTable } from "../db/schema.js";
-import { type Group, ids, saleLines, sumMinor } from "./saleLines.js";
+import { feeLine, type Group, ids, saleLines, sumMinor } from "./saleLines.js";
+import type { FeeAgreement } from "./settings.js";
 import { type CurrencyTotals, checkTransfers, Totals } from "./transfers.js";
 
 export { sumMinor } from "./saleLines.js";
@@ -43,6 +44,7 @@ export const LINE_CLASSES = [
   "unknownInFleet",
   "amountMismatch",
   "currencyMismatch",
+  "feeMismatch",
   "refundMatched",
   "refundUnmatched",
   "fee",
@@ -131,6 +133,8 @@ export interface MatchInput {
   points?: ReadonlyMap<string, string>;
   /** Time zone of `sales.day` (days of report lines the fleet does not know). */
   timeZone: string;
+  /** The agreed transaction fee: a session's reported TransactionFee lines must equal it (issue 30). */
+  transactionFee?: FeeAgreement | null;
   /** Plan charges, overages, their refunds and invoices paid in the range (issue 18). */
   billing?: readonly BillingRow[];
 }
@@ -214,6 +218,10 @@ export function reconcile(input: MatchInput): ReconResult {
       if (g === undefined && quiet) continue;
       seen.add(s.order_id);
       saleLines(s, g, related, totals, lines);
+      if (g !== undefined && input.transactionFee != null) {
+        const f = feeLine(s, g, input.transactionFee);
+        if (f !== null) lines.push(f);
+      }
       if (g !== undefined) fee(related ? dayOfFirst(g, input.timeZone, s.day) : s.day, s.unit_id, g);
     }
   }

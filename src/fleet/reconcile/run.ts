@@ -10,6 +10,7 @@ import type { FleetDatabase } from "../db/schema.js";
 import type { InvoicesDatabase } from "../invoices/schema.js";
 import { type BillingRow, type ReconLine, type ReconResult, reconcile, type SaleRow } from "./match.js";
 import { refundTimeline } from "./refunds.js";
+import type { FeeAgreement } from "./settings.js";
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -278,6 +279,8 @@ export interface RunOptions {
   /** Payment points to read (default: every point of the merchant). */
   paymentPoints?: readonly string[];
   runAt: number;
+  /** The agreed transaction fee (reporting settings), if any. */
+  transactionFee?: FeeAgreement | null;
   /** Transfer contents interface (default v2 JSON). */
   contents?: { version: 1 | 2; format?: "json" | "csv" };
 }
@@ -318,6 +321,7 @@ export async function runReconcile(
     transfers: report.transfers,
     timeZone: o.timeZone,
     billing,
+    transactionFee: o.transactionFee ?? null,
     ...(o.points === undefined ? {} : { points: o.points }),
   });
   const matchMs = performance.now() - started;

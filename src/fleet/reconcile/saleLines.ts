@@ -5,6 +5,7 @@
 import type { Minor } from "../../core/money.js";
 import type { ReportLine } from "../../payment/reporting/client.js";
 import type { LineClass, ReconLine, SaleRow } from "./match.js";
+import type { FeeAgreement } from "./settings.js";
 import type { Totals } from "./transfers.js";
 
 /** A session's (or order's) report lines by type. */
@@ -123,4 +124,35 @@ export function saleLines(
     }
     out.push(line(cls, ids(refunds), journalRefunded, refunded, s.currency, reason));
   }
+}
+
+/** The agreed fee of a payment: `basisPoints` of it, rounded half up to the minor unit. */
+export function agreedFee(amount: Minor, basisPoints: number): Minor {
+  return Number((BigInt(amount) * BigInt(basisPoints) + 5000n) / 10_000n);
+}
+
+/**
+ * A session's TransactionFee lines against the agreed fee of its payments: null when they agree, or when
+ * the report shows no fee for it (fees the merchant has invoiced are neither deducted nor shown, seed 002).
+ */
+export function feeLine(s: SaleRow, g: Group, agreement: FeeAgreement): ReconLine | null {
+  const fees = g.fees.filter((f) => f.type === "TransactionFee");
+  if (fees.length === 0) return null;
+  let expected = 0n;
+  for (const p of g.payments)
+    expected += BigInt(agreedFee(p.amount, agreement.points.get(p.paymentPointId) ?? agreement.basisPoints));
+  const reported = -sumMinor(fees);
+  if (BigInt(reported) === expected) return null;
+  return {
+    day: s.day,
+    class: "feeMismatch",
+    unit_id: s.unit_id,
+    session_id: s.session_id,
+    order_id: s.order_id,
+    reference: ids(fees),
+    expected: Number(expected),
+    reported,
+    currency: fees[0]?.currencyCode ?? s.currency,
+    reason: `fee ${reported} reported, ${Number(expected)} agreed`,
+  };
 }
