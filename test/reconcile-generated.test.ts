@@ -8,8 +8,9 @@
  * whose total is not its contents, and a fee above the agreed one (these two through a loopback proxy: the
  * emulator always transfers and charges exactly). The unit's sales are
  * written through the journal's API; the fleet's rows are the journal's export as the outbox sends it; the
- * service's side is the emulator's ledger read back through its reporting interface (lines, transfers and
- * transfer contents over HTTP). `vendd reconcile` and `vendd fleet reconcile` (their command functions, in
+ * service's side is the emulator: each DKK day's third sale is paid through its V10 HTTP interface
+ * (initiate, the user accepts, capture), the others are recorded in its ledger as its interfaces record them;
+ * all is read back through its reporting interface (lines, transfers and transfer contents over HTTP). `vendd reconcile` and `vendd fleet reconcile` (their command functions, in
  * process; one case also as real processes) must report exactly the injected difference (class, unit,
  * session, amounts) and nothing else, exit 0 on a clean day, and say the same in table, CSV and JSON.
  *
@@ -28,7 +29,8 @@ import { fleetReconcileCommand } from "../src/cli/fleetReconcile.js";
 import { reconcileCommand } from "../src/cli/reconcile.js";
 import { ManualClock } from "../src/core/clock.js";
 import { formatAmount } from "../src/core/money.js";
-import { type Emulator, startEmulator } from "../src/emulator/index.js";
+import type { Emulator } from "../src/emulator/index.js";
+import { V10Kit } from "../src/emulator/v10/testkit.js";
 import { dayOf } from "../src/fleet/context.js";
 import { openFleetDb } from "../src/fleet/db/open.js";
 import type { SalesTable } from "../src/fleet/db/schema.js";
@@ -79,6 +81,22 @@ function sink(): { w: Writable; text: () => string } {
 
 describe.sequential(`reconciliation of generated days (${CASES.length} cases, seed ${SEED})`, () => {
   let emu: Emulator;
+  let kit: V10Kit;
+
+  /** A payment through the emulator's V10 HTTP interface: initiate, the user accepts, capture. */
+  async function v10Sale(orderId: string, price: number): Promise<void> {
+    await kit.refreshToken();
+    const { posId, beaconId } = await kit.createPos();
+    kit.emu.userSimulation.checkin(beaconId, "+4520031801");
+    const r = await kit.initiate(posId, price / 100, { orderId });
+    const paymentId = (r.body as { paymentId: string }).paymentId;
+    kit.emu.userSimulation.accept(beaconId, "+4520031801");
+    emu.clock.advance(1000);
+    const cap = await kit.call("POST", `/v10/payments/${paymentId}/capture`, {
+      body: { amount: price / 100 },
+    });
+    if (cap.status !== 200) throw new Error(`V10 capture of ${orderId}: ${cap.status}`);
+  }
   let dir: string;
   const built: Built[] = [];
   const secretsFor = new Set<Currency>();
@@ -118,7 +136,7 @@ describe.sequential(`reconciliation of generated days (${CASES.length} cases, se
   async function build(c: Case): Promise<Built> {
     const journal = join(dir, `${c.unit}.db`);
     const times = saleTimes(c);
-    const events: { at: number; act: () => void }[] = [];
+    const events: { at: number; act: () => unknown }[] = [];
     const first = dayStart(c.day, c.zone) - 3 * 86_400_000;
     const clock = new ManualClock(Math.max(first, emu.clock.now()));
     const open = (currency: Currency) =>
@@ -128,10 +146,10 @@ describe.sequential(`reconciliation of generated days (${CASES.length} cases, se
     const other: Currency = c.currency === "DKK" ? "EUR" : "DKK";
     const expected: Expected[] = [];
     const exp = (e: Omit<Expected, "unit_id">) => expected.push({ ...e, unit_id: c.unit });
-    const sale = (id: string, at: number, price: number, ledger: (orderId: string) => void) =>
+    const sale = (id: string, at: number, price: number, ledger: (orderId: string) => unknown) =>
       events.push({
         at,
-        act: () => {
+        act: async () => {
           const sell = () => journalSale(j, { id, item: 1, price, driver: "v10", paymentId: "order" });
           let orderId: string;
           if (id === "s1" && c.injected === "currencyMismatch") {
@@ -142,7 +160,7 @@ describe.sequential(`reconciliation of generated days (${CASES.length} cases, se
             j.close();
             j = open(c.currency);
           } else orderId = sell();
-          ledger(orderId);
+          await ledger(orderId);
           orders.set(id, orderId);
         },
       });
@@ -175,8 +193,10 @@ describe.sequential(`reconciliation of generated days (${CASES.length} cases, se
       const price = 1000 + 37 * i + c.n;
       const id = `s${i}`;
       const injectedHere = i === 1 ? c.injected : "clean";
-      sale(id, at, price, (orderId) => {
+      sale(id, at, price, async (orderId) => {
         if (injectedHere === "missingInReport") return;
+        // The DKK merchant's third sale of the day goes through the V10 interface itself, over HTTP.
+        if (i === 2 && c.currency === "DKK") return v10Sale(orderId, price);
         capture(scope, orderId, injectedHere === "amountMismatch" ? price - 100 : price);
         if (injectedHere === "doubleCapture") capture(scope, orderId, price, "p2");
       });
@@ -214,7 +234,7 @@ describe.sequential(`reconciliation of generated days (${CASES.length} cases, se
       for (const e of events) {
         if (e.at > emu.clock.now()) emu.clock.advance(e.at - emu.clock.now());
         if (e.at > clock.now()) clock.advance(e.at - clock.now());
-        e.act();
+        await e.act();
       }
     } finally {
       j.close();
@@ -275,7 +295,8 @@ describe.sequential(`reconciliation of generated days (${CASES.length} cases, se
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "vendd-recon-gen-"));
-    emu = await startEmulator({ timeSource: () => 0, startTime: Date.parse("2026-01-01T00:00:00Z") });
+    kit = await V10Kit.start({ timeSource: () => 0, startTime: Date.parse("2026-01-01T00:00:00Z") });
+    emu = kit.emu;
     for (const c of CASES) built.push(await build(c));
     proxy = await startTamperingProxy(emu.info.reporting.baseUrl);
     // Each merchant's consent at the end of the generated months (a refresh token expires).
@@ -302,7 +323,7 @@ describe.sequential(`reconciliation of generated days (${CASES.length} cases, se
   }, 120_000);
   afterAll(async () => {
     await proxy?.close();
-    await emu?.close();
+    await kit?.close();
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   });
 
