@@ -114,6 +114,7 @@ export function toSale(r: SalesTable): SaleRow {
     refunded: r.refunded,
     closed_at: r.closed_at,
     day: r.day,
+    currency: r.currency,
   };
 }
 
@@ -123,7 +124,7 @@ const REDIRECT = "https://client.example/callback";
  * The merchant's consent as the emulator simulates it (authorization endpoint grants at once, redirects with
  * a code) and the code exchanged for tokens; returns the refresh token.
  */
-export async function consentRefreshToken(emu: Emulator): Promise<string> {
+export async function consentRefreshToken(emu: Emulator, merchantId?: string): Promise<string> {
   const { clientId, clientSecret } = emu.info.reporting;
   const origin = emu.info.v10.baseUrl;
   const q = new URLSearchParams({
@@ -131,6 +132,8 @@ export async function consentRefreshToken(emu: Emulator): Promise<string> {
     redirect_uri: REDIRECT,
     response_type: "code",
     scope: "openid transactionreporting offline_access",
+    // Another merchant than the seeded one (issue 30: a merchant per currency).
+    ...(merchantId === undefined ? {} : { login_hint: merchantId }),
   });
   const a = await request(`${origin}/merchant-authentication-openidconnect/connect/authorize?${q}`);
   await a.body.text();

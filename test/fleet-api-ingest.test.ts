@@ -119,3 +119,58 @@ describe.each(["sqlite", "postgres"] as const)("fleet unit API on %s", (dialect)
     expect(JSON.parse(row.last_heartbeat ?? "null")).toEqual(hb);
   });
 });
+
+describe.each(["sqlite", "postgres"] as const)("fleet money on %s (issue 30 defect 6)", (dialect) => {
+  let ctx: FleetContext;
+  const { post, approved, storedSeqs } = unitApiOn(dialect, { dbPrefix: "money30" }, (s) => {
+    ({ ctx } = s);
+  });
+
+  it("a batch holding an impossible session is refused whole, naming the field; nothing is stored", async () => {
+    const u = await approved("vm-0030");
+    const impossible = [
+      { captured: 300 }, // captured > approved (= price 250)
+      { approved: 300, captured: 300 }, // approved > price
+      { refunded: 260 }, // refunded > captured
+      { openedAt: 1_767_225_600_000 + 2 * 60_000 + 1 }, // closed before opened
+      { price: 10 ** 13, approved: 10 ** 13, captured: 10 ** 13 }, // above the largest configurable price
+    ];
+    for (const over of impossible) {
+      const r = await post(u, "/events", {
+        unitId: u.id,
+        events: [session(1, "s-ok"), session(2, "s-bad", over)],
+      });
+      expect(r.status).toBe(400);
+      expect(JSON.stringify(r.json)).toMatch(/events\.1\.data\.(captured|approved|refunded|closedAt|price)/);
+      expect(await storedSeqs(u.id)).toEqual([]);
+    }
+    const none = await ctx.db.selectFrom("sales").select("seq").where("unit_id", "=", u.id).execute();
+    expect(none).toEqual([]);
+  });
+
+  it("sums at the 2^53 boundary are exact in the totals, the API and the CSV", async () => {
+    const u = await approved("vm-0053");
+    expect(
+      (await post(u, "/events", { unitId: u.id, events: [session(1, "s-a"), session(2, "s-b")] })).json,
+    ).toEqual({ committed: 2 });
+    // Amounts no unit can send (the ingest refuses them): written straight into the table.
+    const big = [2 ** 53 - 1, 2 ** 53 - 2];
+    for (const [i, v] of big.entries())
+      await ctx.db
+        .updateTable("sales")
+        .set({ captured: v, approved: v, price: v })
+        .where("unit_id", "=", u.id)
+        .where("seq", "=", i + 1)
+        .execute();
+    const { totals, salesBy } = await import("../src/fleet/web/salesQueries.js");
+    const day = "2026-01-01";
+    const t = await totals(ctx, { from: day, to: day, unit: u.id });
+    expect(t).toEqual([expect.objectContaining({ currency: "NOK", captured: 18014398509481981n })]);
+    const rows = await salesBy(ctx, { from: day, to: day, unit: u.id }, "unit");
+    expect(rows[0]?.net).toBe(18014398509481981n);
+    const { exactJson } = await import("../src/fleet/web/apiRoutes.js");
+    expect(exactJson({ rows })).toContain('"captured":18014398509481981,');
+    const { money } = await import("../src/fleet/web/pages.js");
+    expect(money(rows[0]?.captured ?? 0n, "NOK")).toBe("180143985094819.81");
+  });
+});

@@ -32,7 +32,7 @@ describe("vendd journal export and vendd reconcile (a unit without a fleet)", ()
     const { legacy } = emu.info;
     const scope = { interface: "legacy" as const, merchant: legacy.merchantId, point: legacy.locationId };
     const clock = new ManualClock(Date.parse("2026-11-24T09:00:00Z"));
-    const j = openSqliteJournal({ path: journal, unitId: "vm5", clock });
+    const j = openSqliteJournal({ path: journal, unitId: "vm5", clock, currency: "DKK" });
     try {
       for (let i = 0; i < SESSIONS; i++) {
         clock.advance(60_000);
@@ -156,5 +156,108 @@ describe("vendd journal export and vendd reconcile (a unit without a fleet)", ()
     expect(body.lines.filter((l) => l.class === "unknownInFleet")).toEqual([
       expect.objectContaining({ order_id: "vm5-1764000000-4242" }),
     ]);
+  });
+});
+
+describe("vendd reconcile --journal, issue 30", () => {
+  let emu: Emulator;
+  let dir: string;
+  let journal: string;
+  const env = { TZ: "UTC" };
+  let orderId = "";
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "vendd-unit-recon30-"));
+    journal = join(dir, "journal.db");
+    emu = await startEmulator({ timeSource: () => 0, startTime: Date.parse("2026-11-24T08:00:00Z") });
+    const { legacy } = emu.info;
+    const scope = { interface: "legacy" as const, merchant: legacy.merchantId, point: legacy.locationId };
+    const clock = new ManualClock(Date.parse("2026-11-24T09:00:00Z"));
+    const j = openSqliteJournal({ path: journal, unitId: "vm8", clock, currency: "DKK" });
+    try {
+      orderId = journalSale(j, {
+        id: "s1",
+        item: 1,
+        price: 1000,
+        captured: 1000,
+        driver: "legacy",
+        paymentId: "order",
+        startDetail: "",
+        captureDetail: "",
+        reason: "vend delivered",
+        close: true,
+      });
+      emu.clock.advance(60 * 60_000);
+      emu.recordLedger({ ...scope, id: orderId, paymentId: null, orderId, kind: "captured", amount: 1000 });
+      // Two days later the customer is refunded 3.00 of it.
+      clock.advance(2 * 86_400_000);
+      const ref = j.recordIntent({ sessionId: "s1", op: "refund", orderId, paymentId: orderId, amount: 300 });
+      j.completeIntent(ref.id, "done", "");
+      emu.clock.advance(2 * 86_400_000);
+      emu.recordLedger({
+        ...scope,
+        id: `${orderId}-r`,
+        paymentId: orderId,
+        orderId,
+        kind: "refunded",
+        amount: 300,
+      });
+    } finally {
+      j.close();
+    }
+    writeFileSync(
+      join(dir, "secrets.yaml"),
+      `clientSecret: ${emu.info.reporting.clientSecret}\nrefreshToken: ${await consentRefreshToken(emu)}\n`,
+      { mode: 0o600 },
+    );
+    const { baseUrl, tokenUrl } = emulatorEndpoints(emu);
+    writeFileSync(
+      join(dir, "reporting.yaml"),
+      `baseUrl: ${baseUrl}\ntokenUrl: ${tokenUrl}\nclientId: ${emu.info.reporting.clientId}\nsecretsFile: secrets.yaml\ntimeZone: UTC\n`,
+    );
+  }, 30_000);
+  afterAll(async () => {
+    await emu?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const run = (from: string, to: string, format = "json") =>
+    vendd(
+      [
+        "reconcile",
+        "--journal",
+        journal,
+        "--from",
+        from,
+        "--to",
+        to,
+        "--reporting",
+        join(dir, "reporting.yaml"),
+      ].concat(["--format", format]),
+      { env },
+    );
+
+  it("defect 4: a day without sessions takes the unit id from the journal itself and reconciles clean", async () => {
+    const r = await run("2026-11-25", "2026-11-25", "table");
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/everything reconciles/);
+  });
+
+  it("defect 3: a refund two days after its sale is tied to the journal's session, not unknown", async () => {
+    const r = await run("2026-11-26", "2026-11-26");
+    expect(r.stderr).toBe("");
+    const body = JSON.parse(r.stdout) as { unit: string; lines: Record<string, unknown>[]; clean: boolean };
+    expect(body.unit).toBe("vm8");
+    expect(body.lines).toEqual([
+      expect.objectContaining({
+        class: "refundMatched",
+        session_id: "s1",
+        order_id: orderId,
+        reported: 300,
+        currency: "DKK",
+      }),
+    ]);
+    expect(r.code).toBe(0);
   });
 });

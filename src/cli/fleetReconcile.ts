@@ -6,15 +6,13 @@
  */
 import { existsSync } from "node:fs";
 import { systemClock } from "../core/clock.js";
-import { formatAmount } from "../core/money.js";
 import { isPostgresUrl, openFleetDb, redactUrl } from "../fleet/db/open.js";
-import { problems, type ReconLine, type ReconResult } from "../fleet/reconcile/match.js";
 import { isDay, runReconcile } from "../fleet/reconcile/run.js";
 import { loadReportingSettings } from "../fleet/reconcile/settings.js";
 import { ReportingClient } from "../payment/reporting/client.js";
 import { parseOptionsOrExit } from "./cliArgs.js";
 import { FLEET_RECONCILE_OPTIONS } from "./fleetCommands.js";
-import { formatColumns } from "./table.js";
+import { writeResult } from "./reconcileOutput.js";
 
 const HELP = `usage: vendd fleet reconcile --from DATE --to DATE [--format table|csv|json] [--db FILE|URL]
                              [--reporting FILE]
@@ -33,83 +31,6 @@ export interface CliIo {
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
   env: NodeJS.ProcessEnv;
-}
-
-function signed(minor: number | null): string {
-  if (minor === null) return "";
-  return minor < 0 ? `-${formatAmount(-minor)}` : formatAmount(minor);
-}
-
-function csvCell(v: string | number | null): string {
-  const s = v === null ? "" : String(v);
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-}
-
-const COLUMNS = [
-  "day",
-  "class",
-  "unit_id",
-  "session_id",
-  "order_id",
-  "reference",
-  "expected",
-  "reported",
-  "reason",
-] as const;
-
-export function renderCsv(r: ReconResult): string {
-  const rows = [COLUMNS.join(",")];
-  for (const l of r.lines) rows.push(COLUMNS.map((c) => csvCell(l[c])).join(","));
-  return `${rows.join("\r\n")}\r\n`;
-}
-
-export function renderTable(r: ReconResult, runId: number | null): string {
-  const out: string[] = [];
-  out.push(
-    `reconciliation ${r.from}..${r.to}${runId === null ? "" : ` (run ${runId})`}: ${r.clean ? "everything reconciles" : "DOES NOT RECONCILE"}`,
-  );
-  out.push(
-    Object.entries(r.counts)
-      .filter(([, n]) => n > 0)
-      .map(([c, n]) => `${c} ${n}`)
-      .join(", ") || "no lines",
-  );
-  if (r.transfers.length > 0) {
-    out.push("");
-    out.push(
-      formatColumns(
-        ["date", "transfer", "expected", "received", "difference"],
-        r.transfers.map((t) => [
-          t.date,
-          t.reference,
-          signed(t.expected),
-          signed(t.received),
-          signed(t.difference),
-        ]),
-        { right: [2, 3, 4], width: 120 },
-      ).trimEnd(),
-    );
-  }
-  const bad = problems(r).filter((l: ReconLine) => l.class !== "transfer");
-  if (bad.length > 0) {
-    out.push("");
-    out.push(
-      formatColumns(
-        ["day", "class", "unit", "session", "order", "expected", "reported"],
-        bad.map((l) => [
-          l.day,
-          l.class,
-          l.unit_id ?? "?",
-          l.session_id ?? "-",
-          l.order_id ?? "-",
-          signed(l.expected),
-          signed(l.reported),
-        ]),
-        { right: [5, 6], width: 160, notes: bad.map((l) => l.reason) },
-      ).trimEnd(),
-    );
-  }
-  return `${out.join("\n")}\n`;
 }
 
 /** Runs `vendd fleet reconcile` with `argv` the arguments after `reconcile`. */
@@ -165,6 +86,7 @@ export async function fleetReconcileCommand(argv: string[], io?: CliIo): Promise
       to: values.to,
       timeZone: settings.timeZone ?? out.env.VENDD_FLEET_TZ ?? "UTC",
       points: settings.points,
+      transactionFee: settings.transactionFee ?? null,
       ...(settings.paymentPoints === null ? {} : { paymentPoints: settings.paymentPoints }),
       runAt: systemClock.now(),
     });
@@ -172,10 +94,7 @@ export async function fleetReconcileCommand(argv: string[], io?: CliIo): Promise
       out.stderr.write(
         "vendd fleet reconcile: the refresh token rotated and the new one could not be stored (secrets from the environment); use secretsFile\n",
       );
-    if (format === "json")
-      out.stdout.write(`${JSON.stringify({ runId: run.runId, ...run.result }, null, 2)}\n`);
-    else if (format === "csv") out.stdout.write(renderCsv(run.result));
-    else out.stdout.write(renderTable(run.result, run.runId));
+    await writeResult(out.stdout, format, run.result, { runId: run.runId });
     return run.result.clean ? 0 : 1;
   } catch (e) {
     out.stderr.write(`vendd fleet reconcile: ${(e as Error).message}\n`);

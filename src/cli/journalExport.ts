@@ -29,9 +29,10 @@ export function journalSource(
   values: { config?: string; journal?: string },
   out: CliIo,
   who: string,
-): { path: string; currency: string; unitId: string | null } | null {
+): { path: string; currency: string | null; unitId: string | null } | null {
+  // Without a config the journal itself says its unit and currency (journal/export.ts journalIdentity).
   if (values.journal !== undefined && values.config === undefined)
-    return { path: values.journal, currency: "DKK", unitId: null };
+    return { path: values.journal, currency: null, unitId: null };
   const file = values.config ?? DEFAULT_CONFIG_FILE;
   try {
     const { config } = loadConfig(file, { env: out.env, requireSecrets: false });

@@ -12,13 +12,13 @@ import { dayOf } from "../fleet/context.js";
 import { reconcile, type SaleRow } from "../fleet/reconcile/match.js";
 import { dayStart, fetchReport, isDay, nextDay } from "../fleet/reconcile/run.js";
 import { loadReportingSettings } from "../fleet/reconcile/settings.js";
-import { exportSessions } from "../journal/export.js";
+import { exportSessions, journalIdentity } from "../journal/export.js";
 import { describeRefusal } from "../journal/problems.js";
-import { ReportingClient } from "../payment/reporting/client.js";
+import { ReportingClient, type ReportLine } from "../payment/reporting/client.js";
 import { parseOptionsOrExit } from "./cliArgs.js";
 import type { CliIo } from "./config.js";
-import { renderCsv, renderTable } from "./fleetReconcile.js";
 import { journalSource, localZone } from "./journalExport.js";
+import { writeResult } from "./reconcileOutput.js";
 import { RECONCILE_OPTIONS } from "./unitCommands.js";
 
 const HELP = `usage: vendd reconcile [--journal FILE | --config FILE] --from DATE --to DATE [--reporting FILE]
@@ -34,6 +34,59 @@ Nothing is stored; exits 1 when anything does not reconcile.
 `;
 
 const ORDER_ID = /^(.+)-(\d{10})-(\d+)$/;
+
+/**
+ * The journal's finished sessions of the days, and those outside them whose order id a report line carries
+ * (a later day's refund); null after printing why not.
+ */
+function readSales(
+  path: string,
+  o: { unit: string; from: string; to: string; tz: string; currency: string | null; orderIds: string[] },
+  out: CliIo,
+): { sales: SaleRow[]; related: SaleRow[] } | null {
+  try {
+    const start = dayStart(o.from, o.tz);
+    const end = dayStart(nextDay(o.to), o.tz);
+    const exported = exportSessions(path, {
+      currency: o.currency,
+      from: start,
+      to: end,
+      orderIds: o.orderIds,
+      refundsIn: { start, end },
+    });
+    for (const s of exported.skipped)
+      out.stderr.write(`vendd reconcile: session ${s.orderId} left out (${s.why})\n`);
+    const sales: SaleRow[] = [];
+    const related: SaleRow[] = [];
+    for (const s of exported.sessions) {
+      const row: SaleRow = {
+        unit_id: o.unit,
+        session_id: s.sessionId,
+        order_id: s.orderId,
+        payment_id: s.paymentId,
+        driver: s.driver,
+        captured: s.captured,
+        refunded: s.refunded,
+        closed_at: s.closedAt,
+        day: dayOf(s.closedAt, o.tz),
+        currency: s.currency,
+      };
+      const inRange = s.closedAt >= start && s.closedAt < end;
+      const refunds = exported.refunds?.get(s.sessionId);
+      if (refunds !== undefined) {
+        row.refundedBy = refunds.by;
+        if (!inRange) row.refundedBefore = refunds.before;
+      }
+      (inRange ? sales : related).push(row);
+    }
+    return { sales, related };
+  } catch (err) {
+    const refusal = describeRefusal(err);
+    if (refusal === null) throw err;
+    out.stderr.write(`vendd reconcile: ${refusal}`);
+    return null;
+  }
+}
 
 export async function reconcileCommand(argv: string[], io?: CliIo): Promise<number> {
   const out = io ?? { stdout: process.stdout, stderr: process.stderr, env: process.env };
@@ -71,40 +124,21 @@ export async function reconcileCommand(argv: string[], io?: CliIo): Promise<numb
     return 1;
   }
   const tz = settings.timeZone ?? localZone();
-  let sales: SaleRow[];
-  let unit: string | null = src.unitId;
+  let identity: ReturnType<typeof journalIdentity>;
   try {
-    const exported = exportSessions(src.path, {
-      currency: src.currency,
-      from: dayStart(from, tz),
-      to: dayStart(nextDay(to), tz),
-    });
-    for (const s of exported.skipped)
-      out.stderr.write(`vendd reconcile: session ${s.orderId} left out (${s.why})\n`);
-    if (unit === null) {
-      const first = exported.sessions.map((s) => ORDER_ID.exec(s.orderId)?.[1]).find((u) => u !== undefined);
-      unit = first ?? null;
-    }
-    const u = unit ?? "";
-    sales = exported.sessions.map((s) => ({
-      unit_id: u,
-      session_id: s.sessionId,
-      order_id: s.orderId,
-      payment_id: s.paymentId,
-      driver: s.driver,
-      captured: s.captured,
-      refunded: s.refunded,
-      closed_at: s.closedAt,
-      day: dayOf(s.closedAt, tz),
-    }));
+    identity = journalIdentity(src.path);
   } catch (err) {
     const refusal = describeRefusal(err);
     if (refusal === null) throw err;
     out.stderr.write(`vendd reconcile: ${refusal}`);
     return 1;
   }
+  // The config's unit when given, else the journal's own (issue 30: a day without sessions still has one).
+  const unit = src.unitId ?? identity.unitId;
   if (unit === null) {
-    out.stderr.write("vendd reconcile: no unit id (give --config, or a journal with sessions)\n");
+    out.stderr.write(
+      `vendd reconcile: the journal ${src.path} names no unit (no sessions, older than this vendd): give --config FILE\n`,
+    );
     return 1;
   }
   const client = new ReportingClient({
@@ -119,18 +153,31 @@ export async function reconcileCommand(argv: string[], io?: CliIo): Promise<numb
       ...(settings.paymentPoints === null ? {} : { points: settings.paymentPoints }),
     });
     const own = (point: string) => settings.points.get(point) === unit;
-    const lines = report.lines.filter(
-      (l) => own(l.paymentPointId) || (l.orderId !== null && ORDER_ID.exec(l.orderId)?.[1] === unit),
-    );
+    const mine = (l: ReportLine) =>
+      own(l.paymentPointId) || (l.orderId !== null && ORDER_ID.exec(l.orderId)?.[1] === unit);
+    const lines = report.lines.filter(mine);
     const transfers = report.transfers.filter((t) => own(t.paymentPointId));
-    const result = reconcile({ from, to, sales, lines, transfers, timeZone: tz, points: settings.points });
+    const orderIds: string[] = [];
+    for (const l of lines) if (l.orderId !== null) orderIds.push(l.orderId);
+    for (const t of transfers) for (const c of t.contents) if (c.orderId !== null) orderIds.push(c.orderId);
+    const read = readSales(src.path, { unit, from, to, tz, currency: src.currency, orderIds }, out);
+    if (read === null) return 1;
+    const result = reconcile({
+      from,
+      to,
+      sales: read.sales,
+      related: read.related,
+      lines,
+      transfers,
+      timeZone: tz,
+      points: settings.points,
+      transactionFee: settings.transactionFee ?? null,
+    });
     if (!settings.persistable && client.refreshes > 0)
       out.stderr.write(
         "vendd reconcile: the refresh token rotated and could not be stored (secrets from the environment)\n",
       );
-    if (format === "json") out.stdout.write(`${JSON.stringify({ unit, ...result }, null, 2)}\n`);
-    else if (format === "csv") out.stdout.write(renderCsv(result));
-    else out.stdout.write(renderTable(result, null));
+    await writeResult(out.stdout, format, result, { unit });
     return result.clean ? 0 : 1;
   } catch (e) {
     out.stderr.write(`vendd reconcile: ${(e as Error).message}\n`);

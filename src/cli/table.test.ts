@@ -23,3 +23,23 @@ describe("80-column tables", () => {
     expect(wrap("abcdefghij", 4)).toEqual(["abcd", "efgh", "ij"]);
   });
 });
+
+describe("tables of any size (issue 30)", () => {
+  it("125,000 rows with notes print without overflowing the call stack", () => {
+    const rows: string[][] = [];
+    const notes: string[] = [];
+    for (let i = 0; i < 125_000; i++) {
+      rows.push([`2026-11-24`, "amountMismatch", `vm${i % 20}`, `s${i}`, `${i}.00`]);
+      notes.push(`journal captured ${i}, report paid ${i + 1}`);
+    }
+    const text = formatColumns(["day", "class", "unit", "session", "amount"], rows, {
+      right: [4],
+      width: 120,
+      notes,
+    });
+    const lines = text.split("\n");
+    expect(lines).toHaveLength(1 + 2 * 125_000 + 1);
+    expect(lines[0]?.split(/ +/)).toEqual(["day", "class", "unit", "session", "amount"]);
+    expect(lines.at(-3)).toBe("2026-11-24  amountMismatch  vm19  s124999  124999.00");
+  });
+});

@@ -10,8 +10,10 @@ export function formatColumns(
   opts: { flex?: number; right?: readonly number[]; width?: number; notes?: readonly (string | null)[] } = {},
 ): string {
   const width = opts.width ?? 80;
-  const all = [headers, ...rows];
-  const widths = headers.map((_, i) => Math.max(...all.map((r) => (r[i] ?? "").length)));
+  // A loop, not `Math.max(...column)`: a spread of a large result overflows the call stack (issue 30).
+  const widths = headers.map((h) => h.length);
+  for (const r of rows)
+    for (let i = 0; i < widths.length; i++) widths[i] = Math.max(widths[i] ?? 0, (r[i] ?? "").length);
   const total = widths.reduce((a, w) => a + w, 0) + 2 * (widths.length - 1);
   const flex = opts.flex;
   if (flex !== undefined && total > width) {
@@ -32,7 +34,7 @@ export function formatColumns(
   rows.forEach((r, i) => {
     out.push(line(r));
     const note = opts.notes?.[i];
-    if (note) out.push(...wrap(note, width - 4).map((l) => `    ${l}`));
+    if (note) for (const l of wrap(note, width - 4)) out.push(`    ${l}`);
   });
   return `${out.join("\n")}\n`;
 }

@@ -34,7 +34,13 @@ describe("seamOptions: the one mapping from config to every seam", () => {
     expect(seams.ble).toMatchObject({ kind: "sim", companyId: 0xffff });
     expect(seams.nfc).toEqual({ kind: "sim", badges: [] });
     expect(seams.engine).toMatchObject({ flow: "selection", sessionMax: 2000, paymentMode: "reservation" });
-    expect(seams.journal).toEqual({ path: "/tmp/j.db", unitId: "vm-0001", sizeLimitBytes: 8_388_608 });
+    // Issue 30: the journal stores each session's currency (the unit's configured one).
+    expect(seams.journal).toEqual({
+      path: "/tmp/j.db",
+      unitId: "vm-0001",
+      sizeLimitBytes: 8_388_608,
+      currency: "DKK",
+    });
   });
 
   it("maps a Pi board's devices", () => {

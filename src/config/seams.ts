@@ -213,6 +213,7 @@ export function journalOptions(config: VenddConfig): JournalOptions {
     path: config.journal.path,
     unitId: config.unit.id,
     sizeLimitBytes: config.journal.sizeLimitBytes,
+    currency: config.currency,
     // The fleet outbox: only with a fleet link; the journal does not hold the currency of its amounts.
     ...(config.fleet === undefined ? {} : { outbox: { currency: config.currency } }),
   };

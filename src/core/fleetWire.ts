@@ -23,7 +23,15 @@ export const UNIT_API = "/api/unit/v1";
 /** Most events in one batch a unit sends, and that the fleet accepts. */
 export const MAX_BATCH_EVENTS = 500;
 
-const minor = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+/**
+ * The largest amount a unit can be configured to take, in minor units: the payment service's exact JSON
+ * amounts end below 10^13 (src/config/schema-price.ts SERVICE_MAX_AMOUNT_MINOR, the bound of
+ * `engine.maxPrice` and of a session's reserved amount). No session, vend or refund amount exceeds it.
+ */
+export const MAX_SESSION_AMOUNT = 10 ** 13 - 1;
+
+/** A session's amounts: within the largest price a unit can be configured for (issue 30). */
+const amount = z.number().int().nonnegative().max(MAX_SESSION_AMOUNT);
 const epochMs = z.number().int().nonnegative().max(8.64e15);
 /** Printable text of bounded length: ids, reasons, codes (never a secret). */
 const text = (max: number) => z.string().max(max);
@@ -36,7 +44,7 @@ const id = z
 /** One vend within a session, in approval order. */
 export const WireVend = z.strictObject({
   item: z.number().int().nonnegative().max(65535),
-  price: minor,
+  price: amount,
   outcome: z.enum(["success", "failure", "unknown", "cancelled"]).nullable(),
 });
 export type WireVend = z.infer<typeof WireVend>;
@@ -44,34 +52,48 @@ export type WireVend = z.infer<typeof WireVend>;
 /**
  * A finished session (closed with a result): written to the outbox in the transaction that closes it.
  * `captured` is what the service was asked to capture and confirmed; `refunded` what was refunded after.
+ * The relations a real session keeps are checked too (issue 30): captured ≤ approved ≤ price, refunded ≤
+ * captured, closed at or after opened; a batch holding a session that breaks one is refused whole.
  */
-export const SessionData = z.strictObject({
-  sessionId: id,
-  orderId: id,
-  /** The service's payment (or transaction) id, once known. */
-  paymentId: text(128).nullable(),
-  /** Which point-of-sale interface took the payment. */
-  driver: z.enum(["v10", "legacy", "sim", "plan"]),
-  flow: z.enum(["selection", "checkin"]),
-  /** The selected item (selection flow; 0 for a check-in session). */
-  item: z.number().int().nonnegative().max(65535),
-  /** The session's price or reserved amount. */
-  price: minor,
-  result: z.enum(["captured", "cancelled", "denied", "unsettled"]),
-  reason: text(500),
-  approved: minor,
-  captured: minor,
-  refunded: minor,
-  /** ISO 4217 code of every amount here. */
-  currency: z.string().regex(/^[A-Z]{3}$/),
-  openedAt: epochMs,
-  closedAt: epochMs,
-  vends: z.array(WireVend).max(100),
-  /** Flagged for review by the unit. */
-  review: z.boolean(),
-  /** A plan vend (driver `plan`, issue 18): the member whose entitlement paid for it; absent otherwise. */
-  member: z.strictObject({ memberId: id, planId: id }).nullable().optional(),
-});
+export const SessionData = z
+  .strictObject({
+    sessionId: id,
+    orderId: id,
+    /** The service's payment (or transaction) id, once known. */
+    paymentId: text(128).nullable(),
+    /** Which point-of-sale interface took the payment. */
+    driver: z.enum(["v10", "legacy", "sim", "plan"]),
+    flow: z.enum(["selection", "checkin"]),
+    /** The selected item (selection flow; 0 for a check-in session). */
+    item: z.number().int().nonnegative().max(65535),
+    /** The session's price or reserved amount. */
+    price: amount,
+    result: z.enum(["captured", "cancelled", "denied", "unsettled"]),
+    reason: text(500),
+    approved: amount,
+    captured: amount,
+    refunded: amount,
+    /** ISO 4217 code of every amount here. */
+    currency: z.string().regex(/^[A-Z]{3}$/),
+    openedAt: epochMs,
+    closedAt: epochMs,
+    vends: z.array(WireVend).max(100),
+    /** Flagged for review by the unit. */
+    review: z.boolean(),
+    /** A plan vend (driver `plan`, issue 18): the member whose entitlement paid for it; absent otherwise. */
+    member: z.strictObject({ memberId: id, planId: id }).nullable().optional(),
+  })
+  .superRefine((s, ctx) => {
+    const issue = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message });
+    if (s.approved > s.price)
+      issue("approved", `approved ${s.approved} exceeds the session's price ${s.price} (impossible session)`);
+    if (s.captured > s.approved)
+      issue("captured", `captured ${s.captured} exceeds approved ${s.approved} (impossible session)`);
+    if (s.refunded > s.captured)
+      issue("refunded", `refunded ${s.refunded} exceeds captured ${s.captured} (impossible session)`);
+    if (s.closedAt < s.openedAt)
+      issue("closedAt", `closed at ${s.closedAt}, before it opened at ${s.openedAt} (impossible session)`);
+  });
 export type SessionData = z.infer<typeof SessionData>;
 
 /** A fault the unit raised or cleared (VMC link lost, journal write failure, payment service down). */

@@ -31,22 +31,90 @@ export interface ExportResult {
   sessions: SessionData[];
   /** Sessions that do not fit the wire contract (e.g. an id with other characters), with why. */
   skipped: { orderId: string; why: string }[];
+  /**
+   * With `refundsIn` [start, end): per session id, its confirmed refunds done before start and before end
+   * (issue 30: a refund is compared on the day it was made).
+   */
+  refunds?: Map<string, { before: number; by: number }>;
 }
 
-/** Finished sessions closed in [from, to) (epoch ms; either open-ended), oldest first. */
-export function exportSessions(
-  path: string,
-  opts: { from?: number; to?: number; currency: string },
-): ExportResult {
-  let db: Database.Database;
+const ORDER_ID = /^(.+)-(\d{10})-(\d+)$/;
+
+function openReadOnly(path: string): Database.Database {
   try {
-    db = new Database(path, { readonly: true, fileMustExist: true, timeout: 2000 });
+    return new Database(path, { readonly: true, fileMustExist: true, timeout: 2000 });
   } catch (err) {
     throw classifyJournalError(err, path);
   }
+}
+
+function hasTable(db: Database.Database, name: string): boolean {
+  return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
+}
+
+/** A `meta` value, or null (no such key, or a journal from before it). */
+function metaValue(db: Database.Database, key: string): string | null {
+  if (!hasTable(db, "meta")) return null;
+  const row = db.prepare("SELECT value FROM meta WHERE key = ?").get(key) as { value: string } | undefined;
+  return row?.value ?? null;
+}
+
+/**
+ * Whose journal this is, from the journal alone (issue 30: `vendd reconcile --journal` on a day without
+ * sessions): the unit id and currency the daemon recorded in `meta`, else the unit prefix of any session's
+ * order id (`<unit>-<epoch>-<seq>`) and the currency of the newest session that has one.
+ */
+export function journalIdentity(path: string): { unitId: string | null; currency: string | null } {
+  const db = openReadOnly(path);
   try {
-    const has = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sessions'").get();
-    if (has === undefined) return { sessions: [], skipped: [] };
+    let unitId = metaValue(db, "unit_id");
+    let currency = metaValue(db, "currency");
+    if (hasTable(db, "sessions")) {
+      if (unitId === null) {
+        const row = db.prepare("SELECT order_id FROM sessions ORDER BY rowid DESC LIMIT 1").get() as
+          | { order_id: string }
+          | undefined;
+        unitId = (row === undefined ? undefined : ORDER_ID.exec(row.order_id)?.[1]) ?? null;
+      }
+      const columns = db.prepare("SELECT name FROM pragma_table_info('sessions')").all() as {
+        name: string;
+      }[];
+      if (currency === null && columns.some((c) => c.name === "currency")) {
+        const row = db
+          .prepare("SELECT currency FROM sessions WHERE currency IS NOT NULL ORDER BY rowid DESC LIMIT 1")
+          .get() as { currency: string } | undefined;
+        currency = row?.currency ?? null;
+      }
+    }
+    return { unitId, currency };
+  } catch (err) {
+    throw classifyJournalError(err, path);
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Finished sessions closed in [from, to) (epoch ms; either open-ended), oldest first, in listed order ids
+ * too when `orderIds` is given (issue 30: a later day's refund's session, whatever day it closed). Each
+ * session's currency is its own (journal migration 7), else the journal's (`meta`), else `opts.currency`
+ * (the config's); a session whose currency is known nowhere is skipped with why.
+ */
+export function exportSessions(
+  path: string,
+  opts: {
+    from?: number;
+    to?: number;
+    currency?: string | null;
+    orderIds?: readonly string[];
+    /** Also sessions closed earlier with a refund done in [start, end), and every session's refund times. */
+    refundsIn?: { start: number; end: number };
+  },
+): ExportResult {
+  const db = openReadOnly(path);
+  try {
+    if (!hasTable(db, "sessions")) return { sessions: [], skipped: [] };
+    const fallback = metaValue(db, "currency") ?? opts.currency ?? null;
     const rows = db
       .prepare(
         `SELECT s.*,
@@ -69,9 +137,69 @@ export function exportSessions(
         vends.set(v.session_id, list);
       }
     }
+    const wanted = new Set(rows.map((r) => r.id));
+    const extra: Row[] = [];
+    if (opts.orderIds !== undefined && opts.orderIds.length > 0) {
+      // Indexed by the UNIQUE order_id; one lookup per order id keeps every statement small.
+      const one = db.prepare(
+        `SELECT s.*,
+           (SELECT sum(amount) FROM intents i WHERE i.session_id = s.id AND i.op = 'capture' AND i.state = 'done') AS captured,
+           (SELECT sum(amount) FROM intents i WHERE i.session_id = s.id AND i.op = 'refund' AND i.state = 'done') AS refunded
+         FROM sessions s WHERE s.order_id = ? AND s.closed_at IS NOT NULL AND s.result IS NOT NULL`,
+      );
+      const vendsOf =
+        hasVends === undefined
+          ? null
+          : db.prepare("SELECT session_id, item, price, outcome FROM vends WHERE session_id = ? ORDER BY id");
+      for (const orderId of new Set(opts.orderIds)) {
+        const r = one.get(orderId) as Row | undefined;
+        if (r === undefined || wanted.has(r.id)) continue;
+        wanted.add(r.id);
+        extra.push(r);
+        if (vendsOf !== null) vends.set(r.id, vendsOf.all(r.id) as VendRow[]);
+      }
+    }
+    const win = opts.refundsIn;
+    if (win !== undefined) {
+      const earlier = db
+        .prepare(
+          `SELECT DISTINCT s.order_id FROM intents i JOIN sessions s ON s.id = i.session_id
+           WHERE i.op = 'refund' AND i.state = 'done' AND i.updated_at >= ? AND i.updated_at < ? AND s.closed_at < ?`,
+        )
+        .all(win.start, win.end, win.start) as { order_id: string }[];
+      const one = db.prepare(
+        `SELECT s.*,
+           (SELECT sum(amount) FROM intents i WHERE i.session_id = s.id AND i.op = 'capture' AND i.state = 'done') AS captured,
+           (SELECT sum(amount) FROM intents i WHERE i.session_id = s.id AND i.op = 'refund' AND i.state = 'done') AS refunded
+         FROM sessions s WHERE s.order_id = ? AND s.closed_at IS NOT NULL AND s.result IS NOT NULL`,
+      );
+      for (const { order_id } of earlier) {
+        const r = one.get(order_id) as Row | undefined;
+        if (r === undefined || wanted.has(r.id)) continue;
+        wanted.add(r.id);
+        extra.push(r);
+      }
+    }
     const members = planMembers(db, opts.from ?? 0, opts.to ?? Number.MAX_SAFE_INTEGER);
     const out: ExportResult = { sessions: [], skipped: [] };
-    for (const r of rows) {
+    if (win !== undefined) {
+      const sums = db.prepare(
+        `SELECT coalesce(sum(CASE WHEN updated_at < ? THEN amount END), 0) AS before,
+                coalesce(sum(CASE WHEN updated_at < ? THEN amount END), 0) AS by
+         FROM intents WHERE session_id = ? AND op = 'refund' AND state = 'done'`,
+      );
+      out.refunds = new Map();
+      for (const r of rows.concat(extra)) {
+        const t = sums.get(win.start, win.end, r.id) as { before: number; by: number };
+        out.refunds.set(r.id, { before: t.before, by: t.by });
+      }
+    }
+    for (const r of rows.concat(extra)) {
+      const currency = r.currency ?? fallback;
+      if (currency === null) {
+        out.skipped.push({ orderId: r.order_id, why: "currency unknown (give --config FILE)" });
+        continue;
+      }
       const captured = r.captured ?? (r.result === "captured" ? (r.decision_amount ?? 0) : 0);
       const candidate = {
         sessionId: r.id,
@@ -86,7 +214,7 @@ export function exportSessions(
         approved: r.approved_amount ?? 0,
         captured,
         refunded: r.refunded ?? 0,
-        currency: opts.currency,
+        currency,
         openedAt: r.opened_at,
         closedAt: r.closed_at,
         vends: (vends.get(r.id) ?? [])

@@ -121,6 +121,11 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (member_id, period)
   ) STRICT;
   `,
+  // Migration 7 (issue 30): the currency of a session's amounts, written when it opens. Rows from before it
+  // are NULL until the daemon, which knows the unit's configured currency, fills them at open (sqliteSetup).
+  `
+  ALTER TABLE sessions ADD COLUMN currency TEXT CHECK (currency IS NULL OR length(currency) = 3);
+  `,
   // The console audit log's head (issue 33): its row count and last hash in the meta table, written in the
   // audit row's own transaction, so rows deleted from the end of the log no longer go unseen. The head
   // may not be deleted nor go back (triggers, like the log's own).

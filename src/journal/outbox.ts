@@ -145,7 +145,8 @@ export class OutboxStore {
       approved: s.approved_amount ?? 0,
       captured: sums.get("capture") ?? 0,
       refunded: sums.get("refund") ?? 0,
-      currency,
+      // The session's own currency (journal migration 7); older rows the daemon has not filled: the unit's.
+      currency: s.currency ?? currency,
       openedAt: s.opened_at,
       closedAt: s.closed_at,
       vends: vends.slice(0, 100).map((v) => ({ item: v.item, price: v.price, outcome: v.outcome })),

@@ -22,6 +22,8 @@ export interface SessionDbRow {
   result: string | null;
   reason: string | null;
   closed_at: number | null;
+  /** ISO 4217 code of the amounts (migration 7); null in rows older than it, absent in older journals. */
+  currency?: string | null;
 }
 
 export interface IntentDbRow {

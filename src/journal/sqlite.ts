@@ -40,6 +40,11 @@ export interface SqliteJournalOptions {
    * tests of other things): no event is written (no fleet link configured).
    */
   outbox?: { currency: string };
+  /**
+   * ISO 4217 code of the unit's amounts (its config's `currency`): stored with each session it opens, and
+   * given to sessions from before journal migration 7 (issue 30). Absent (tools, tests): the outbox's.
+   */
+  currency?: string;
 }
 
 /**
@@ -82,6 +87,10 @@ export class SqliteJournal extends SqliteReads implements Journal, Outbox {
     setUpConnection(db, {
       memory: opts.path === ":memory:",
       now: opts.clock.now(),
+      unitId: opts.unitId,
+      ...((opts.currency ?? opts.outbox?.currency) === undefined
+        ? {}
+        : { currency: opts.currency ?? opts.outbox?.currency }),
       ...(opts.sizeLimitBytes === undefined ? {} : { sizeLimitBytes: opts.sizeLimitBytes }),
     });
     super(db, prepareStatements(db));
@@ -117,7 +126,11 @@ export class SqliteJournal extends SqliteReads implements Journal, Outbox {
   openSession(s: NewSession): void {
     this.write("openSession", () => {
       const { member, ...row } = s;
-      this.stmts.openSession.run({ ...row, at: this.opts.clock.now() });
+      this.stmts.openSession.run({
+        ...row,
+        at: this.opts.clock.now(),
+        currency: this.opts.currency ?? this.opts.outbox?.currency ?? null,
+      });
       if (member !== undefined) this.stmts.planSession.run({ id: s.id, ...member });
     });
   }

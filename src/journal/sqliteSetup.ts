@@ -11,7 +11,7 @@ import { MIGRATIONS } from "./migrations.js";
  */
 export function setUpConnection(
   db: Database.Database,
-  opts: { memory: boolean; sizeLimitBytes?: number; now: number },
+  opts: { memory: boolean; sizeLimitBytes?: number; now: number; unitId?: string; currency?: string },
 ): void {
   if (!opts.memory) {
     const mode = db.pragma("journal_mode = WAL", { simple: true });
@@ -30,6 +30,17 @@ export function setUpConnection(
     db.prepare("INSERT INTO meta (key, value) VALUES ('journal_id', ?) ON CONFLICT (key) DO NOTHING").run(
       randomUUID(),
     );
+    // Issue 30: the unit and its currency, so a reader without the config (`vendd reconcile --journal`)
+    // knows them; sessions from before migration 7 take the configured currency (the only one the unit
+    // had: a unit's currency is its config's, and the journal of a unit is never shared).
+    const meta = db.prepare(
+      "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+    );
+    if (opts.unitId !== undefined) meta.run("unit_id", opts.unitId);
+    if (opts.currency !== undefined) {
+      meta.run("currency", opts.currency);
+      db.prepare("UPDATE sessions SET currency = ? WHERE currency IS NULL").run(opts.currency);
+    }
   })();
   const sync = db.pragma("synchronous", { simple: true });
   if (sync !== 2)

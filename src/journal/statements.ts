@@ -10,7 +10,7 @@ export function prepareStatements(db: Database.Database) {
       "INSERT INTO meta (key, value) VALUES ('order_seq', '1') ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1 RETURNING value",
     ),
     openSession: db.prepare(
-      "INSERT INTO sessions (id, order_id, flow, item, price, driver, opened_at) VALUES (@id, @orderId, @flow, @item, @price, @driver, @at)",
+      "INSERT INTO sessions (id, order_id, flow, item, price, driver, opened_at, currency) VALUES (@id, @orderId, @flow, @item, @price, @driver, @at, @currency)",
     ),
     intent: db.prepare(
       "INSERT INTO intents (session_id, op, order_id, payment_id, amount, idempotency_key, state, created_at, updated_at) VALUES (@sessionId, @op, @orderId, @paymentId, @amount, @key, 'pending', @at, @at) RETURNING id",

@@ -176,6 +176,18 @@ function fleetMigrations(dialect: FleetDialect): Record<string, Migration> {
     /** Issue 18: companies, the product catalogue, invoices and their numbering. */
     "0003_invoices": { up: invoicesUp },
     /**
+     * Issue 30: reconciliation per currency. `sales.currency` has been stored since 0001 (every session event
+     * carries the unit's currency), so no sales row lacks one; reconciliation lines now record theirs
+     * (older runs' lines stay NULL: they were never compared by currency), and totals per day and currency
+     * read an index.
+     */
+    "0004_sales_currency": {
+      async up(db: Kysely<unknown>): Promise<void> {
+        await db.schema.alterTable("recon_lines").addColumn("currency", "text").execute();
+        await db.schema.createIndex("sales_day_currency").on("sales").columns(["day", "currency"]).execute();
+      },
+    },
+    /**
      * Issue 33: whether the fleet checked a bundle's signature against its own bundle keys at upload (1) or
      * had none to check with (0: shown unverified). Bundles stored before are unverified.
      */

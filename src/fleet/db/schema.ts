@@ -162,6 +162,8 @@ export interface ReconLinesTable {
   reference: string | null;
   expected: number | null;
   reported: number | null;
+  /** ISO 4217 code of expected/reported (migration 0004_sales_currency); null for older runs. */
+  currency: string | null;
   reason: string;
 }
 

@@ -45,13 +45,16 @@ describe("reconciliation of the fleet's own billing (plan charges, overages, ref
       line(ISSUER_A, "Payment", 12_345, "1", "TA"),
       line(ISSUER_B, "Payment", 500, "1", "TB"),
     ];
-    const transfers: TransferRef[] = [
+    // Each transfer with its own contents (issue 30): the lines of its reference.
+    const contents = (ref: string) => lines.filter((l) => l.transferReference === ref);
+    const transfers: (TransferRef & { contents: ReportLine[] })[] = [
       {
         paymentPointId: PROVIDER,
         transferReference: "T1",
         transferReferenceDate: "2026-11-01",
         amount: 9900 - 99 + 600 - 300,
         currencyCode: "DKK",
+        contents: contents("T1"),
       },
       {
         paymentPointId: ISSUER_A,
@@ -59,6 +62,7 @@ describe("reconciliation of the fleet's own billing (plan charges, overages, ref
         transferReferenceDate: "2026-11-01",
         amount: 12_345,
         currencyCode: "DKK",
+        contents: contents("TA"),
       },
       {
         paymentPointId: ISSUER_B,
@@ -66,6 +70,7 @@ describe("reconciliation of the fleet's own billing (plan charges, overages, ref
         transferReferenceDate: "2026-11-01",
         amount: 500,
         currencyCode: "DKK",
+        contents: contents("TB"),
       },
     ];
     const r = reconcile({

@@ -12,8 +12,19 @@ import type { Minor } from "../../core/money.js";
 import type { ReportLine, TransferRef } from "../../payment/reporting/client.js";
 import { dayOf } from "../context.js";
 import type { SalesTable } from "../db/schema.js";
+import { feeLine, type Group, ids, saleLines, sumMinor } from "./saleLines.js";
+import type { FeeAgreement } from "./settings.js";
+import { type CurrencyTotals, checkTransfers, Totals } from "./transfers.js";
 
-export type SaleRow = Pick<
+export { sumMinor } from "./saleLines.js";
+export type { CurrencyTotals } from "./transfers.js";
+
+/**
+ * A session as reconciliation sees it. `refundedBefore` / `refundedBy`, when known, are what the journal had
+ * refunded before the range started and by the time it ended (issue 30): a refund made after the range is
+ * compared on its own day, a refund of an earlier session within the range exactly.
+ */
+export type SaleRow = { refundedBefore?: Minor; refundedBy?: Minor } & Pick<
   SalesTable,
   | "unit_id"
   | "session_id"
@@ -24,6 +35,7 @@ export type SaleRow = Pick<
   | "refunded"
   | "closed_at"
   | "day"
+  | "currency"
 >;
 
 export const LINE_CLASSES = [
@@ -31,6 +43,8 @@ export const LINE_CLASSES = [
   "missingInReport",
   "unknownInFleet",
   "amountMismatch",
+  "currencyMismatch",
+  "feeMismatch",
   "refundMatched",
   "refundUnmatched",
   "fee",
@@ -53,6 +67,8 @@ export interface ReconLine {
   expected: Minor | null;
   /** What the report says. */
   reported: Minor | null;
+  /** ISO 4217 code of `expected` and `reported` (the report's when they differ); null for none. */
+  currency: string | null;
   reason: string;
 }
 
@@ -60,7 +76,8 @@ export interface TransferTotal {
   paymentPointId: string;
   reference: string;
   date: string;
-  /** Sum of the transfer's lines as the journal knows them (fees as reported; lines unknown to the fleet: 0). */
+  currency: string;
+  /** Sum of the transfer's own contents (seed 002 transfer contents), each line tied to its session. */
   expected: Minor;
   /** The amount transferred. */
   received: Minor;
@@ -72,6 +89,8 @@ export interface ReconResult {
   to: string;
   lines: ReconLine[];
   transfers: TransferTotal[];
+  /** Money per currency (never summed across currencies). */
+  totals: CurrencyTotals[];
   counts: Record<LineClass, number>;
   clean: boolean;
 }
@@ -102,54 +121,45 @@ export interface MatchInput {
   from: string;
   to: string;
   sales: readonly SaleRow[];
+  /**
+   * Sessions outside [from, to] whose order id a report line carries (a refund or second capture on a later
+   * day, issue 30): their lines in the range are checked against what the journal holds, nothing else.
+   */
+  related?: readonly SaleRow[];
   lines: readonly ReportLine[];
-  transfers: readonly TransferRef[];
+  /** Transfers dated in the range, each with its own contents when fetched. */
+  transfers: readonly (TransferRef & { contents?: readonly ReportLine[] })[];
   /** Payment point id → unit id, for points that belong to one unit. */
   points?: ReadonlyMap<string, string>;
   /** Time zone of `sales.day` (days of report lines the fleet does not know). */
   timeZone: string;
+  /** The agreed transaction fee: a session's reported TransactionFee lines must equal it (issue 30). */
+  transactionFee?: FeeAgreement | null;
   /** Plan charges, overages, their refunds and invoices paid in the range (issue 18). */
   billing?: readonly BillingRow[];
-}
-
-interface Group {
-  payments: ReportLine[];
-  refunds: ReportLine[];
-  fees: ReportLine[];
 }
 
 const ORDER_ID = /^(.+)-(\d{10})-(\d+)$/;
 /** Drivers whose payments the payment service reports (sim and plan vends move no money through it). */
 const PAID_DRIVERS: ReadonlySet<string> = new Set(["v10", "legacy"]);
 
-function sum(lines: readonly ReportLine[]): Minor {
-  let s = 0;
-  for (const l of lines) s += l.amount;
-  return s;
-}
-
-function ids(lines: readonly ReportLine[]): string | null {
-  return lines.length === 0 ? null : lines.map((l) => l.paymentTransactionId).join(" ");
-}
-
 /** The day before a `YYYY-MM-DD` day. */
 export function previousDay(day: string): string {
   return new Date(Date.parse(`${day}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
 }
 
-/** Reconciles; see the module comment. */
-export function reconcile(input: MatchInput): ReconResult {
+/** Report lines grouped by order id (invoices: by issuer and number; lines without one: by their id). */
+function groupLines(input: MatchInput): Map<string, Group> {
   const groups = new Map<string, Group>();
-  // Invoice numbers repeat across issuers: an issuer's lines are keyed by point and number.
   const issuers = new Set<string>();
   for (const b of input.billing ?? []) if (b.point !== undefined) issuers.add(b.point);
-  const keyOf = (orderId: string, point: string | undefined): string =>
-    point === undefined ? orderId : `${point}#${orderId}`;
   for (const l of input.lines) {
     const key =
       l.orderId === null
         ? `#${l.paymentTransactionId}`
-        : keyOf(l.orderId, issuers.has(l.paymentPointId) ? l.paymentPointId : undefined);
+        : issuers.has(l.paymentPointId)
+          ? `${l.paymentPointId}#${l.orderId}`
+          : l.orderId;
     let g = groups.get(key);
     if (g === undefined) {
       g = { payments: [], refunds: [], fees: [] };
@@ -159,7 +169,13 @@ export function reconcile(input: MatchInput): ReconResult {
     else if (l.type === "Refund") g.refunds.push(l);
     else g.fees.push(l);
   }
+  return groups;
+}
 
+/** Reconciles; see the module comment. */
+export function reconcile(input: MatchInput): ReconResult {
+  const groups = groupLines(input);
+  const totals = new Totals();
   const units = new Set<string>();
   for (const s of input.sales) units.add(s.unit_id);
   for (const u of input.points?.values() ?? []) units.add(u);
@@ -170,118 +186,51 @@ export function reconcile(input: MatchInput): ReconResult {
   };
 
   const lines: ReconLine[] = [];
-  /** Expected per transfer reference. */
-  const expectedOf = new Map<string, Minor>();
-  const expect = (ref: string | null, amount: Minor): void => {
-    if (ref !== null) expectedOf.set(ref, (expectedOf.get(ref) ?? 0) + amount);
-  };
-  /** Fees per day and unit: one `fee` line each. */
-  const fees = new Map<string, { day: string; unit: string | null; amount: Minor; count: number }>();
+  /** Fees per day, unit and currency: one `fee` line each. */
+  const fees = new Map<
+    string,
+    { day: string; unit: string | null; currency: string; amount: Minor; count: number }
+  >();
   const fee = (day: string, unit: string | null, g: Group): void => {
     for (const f of g.fees) {
-      expect(f.transferReference, f.amount);
-      const key = `${day}|${unit ?? ""}`;
-      const e = fees.get(key) ?? { day, unit, amount: 0, count: 0 };
+      const key = `${day}|${unit ?? ""}|${f.currencyCode}`;
+      const e = fees.get(key) ?? { day, unit, currency: f.currencyCode, amount: 0, count: 0 };
       e.amount -= f.amount;
       e.count += 1;
       fees.set(key, e);
+      totals.add(f.currencyCode, "fees", -f.amount);
     }
   };
 
   const seen = new Set<string>();
-  for (const s of input.sales) {
-    if (!PAID_DRIVERS.has(s.driver)) continue;
-    const g = groups.get(s.order_id);
-    if (g === undefined && s.captured === 0 && s.refunded === 0) continue;
-    seen.add(s.order_id);
-    // A literal per line, not `{ ...base, … }`: object spread is V8's slow path here (5× the whole match).
-    const saleLine = (
-      cls: LineClass,
-      reference: string | null,
-      expected: Minor,
-      reported: Minor,
-      reason: string,
-    ): ReconLine => ({
-      day: s.day,
-      class: cls,
-      unit_id: s.unit_id,
-      session_id: s.session_id,
-      order_id: s.order_id,
-      reference,
-      expected,
-      reported,
-      reason,
-    });
-    const paid = g === undefined ? 0 : sum(g.payments);
-    const payRef = g === undefined ? null : ids(g.payments);
-    if (s.captured > 0 || paid !== 0) {
-      let cls: LineClass = "matched";
-      let reason = "captured amount reported";
-      if (paid === 0) {
-        cls = "missingInReport";
-        reason = "captured in the journal, no payment in the report";
-      } else if (paid !== s.captured) {
-        cls = "amountMismatch";
-        reason = `journal captured ${s.captured}, report paid ${paid}`;
+  const known = new Set<string>();
+  for (const [list, related] of [
+    [input.sales, false],
+    [input.related ?? [], true],
+  ] as const) {
+    for (const s of list) {
+      if (!PAID_DRIVERS.has(s.driver) || known.has(s.order_id)) continue;
+      known.add(s.order_id);
+      const g = groups.get(s.order_id);
+      const quiet = related
+        ? s.refundedBefore === undefined || (s.refundedBy ?? s.refunded) === s.refundedBefore
+        : s.captured === 0 && (s.refundedBy ?? s.refunded) === 0;
+      if (g === undefined && quiet) continue;
+      seen.add(s.order_id);
+      saleLines(s, g, related, totals, lines);
+      if (g !== undefined && input.transactionFee != null) {
+        const f = feeLine(s, g, input.transactionFee);
+        if (f !== null) lines.push(f);
       }
-      lines.push(saleLine(cls, payRef, s.captured, paid, reason));
-      if (g !== undefined && g.payments.length > 0)
-        expect(g.payments[0]?.transferReference ?? null, s.captured);
+      if (g !== undefined) fee(related ? dayOfFirst(g, input.timeZone, s.day) : s.day, s.unit_id, g);
     }
-    const refundLines = g?.refunds ?? [];
-    const refunded = -sum(refundLines);
-    if (s.refunded > 0 || refunded !== 0) {
-      let cls: LineClass = "refundMatched";
-      let reason = "refund reported";
-      if (refunded !== s.refunded) {
-        cls = "refundUnmatched";
-        if (refunded === 0) reason = "refunded in the journal, no refund in the report";
-        else if (refundLines.length > 1 && refunded > s.refunded)
-          reason = `double refund: ${refundLines.length} refund lines of ${refunded} in all, journal refunded ${s.refunded}`;
-        else reason = `journal refunded ${s.refunded}, report refunded ${refunded}`;
-      }
-      lines.push(saleLine(cls, ids(refundLines), s.refunded, refunded, reason));
-      if (refundLines.length > 0) expect(refundLines[0]?.transferReference ?? null, -s.refunded);
-    }
-    if (g !== undefined) fee(s.day, s.unit_id, g);
   }
 
   for (const b of input.billing ?? []) {
-    const key = keyOf(b.orderId, b.point);
+    const key = b.point === undefined ? b.orderId : `${b.point}#${b.orderId}`;
     const g = groups.get(key);
     seen.add(key);
-    const refund = b.kind === "planRefund";
-    const reported = g === undefined ? [] : refund ? g.refunds : g.payments;
-    const got = refund ? -sum(reported) : sum(reported);
-    const what =
-      b.kind === "planCharge"
-        ? "plan charge"
-        : b.kind === "overage"
-          ? "overage payment"
-          : b.kind === "planRefund"
-            ? "plan refund"
-            : `invoice ${b.orderId}`;
-    let cls: LineClass = refund ? "refundMatched" : "matched";
-    let reason = `${what} of ${b.payer} reported`;
-    if (got !== b.amount) {
-      cls = refund ? "refundUnmatched" : got === 0 ? "missingInReport" : "amountMismatch";
-      reason =
-        got === 0
-          ? `${what} of ${b.payer}: paid in the fleet, not in the report`
-          : `${what} of ${b.payer}: fleet ${b.amount}, report ${got}`;
-    }
-    lines.push({
-      day: b.day,
-      class: cls,
-      unit_id: null,
-      session_id: b.ref,
-      order_id: b.orderId,
-      reference: ids(reported),
-      expected: b.amount,
-      reported: got,
-      reason,
-    });
-    if (reported.length > 0) expect(reported[0]?.transferReference ?? null, refund ? -b.amount : b.amount);
+    lines.push(billingLine(b, g));
     if (g !== undefined) fee(b.day, null, g);
   }
 
@@ -291,17 +240,18 @@ export function reconcile(input: MatchInput): ReconResult {
     if (first === undefined) continue;
     const unit = unitOf(first);
     const day = dayOf(first.at, input.timeZone);
-    const order = first.orderId;
-    for (const l of [...g.payments, ...g.refunds]) {
+    for (const l of g.payments.concat(g.refunds)) {
+      totals.add(l.currencyCode, l.type === "Payment" ? "paid" : "refundReported", Math.abs(l.amount));
       lines.push({
         day,
         class: "unknownInFleet",
         unit_id: unit,
         session_id: null,
-        order_id: order,
+        order_id: first.orderId,
         reference: l.paymentTransactionId,
         expected: null,
         reported: Math.abs(l.amount),
+        currency: l.currencyCode,
         reason: `${l.type} in the report, no session in the fleet`,
       });
     }
@@ -318,39 +268,12 @@ export function reconcile(input: MatchInput): ReconResult {
       reference: null,
       expected: null,
       reported: f.amount,
+      currency: f.currency,
       reason: `${f.count} fee line(s)`,
     });
   }
 
-  const transfers: TransferTotal[] = [];
-  for (const t of input.transfers) {
-    const expected = expectedOf.get(t.transferReference) ?? 0;
-    const difference = t.amount - expected;
-    transfers.push({
-      paymentPointId: t.paymentPointId,
-      reference: t.transferReference,
-      date: t.transferReferenceDate,
-      expected,
-      received: t.amount,
-      difference,
-    });
-    lines.push({
-      // The sales day it covers: a day's transfer is dated the next day (seed 002).
-      day: previousDay(t.transferReferenceDate),
-      class: "transfer",
-      unit_id: input.points?.get(t.paymentPointId) ?? null,
-      session_id: null,
-      order_id: null,
-      reference: t.transferReference,
-      expected,
-      reported: t.amount,
-      reason:
-        difference === 0
-          ? `transfer of ${t.transferReferenceDate} equals its matched lines`
-          : `transfer of ${t.transferReferenceDate}: received − expected = ${difference}`,
-    });
-  }
-
+  const transfers = checkTransfers(input, lines, totals);
   const counts = Object.fromEntries(LINE_CLASSES.map((c) => [c, 0])) as Record<LineClass, number>;
   let clean = true;
   for (const l of lines) {
@@ -358,7 +281,48 @@ export function reconcile(input: MatchInput): ReconResult {
     if (!GOOD.has(l.class) && l.class !== "transfer") clean = false;
   }
   for (const t of transfers) if (t.difference !== 0) clean = false;
-  return { from: input.from, to: input.to, lines, transfers, counts, clean };
+  return { from: input.from, to: input.to, lines, transfers, totals: totals.list(), counts, clean };
+}
+
+/** The local day of a group's first line (a later day's lines of an earlier session), else `fallback`. */
+function dayOfFirst(g: Group, timeZone: string, fallback: string): string {
+  const first = g.payments[0] ?? g.refunds[0] ?? g.fees[0];
+  return first === undefined ? fallback : dayOf(first.at, timeZone);
+}
+
+function billingLine(b: BillingRow, g: Group | undefined): ReconLine {
+  const refund = b.kind === "planRefund";
+  const reported = g === undefined ? [] : refund ? g.refunds : g.payments;
+  const got = refund ? -sumMinor(reported) : sumMinor(reported);
+  const what =
+    b.kind === "planCharge"
+      ? "plan charge"
+      : b.kind === "overage"
+        ? "overage payment"
+        : b.kind === "planRefund"
+          ? "plan refund"
+          : `invoice ${b.orderId}`;
+  let cls: LineClass = refund ? "refundMatched" : "matched";
+  let reason = `${what} of ${b.payer} reported`;
+  if (got !== b.amount) {
+    cls = refund ? "refundUnmatched" : got === 0 ? "missingInReport" : "amountMismatch";
+    reason =
+      got === 0
+        ? `${what} of ${b.payer}: paid in the fleet, not in the report`
+        : `${what} of ${b.payer}: fleet ${b.amount}, report ${got}`;
+  }
+  return {
+    day: b.day,
+    class: cls,
+    unit_id: null,
+    session_id: b.ref,
+    order_id: b.orderId,
+    reference: ids(reported),
+    expected: b.amount,
+    reported: got,
+    currency: reported[0]?.currencyCode ?? null,
+    reason,
+  };
 }
 
 /** Lines that do not reconcile (everything but matched, refundMatched, fee and transfers without difference). */

@@ -61,6 +61,7 @@ export function startNightlyReconcile(ctx: FleetContext, opts: NightlyOptions): 
         to,
         timeZone: settings.timeZone ?? ctx.timeZone,
         points: settings.points,
+        transactionFee: settings.transactionFee ?? null,
         ...(settings.paymentPoints === null ? {} : { paymentPoints: settings.paymentPoints }),
         runAt: now,
       });

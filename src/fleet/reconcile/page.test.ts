@@ -115,12 +115,16 @@ describe("nightly reconciliation and the dashboard's data and pages", () => {
     const d = days[0];
     expect(d?.day).toBe("2026-11-24");
     expect(d?.transfers).toHaveLength(1);
-    expect(d?.difference).toBe(700);
-    expect(d?.received).toBe((d?.expected ?? 0) + 700);
-    expect(d?.problems).toBe(2); // the unknown payment, the transfer's difference
+    // Issue 30: the transfer equals its own contents (the unknown payment's 7.00 included); the unknown
+    // payment is reported once, on its own line, not again as a transfer difference.
+    expect(d?.difference).toBe(0);
+    expect(d?.received).toBe(d?.expected);
+    expect(d?.currency).toBe("DKK");
+    expect(d?.problems).toBe(1);
 
     const bad = await runLines(fleet.db, run.id, { day: "2026-11-24" });
-    expect(bad.map((l) => l.class).sort()).toEqual(["transfer", "unknownInFleet"]);
+    expect(bad.map((l) => l.class).sort()).toEqual(["unknownInFleet"]);
+    expect(bad[0]).toMatchObject({ reported: 700, currency: "DKK" });
     expect(bad.find((l) => l.class === "unknownInFleet")?.unit_id).toBe("<b>u1");
     const all = await runLines(fleet.db, run.id, { all: true, unit: "<b>u1" });
     expect(all.filter((l) => l.class === "matched")).toHaveLength(40);
@@ -133,7 +137,7 @@ describe("nightly reconciliation and the dashboard's data and pages", () => {
       renderLinesPage(run, bad, units, { day: "2026-11-24" }).value,
     ];
     expect(pages[0]).toContain(`href="/reconcile/${run.id}"`);
-    expect(pages[1]).toContain("7.00");
+    expect(pages[2]).toContain("7.00");
     expect(pages[1]).toContain(`/reconcile/${run.id}/lines?day=2026-11-24`);
     expect(pages[2]).toContain("&lt;b&gt;u1");
     for (const p of pages) expect(p).not.toContain("<b>u");

@@ -19,6 +19,8 @@ const Summary = z.object({
       paymentPointId: z.string(),
       reference: z.string(),
       date: z.string(),
+      // Runs from before issue 30 did not record it.
+      currency: z.string().default(""),
       expected: z.number(),
       received: z.number(),
       difference: z.number(),
@@ -36,8 +38,11 @@ export interface RunSummary {
   transfers: TransferTotal[];
 }
 
+/** One sales day of a run in one currency (money is never summed across currencies). */
 export interface DayRow {
   day: string;
+  /** The transfers' currency; "" for a day without transfers (or a run from before issue 30). */
+  currency: string;
   /** Transfers made for the day's sales (dated the next day). */
   transfers: TransferTotal[];
   expected: number;
@@ -102,28 +107,35 @@ export async function runDays(db: Kysely<FleetDatabase>, run: RunSummary): Promi
     .groupBy(["day", "class"])
     .execute();
   const days = new Map<string, DayRow>();
-  const row = (day: string): DayRow => {
-    let d = days.get(day);
+  const row = (day: string, currency: string): DayRow => {
+    const key = `${day}|${currency}`;
+    let d = days.get(key);
     if (d === undefined) {
-      d = { day, transfers: [], expected: 0, received: 0, difference: 0, lines: 0, problems: 0 };
-      days.set(day, d);
+      d = { day, currency, transfers: [], expected: 0, received: 0, difference: 0, lines: 0, problems: 0 };
+      days.set(key, d);
     }
     return d;
   };
-  for (const c of counts) {
-    const d = row(c.day);
-    d.lines += Number(c.n);
-    if (!GOOD.has(c.class)) d.problems += Number(c.n);
-  }
+  // Transfers first, so a day's line counts go to its (first) currency row.
   for (const t of run.transfers) {
-    const d = row(previousDay(t.date));
+    const d = row(previousDay(t.date), t.currency);
     d.transfers.push(t);
     d.expected += t.expected;
     d.received += t.received;
     d.difference += t.difference;
     if (t.difference !== 0) d.problems += 1;
   }
-  return [...days.values()].sort((a, b) => a.day.localeCompare(b.day));
+  const first = new Map<string, DayRow>();
+  for (const d of days.values()) if (!first.has(d.day)) first.set(d.day, d);
+  for (const c of counts) {
+    const d = first.get(c.day) ?? row(c.day, "");
+    first.set(c.day, d);
+    d.lines += Number(c.n);
+    if (!GOOD.has(c.class)) d.problems += Number(c.n);
+  }
+  return [...days.values()].sort(
+    (a, b) => a.day.localeCompare(b.day) || a.currency.localeCompare(b.currency),
+  );
 }
 
 export interface LineFilter {
@@ -161,6 +173,7 @@ export async function runLines(
     reference: r.reference,
     expected: r.expected === null ? null : Number(r.expected),
     reported: r.reported === null ? null : Number(r.reported),
+    currency: r.currency ?? null,
     reason: r.reason,
   }));
 }
@@ -199,6 +212,13 @@ function status(clean: boolean): Html {
 
 /** The list of runs. */
 export function renderRunsPage(runs: readonly RunSummary[], base = "/reconcile"): Html {
+  if (runs.length === 0)
+    return html`<h1>Reconciliation</h1>
+<div class="empty recon-empty"><p><strong>No reconciliation runs yet.</strong></p>
+<p>The nightly job reconciles yesterday at 04:30 in the fleet's time zone (<code>schedules.reconcile</code> in the
+fleet config) once the fleet config names the reporting settings (<code>reporting.settingsFile</code>). To reconcile
+now, run <code>vendd fleet reconcile --from YYYY-MM-DD --to YYYY-MM-DD</code> on the fleet server; its result appears here.
+See docs/reconciliation.md.</p></div>`;
   return html`<h1>Reconciliation</h1>
 <table class="recon-runs"><thead><tr><th>run</th><th>days</th><th>run at</th><th>status</th><th>matched</th><th>not reconciled</th></tr></thead><tbody>
 ${runs.map((r) => {
@@ -214,10 +234,10 @@ ${runs.map((r) => {
 export function renderRunPage(run: RunSummary, days: readonly DayRow[], base = "/reconcile"): Html {
   return html`<h1>Reconciliation ${run.from}${run.to === run.from ? "" : ` – ${run.to}`}</h1>
 <p>Run ${run.id} at ${new Date(run.runAt).toISOString()}: ${status(run.clean)}</p>
-<table class="recon-days"><thead><tr><th>day</th><th>transfer</th><th>expected</th><th>received</th><th>difference</th><th>lines</th><th>not reconciled</th></tr></thead><tbody>
+<table class="recon-days"><thead><tr><th>day</th><th>currency</th><th>transfer</th><th>expected</th><th>received</th><th>difference</th><th>lines</th><th>not reconciled</th></tr></thead><tbody>
 ${days.map(
   (d) =>
-    html`<tr class="${d.problems > 0 ? "bad" : "ok"}"><td><a href="${base}/${run.id}/lines?day=${d.day}">${d.day}</a></td><td>${d.transfers.map((t) => t.reference).join(", ") || "none"}</td><td class="num">${money(d.expected)}</td><td class="num">${money(d.received)}</td><td class="num">${money(d.difference)}</td><td class="num">${d.lines}</td><td class="num">${d.problems}</td></tr>`,
+    html`<tr class="${d.problems > 0 ? "bad" : "ok"}"><td><a href="${base}/${run.id}/lines?day=${d.day}">${d.day}</a></td><td>${d.currency}</td><td>${d.transfers.map((t) => t.reference).join(", ") || "none"}</td><td class="num">${money(d.expected)}</td><td class="num">${money(d.received)}</td><td class="num">${money(d.difference)}</td><td class="num">${d.lines}</td><td class="num">${d.problems}</td></tr>`,
 )}
 </tbody></table>`;
 }
@@ -241,10 +261,10 @@ ${units.map(
 )}
 </tbody></table>
 <h2>Lines</h2>
-<table class="recon-lines"><thead><tr><th>day</th><th>class</th><th>unit</th><th>session</th><th>order</th><th>reference</th><th>expected</th><th>reported</th><th>reason</th></tr></thead><tbody>
+<table class="recon-lines"><thead><tr><th>day</th><th>class</th><th>unit</th><th>session</th><th>order</th><th>reference</th><th>expected</th><th>reported</th><th>currency</th><th>reason</th></tr></thead><tbody>
 ${lines.map(
   (l) =>
-    html`<tr class="${l.class}"><td>${l.day}</td><td>${l.class}</td><td>${l.unit_id ?? "?"}</td><td>${l.session_id ?? ""}</td><td>${l.order_id ?? ""}</td><td>${l.reference ?? ""}</td><td class="num">${money(l.expected)}</td><td class="num">${money(l.reported)}</td><td>${l.reason}</td></tr>`,
+    html`<tr class="${l.class}"><td>${l.day}</td><td>${l.class}</td><td>${l.unit_id ?? "?"}</td><td>${l.session_id ?? ""}</td><td>${l.order_id ?? ""}</td><td>${l.reference ?? ""}</td><td class="num">${money(l.expected)}</td><td class="num">${money(l.reported)}</td><td>${l.currency ?? ""}</td><td>${l.reason}</td></tr>`,
 )}
 </tbody></table>`;
 }

@@ -9,6 +9,8 @@ import { dayOf } from "../context.js";
 import type { FleetDatabase } from "../db/schema.js";
 import type { InvoicesDatabase } from "../invoices/schema.js";
 import { type BillingRow, type ReconLine, type ReconResult, reconcile, type SaleRow } from "./match.js";
+import { refundTimeline } from "./refunds.js";
+import type { FeeAgreement } from "./settings.js";
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -52,7 +54,8 @@ function isoSeconds(ms: number): string {
 
 export interface Report {
   lines: ReportLine[];
-  transfers: TransferRef[];
+  /** Transfers dated in the range, each with its own contents (seed 002 transfer contents). */
+  transfers: (TransferRef & { contents: ReportLine[] })[];
   /** Time spent fetching (ms), for the bench and the CLI's summary. */
   fetchMs: number;
 }
@@ -64,40 +67,100 @@ export interface Report {
  */
 export async function fetchReport(
   client: ReportingClient,
-  range: { from: string; to: string; timeZone: string; points?: readonly string[] },
+  range: {
+    from: string;
+    to: string;
+    timeZone: string;
+    points?: readonly string[];
+    /** Transfer contents interface: v1 (JSON) or v2 (default: JSON; `csv` for its CSV form). */
+    contents?: { version: 1 | 2; format?: "json" | "csv" };
+  },
 ): Promise<Report> {
   const started = performance.now();
   const points = range.points ?? (await client.paymentPoints()).map((p) => p.paymentPointId);
   const fromIso = isoSeconds(dayStart(range.from, range.timeZone));
   const toIso = isoSeconds(dayStart(nextDay(range.to), range.timeZone));
   const lines: ReportLine[] = [];
-  const transfers: TransferRef[] = [];
+  const transfers: Report["transfers"] = [];
+  const version = range.contents?.version ?? 2;
+  const format = range.contents?.format ?? "json";
   for (const p of points) {
     for (const l of await client.transactions(p, fromIso, toIso)) lines.push(l);
     for (const t of await client.transferReferences(p, nextDay(range.from), nextDay(range.to)))
-      transfers.push(t);
+      transfers.push({
+        ...t,
+        contents: await client.transferContents(p, t.transferReference, version, format),
+      });
   }
   return { lines, transfers, fetchMs: performance.now() - started };
 }
+
+const SALE_COLUMNS = [
+  "unit_id",
+  "session_id",
+  "order_id",
+  "payment_id",
+  "driver",
+  "captured",
+  "refunded",
+  "closed_at",
+  "day",
+  "currency",
+] as const;
 
 /** The fleet's sales rows of [from, to] (`sales.day`). */
 export async function loadSales(db: Kysely<FleetDatabase>, from: string, to: string): Promise<SaleRow[]> {
   return db
     .selectFrom("sales")
-    .select([
-      "unit_id",
-      "session_id",
-      "order_id",
-      "payment_id",
-      "driver",
-      "captured",
-      "refunded",
-      "closed_at",
-      "day",
-    ])
+    .select(SALE_COLUMNS)
     .where("day", ">=", from)
     .where("day", "<=", to)
     .execute();
+}
+
+/**
+ * Sales outside [from, to] whose order id one of `lines` carries (issue 30: a refund or a second capture on
+ * a later day is tied to its session whatever day that closed), read through the `sales_order` index in
+ * chunks of 500 order ids.
+ */
+export async function loadRelated(
+  db: Kysely<FleetDatabase>,
+  from: string,
+  to: string,
+  lines: readonly ReportLine[],
+): Promise<SaleRow[]> {
+  const orders = new Set<string>();
+  for (const l of lines) if (l.orderId !== null) orders.add(l.orderId);
+  const list = [...orders];
+  const out: SaleRow[] = [];
+  for (let i = 0; i < list.length; i += 500) {
+    const rows = await db
+      .selectFrom("sales")
+      .select(SALE_COLUMNS)
+      .where("order_id", "in", list.slice(i, i + 500))
+      .where((eb) => eb.or([eb("day", "<", from), eb("day", ">", to)]))
+      .execute();
+    for (const r of rows) out.push(r);
+  }
+  return out;
+}
+
+/** Sales rows of the given (unit, session) pairs. */
+export async function loadSessions(
+  db: Kysely<FleetDatabase>,
+  keys: readonly { unit: string; session: string }[],
+): Promise<SaleRow[]> {
+  const out: SaleRow[] = [];
+  for (const k of keys) {
+    const r = await db
+      .selectFrom("sales")
+      .select(SALE_COLUMNS)
+      .where("unit_id", "=", k.unit)
+      .where("session_id", "=", k.session)
+      .executeTakeFirst();
+    if (r !== undefined) out.push(r);
+  }
+  return out;
 }
 
 /**
@@ -193,7 +256,7 @@ export async function saveRun(db: Kysely<FleetDatabase>, r: ReconResult, runAt: 
         from_day: r.from,
         to_day: r.to,
         clean: r.clean ? 1 : 0,
-        summary: JSON.stringify({ counts: r.counts, transfers: r.transfers }),
+        summary: JSON.stringify({ counts: r.counts, transfers: r.transfers, totals: r.totals }),
       })
       .returning("id")
       .executeTakeFirstOrThrow();
@@ -216,6 +279,10 @@ export interface RunOptions {
   /** Payment points to read (default: every point of the merchant). */
   paymentPoints?: readonly string[];
   runAt: number;
+  /** The agreed transaction fee (reporting settings), if any. */
+  transactionFee?: FeeAgreement | null;
+  /** Transfer contents interface (default v2 JSON). */
+  contents?: { version: 1 | 2; format?: "json" | "csv" };
 }
 
 /** Fetch, match, store. */
@@ -229,18 +296,32 @@ export async function runReconcile(
     to: o.to,
     timeZone: o.timeZone,
     ...(o.paymentPoints === undefined ? {} : { points: o.paymentPoints }),
+    ...(o.contents === undefined ? {} : { contents: o.contents }),
   });
   const sales = await loadSales(db, o.from, o.to);
+  const contentLines: ReportLine[] = [];
+  for (const t of report.transfers) for (const c of t.contents) contentLines.push(c);
+  const related = await loadRelated(db, o.from, o.to, report.lines.concat(contentLines));
+  const extra = await refundTimeline(
+    db,
+    { from: o.from, start: dayStart(o.from, o.timeZone), end: dayStart(nextDay(o.to), o.timeZone) },
+    sales,
+    related,
+    (keys) => loadSessions(db, keys),
+  );
+  for (const s of extra) related.push(s);
   const billing = await loadBilling(db, o.from, o.to, o.timeZone);
   const started = performance.now();
   const result = reconcile({
     from: o.from,
     to: o.to,
     sales,
+    related,
     lines: report.lines,
     transfers: report.transfers,
     timeZone: o.timeZone,
     billing,
+    transactionFee: o.transactionFee ?? null,
     ...(o.points === undefined ? {} : { points: o.points }),
   });
   const matchMs = performance.now() - started;

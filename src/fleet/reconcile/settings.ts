@@ -11,6 +11,7 @@
  * timeZone: Europe/Oslo                  # days of sales (default: the fleet's, else UTC)
  * paymentPoints: [ "…" ]                 # default: every payment point of the merchant
  * points: { "<paymentPointId>": "<unit id>" }   # payment points that belong to one unit
+ * transactionFee: { basisPoints: 75, points: { "<paymentPointId>": 100 } }   # optional: the agreed fee
  * ```
  *
  * The refresh token rotates at each exchange: with a secrets file the new one is written back (atomically,
@@ -36,6 +37,13 @@ const Settings = z.strictObject({
   timeZone: z.string().min(1).optional(),
   paymentPoints: z.array(z.string().min(1)).optional(),
   points: z.record(z.string(), z.string().min(1)).optional(),
+  /** The merchant's agreed transaction fee (issue 30): basis points of a payment, per point if it differs. */
+  transactionFee: z
+    .strictObject({
+      basisPoints: z.number().int().min(0).max(10_000),
+      points: z.record(z.string(), z.number().int().min(0).max(10_000)).optional(),
+    })
+    .optional(),
 });
 
 const Secrets = z.strictObject({
@@ -43,11 +51,19 @@ const Secrets = z.strictObject({
   refreshToken: z.string().min(1),
 });
 
+/** A transaction fee of `basisPoints` of each payment (per payment point where `points` says so). */
+export interface FeeAgreement {
+  basisPoints: number;
+  points: ReadonlyMap<string, number>;
+}
+
 export interface ReportingSettings {
   credentials: ReportingCredentials;
   timeZone: string | null;
   paymentPoints: string[] | null;
   points: Map<string, string>;
+  /** The agreed transaction fee, when the settings give one: reported fees are checked against it. */
+  transactionFee?: FeeAgreement | null;
   /** Whether a rotated refresh token can be stored (a secrets file, not the environment). */
   persistable: boolean;
   /** Stores a rotated refresh token. */
@@ -105,6 +121,13 @@ export function loadReportingSettings(path: string, env: NodeJS.ProcessEnv = pro
     timeZone: s.timeZone ?? null,
     paymentPoints: s.paymentPoints ?? null,
     points: new Map(Object.entries(s.points ?? {})),
+    transactionFee:
+      s.transactionFee === undefined
+        ? null
+        : {
+            basisPoints: s.transactionFee.basisPoints,
+            points: new Map(Object.entries(s.transactionFee.points ?? {})),
+          },
     persistable: fixed !== null,
     saveRefreshToken(token: string) {
       if (fixed === null) return;

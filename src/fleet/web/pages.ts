@@ -27,10 +27,10 @@ export interface PageContext {
 }
 
 /** Minor units as a decimal string with the currency's digits; negative nets keep their sign. */
-export function money(minor: number, currency: string): string {
+export function money(minor: number | bigint, currency: string): string {
   const d = currencyDecimals(currency);
   const sign = minor < 0 ? "-" : "";
-  const abs = String(Math.abs(minor)).padStart(d + 1, "0");
+  const abs = String(minor < 0 ? -BigInt(minor) : BigInt(minor)).padStart(d + 1, "0");
   return d === 0 ? `${sign}${abs}` : `${sign}${abs.slice(0, -d)}.${abs.slice(-d)}`;
 }
 

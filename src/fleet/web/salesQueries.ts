@@ -1,7 +1,8 @@
 /**
  * Sales totals for the dashboard: per currency over a day range, grouped by day, unit or item, and the
- * zero-filled daily series the charts draw. Aggregates are read through Number() because PostgreSQL returns
- * sum() of bigint as a string.
+ * zero-filled daily series the charts draw. Money sums are added by the database as integers and read back
+ * as text into BigInt (issue 30): exact past 2^53, where a JS number (and better-sqlite3's default read of
+ * an INTEGER) loses cents. Counts are read through Number().
  */
 import { sql } from "kysely";
 import type { FleetContext } from "../context.js";
@@ -13,10 +14,11 @@ export interface Totals {
   /** Sessions that captured money. */
   sales: number;
   sessions: number;
-  captured: number;
-  refunded: number;
+  /** Minor units, exact (BigInt). */
+  captured: bigint;
+  refunded: bigint;
   /** captured − refunded. */
-  net: number;
+  net: bigint;
   vendsOk: number;
   vendsFailed: number;
 }
@@ -26,8 +28,8 @@ function totalsColumns() {
     "currency",
     sql<number>`count(*)`.as("sessions"),
     sql<number>`sum(case when captured > 0 then 1 else 0 end)`.as("sales"),
-    sql<number>`sum(captured)`.as("captured"),
-    sql<number>`sum(refunded)`.as("refunded"),
+    sql<string | null>`cast(sum(captured) as text)`.as("captured"),
+    sql<string | null>`cast(sum(refunded) as text)`.as("refunded"),
     sql<number>`sum(vends_ok)`.as("vends_ok"),
     sql<number>`sum(vends_failed)`.as("vends_failed"),
   ] as const;
@@ -44,8 +46,8 @@ interface TotalsRow {
 }
 
 function toTotals(r: TotalsRow): Totals {
-  const captured = Number(r.captured ?? 0);
-  const refunded = Number(r.refunded ?? 0);
+  const captured = BigInt(r.captured ?? 0);
+  const refunded = BigInt(r.refunded ?? 0);
   return {
     currency: r.currency,
     sessions: Number(r.sessions),
@@ -113,7 +115,8 @@ export async function dailySeries(ctx: FleetContext, days: number, unit?: string
       return {
         currency,
         decimals: currencyDecimals(currency),
-        net: dayList.map((d) => byDay.get(d)?.net ?? 0),
+        // The chart's scale: a number is exact enough to draw.
+        net: dayList.map((d) => Number(byDay.get(d)?.net ?? 0n)),
         sales: dayList.map((d) => byDay.get(d)?.sales ?? 0),
       };
     }),
