@@ -51,6 +51,8 @@ export class DexMachine {
   private readonly vends = pair();
   private readonly doors: DoorEvent[] = [];
   private doorInit = 0;
+  /** Cash taken in (CA3), since reset and since init. */
+  private cashIn = { reset: 0, init: 0 };
   private doorReset = 0;
   /** Successful reads (the machine resets its interval counters after each). */
   reads = 0;
@@ -63,13 +65,20 @@ export class DexMachine {
     for (const s of opts.selections) this.paid.set(s.selection, pair());
   }
 
-  /** A vend the machine completed, paid by cash or cashless 1, at `value` (file units). */
-  vend(selection: string, device: PayDevice, value?: number): void {
+  /**
+   * A vend the machine completed, paid by cash or cashless 1, at `value` (file units). A cash vend takes
+   * `cashIn` into the machine (default: the value, exact money); less models a cash shortfall.
+   */
+  vend(selection: string, device: PayDevice, value?: number, cashIn?: number): void {
     const sel = this.opts.selections.find((s) => s.selection === selection);
     if (!sel) throw new Error(`no selection '${selection}' in the simulated machine`);
     const v = value ?? sel.price;
     add(this.vends, v);
     add(device === "CA" ? this.cash : this.cashless, v);
+    if (device === "CA") {
+      this.cashIn.reset += cashIn ?? v;
+      this.cashIn.init += cashIn ?? v;
+    }
     const p = this.paid.get(selection) ?? pair();
     this.paid.set(selection, p);
     add(p, v);
@@ -106,6 +115,7 @@ export class DexMachine {
       p.valueReset = 0;
     }
     this.doorReset = 0;
+    this.cashIn.reset = 0;
   }
 
   private dataLines(now: Date): string[] {
@@ -120,6 +130,8 @@ export class DexMachine {
       segment("CB1", o.serial, "SIM-VMC", "0100"),
       segment("VA1", ...vc(this.vends)),
       segment("CA2", ...vc(this.cash)),
+      segment("CA3", this.cashIn.reset, this.cashIn.reset, 0, 0, this.cashIn.init, this.cashIn.init, 0, 0),
+      segment("CA4", 0, 0, 0, 0),
       segment("DA1", o.commId, "VENDD", "0100"),
       segment("DA2", ...vc(this.cashless)),
     ];
