@@ -5,6 +5,7 @@ import type { UnitEvent } from "../core/fleetWire.js";
 import type { Minor } from "../core/money.js";
 import { stampCleanClose } from "./cleanClose.js";
 import { ConsoleStore } from "./consoleStore.js";
+import { DexStore } from "./dexStore.js";
 import { MAX_ORDER_SEQ } from "./inspect.js";
 import type {
   Decision,
@@ -295,6 +296,14 @@ export class SqliteJournal extends SqliteReads implements Journal, Outbox {
   console(): ConsoleStore {
     this.consoleTables ??= new ConsoleStore(this.db, this.opts.clock);
     return this.consoleTables;
+  }
+
+  private dexTable: DexStore | null = null;
+
+  /** The DEX audit reads (dexStore.ts, issue 36) on this connection. */
+  dex(): DexStore {
+    this.dexTable ??= new DexStore(this.db);
+    return this.dexTable;
   }
 
   /** Checkpoints, closes the connection and releases the journal lock. */
