@@ -7,7 +7,7 @@
  * (a reset: new baseline, with a note) and a replaced board (new baseline). No I/O, no clock.
  */
 import type { Minor } from "../../core/money.js";
-import type { CountValue, DexCounters } from "./counters.js";
+import type { CountValue, DexCounters } from "../../../drivers/dex/counters.js";
 
 export interface DexReadPoint {
   readId: string;

@@ -3,8 +3,8 @@
  * currency's minor units (converted from the file's ID401 decimals). Interval ("since last reset") counters
  * are never used: a read in AUTO mode resets them (dex.md §5).
  */
-import { type EvaDtsReport, toMinor } from "../../../drivers/dex/evadts.js";
-import type { Minor } from "../../core/money.js";
+import { type EvaDtsReport, toMinor } from "./evadts.js";
+import type { Minor } from "../../src/core/money.js";
 
 export interface CountValue {
   count: number;
