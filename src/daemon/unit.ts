@@ -16,6 +16,8 @@ import { connectService, DEFAULT_CONNECT_POLICY } from "./connect.js";
 import type { ControlServer } from "./control.js";
 import { auditUpdateOutcome, startControl } from "./controlUnit.js";
 import type { Daemon, DaemonDeps } from "./daemon.js";
+import { DEX_BUSY_REASON, type DexReads } from "./dexReads.js";
+import { startDexReads } from "./dexUnit.js";
 import { EntitlementStore, loadEntitlementKey, MemberGate } from "./entitlements.js";
 import { type FleetUnit, startFleetUnit } from "./fleetUnit.js";
 import { healable, healJournal } from "./heal.js";
@@ -55,6 +57,8 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
   let peripherals: Peripherals | null = null;
   let housekeeping: Promise<void> = Promise.resolve();
   let healing: Promise<unknown> = Promise.resolve();
+  /** DEX audit reads (issue 36), when dex.enabled. */
+  let dex: DexReads | null = null;
 
   const members = startMembers(loaded, deps, d, () => engine?.idle ?? false);
 
@@ -190,6 +194,16 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
       ...(d.nfc === undefined ? {} : { devices: { nfc: d.nfc } }),
     });
     if (stopping.signal.aborted) return;
+    dex = startDexReads({
+      config,
+      clock,
+      logger,
+      journal,
+      vmc,
+      engineIdle: () => e.current.tag === "idle" && e.failure === null,
+      setBusy: (busy) =>
+        e.setOutOfService(consoleReason ?? peripherals?.reason ?? (busy ? DEX_BUSY_REASON : null)),
+    });
     housekeeping = startHousekeeping({
       clock,
       intervalMs: HOUSEKEEPING_MS,
@@ -244,6 +258,7 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
         logs: deps.logRing ?? null,
         restart: (why) => requestRestart(why),
         fleet: () => fleetUnit?.status() ?? null,
+        dex: () => dex,
       },
       { clock, logger },
     );
@@ -293,6 +308,7 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
       await serving;
       await healing;
       await housekeeping;
+      await dex?.stop();
       await fleetUnit?.stop();
       await peripherals?.close();
       members?.close();
