@@ -5,10 +5,10 @@
  * classified as such.
  */
 import { describe, expect, it } from "vitest";
+import { countersOf } from "../../../drivers/dex/counters.js";
 import { parseEvaDts } from "../../../drivers/dex/evadts.js";
 import { DEFAULT_SELECTIONS } from "../../../drivers/dex/simulator/index.js";
 import { DexMachine } from "../../../drivers/dex/simulator/machine.js";
-import { countersOf } from "../../../drivers/dex/counters.js";
 import { type DexReadPoint, reconcileDex, type ServicePayment, type UnitVend } from "./threeWay.js";
 
 const DAY = Date.UTC(2026, 10, 28);

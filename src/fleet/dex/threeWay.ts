@@ -6,8 +6,9 @@
  * reported as losses: a vend at the window's edge that the next read counts, a counter that went backwards
  * (a reset: new baseline, with a note) and a replaced board (new baseline). No I/O, no clock.
  */
-import type { Minor } from "../../core/money.js";
+
 import type { CountValue, DexCounters } from "../../../drivers/dex/counters.js";
+import type { Minor } from "../../core/money.js";
 
 export interface DexReadPoint {
   readId: string;
