@@ -12,7 +12,7 @@ import { countersOf } from "../../drivers/dex/counters.js";
 import { parseEvaDts } from "../../drivers/dex/evadts.js";
 import type { DexConfig } from "../config/schema-dex.js";
 import type { Clock, Timer } from "../core/clock.js";
-import type { DexReadRow, DexStore, NewDexRead } from "../journal/dexStore.js";
+import type { DexReadRow, NewDexRead } from "../journal/dexStore.js";
 
 /** What the daemon needs of the reader (drivers/dex/reader.ts DexReader). */
 export interface DexReaderLike {
@@ -24,7 +24,8 @@ export interface DexReadsDeps {
   config: DexConfig;
   clock: Clock;
   logger: Logger;
-  store: DexStore;
+  /** The journal's DEX reads: `record` also puts the read in the fleet outbox (SqliteJournal.recordDexRead). */
+  store: { record(read: NewDexRead): boolean; last(): DexReadRow | null };
   openReader(): Promise<DexReaderLike>;
   /** No session open at the engine. */
   engineIdle(): boolean;

@@ -29,7 +29,7 @@ export function startDexReads(deps: DexUnitDeps): DexReads | null {
     config: config.dex,
     clock,
     logger,
-    store: deps.journal.dex(),
+    store: { record: (read) => deps.journal.recordDexRead(read), last: () => deps.journal.dex().last() },
     async openReader() {
       const { DexReader } = await import("../../drivers/dex/reader.js");
       return DexReader.open({

@@ -4,6 +4,7 @@
  * only writer; the console reads the last one.
  */
 import type Database from "better-sqlite3";
+import { DEX_WIRE_RAW_MAX, type DexData } from "../core/fleetWire.js";
 import { JournalError } from "./journal.js";
 
 export interface NewDexRead {
@@ -100,4 +101,26 @@ export class DexStore {
   count(): number {
     return Number(this.s.count.get());
   }
+}
+
+/** The `dex` outbox event of a read; a file past DEX_WIRE_RAW_MAX goes without its text (its counters go). */
+export function dexEventData(read: NewDexRead): DexData {
+  const raw = read.raw !== null && read.raw.length <= DEX_WIRE_RAW_MAX ? read.raw : null;
+  const counters =
+    typeof read.counters === "object" && read.counters !== null
+      ? (JSON.parse(JSON.stringify(read.counters)) as Record<string, unknown>)
+      : null;
+  return {
+    readId: read.readId,
+    trigger: read.trigger,
+    outcome: read.outcome,
+    role: read.role,
+    attempts: read.attempts,
+    raw,
+    rawBytes: read.raw?.length ?? 0,
+    counters,
+    g85: read.g85 === null ? null : read.g85.slice(0, 16),
+    warnings: read.warnings,
+    error: read.error === null ? null : read.error.slice(0, 500),
+  };
 }

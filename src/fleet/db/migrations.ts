@@ -5,6 +5,7 @@
  * against one PostgreSQL database migrate it once. Never edit a released migration: append a new one.
  */
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from "kysely";
+import { dexMigrationUp } from "../dex/migration.js";
 import { invoicesUp } from "../invoices/migration.js";
 import { plansMigrationUp } from "../plans/migration.js";
 
@@ -174,6 +175,8 @@ function fleetMigrations(dialect: FleetDialect): Record<string, Migration> {
     "0002_plans": { up: plansMigrationUp },
     /** Issue 18: companies, the product catalogue, invoices and their numbering. */
     "0003_invoices": { up: invoicesUp },
+    /** Issue 36: DEX reads of the units' vending machines. */
+    "0006_dex": { up: dexMigrationUp },
   };
 }
 
