@@ -23,7 +23,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c().catch(() => {});
 });
 
-async function unitWithDex(): Promise<{
+async function unitWithDex(silent = false): Promise<{
   dir: string;
   sim: DexSimulator;
   socket: string;
@@ -34,6 +34,7 @@ async function unitWithDex(): Promise<{
   cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
   const sim = await startDexSimulator({ linkPath: join(dir, "dex") });
   cleanups.push(() => sim.close());
+  sim.vmd.faults.silent = silent;
   const emu: Emulator = await startEmulator({
     pollDelayMs: 50,
     seed: { integrators: [{ clientId: "console-client", clientSecret: CANARY_SECRET }] },
@@ -51,7 +52,7 @@ async function unitWithDex(): Promise<{
     join(dir, "daemon.pid"),
   );
   cleanups.push(() => daemon.stop());
-  await daemon.waitRuns(1, "unit in service");
+  await daemon.waitRuns(1, silent ? "DEX read missed" : "unit in service");
   return { dir, sim, socket: join(dir, "control.sock"), daemon };
 }
 
@@ -66,14 +67,16 @@ describe.skipIf(!HAVE_SOCAT)("DEX reads from the technician console", () => {
     await c.line(CANARY_PIN, /logged in[\s\S]*vendd> /);
     await c.line("help dex", "dex read|last");
     await c.line("dex", "usage: dex read|last");
-    await c.line("dex last", "no DEX read yet");
+    // a fresh unit has no read since the last scheduled slot: it reads at start (its baseline)
+    await expect.poll(() => u.sim.machine.reads, { timeout: 20_000 }).toBe(1);
+    await c.line("dex last", /DEX read \S+ \(schedule\): ok/);
     await c.line(
       "dex read",
       /DEX read \S+ \(console\): ok\s+\d+ bytes, unit as master, G85 ok, 0 warning\(s\)[\s\S]*cashless\s+1 vends, 1\.50[\s\S]*vendd> /,
       30_000,
     );
     await c.line("dex last", /cash\s+1 vends, 2\.70/);
-    expect(u.sim.machine.reads).toBe(1);
+    expect(u.sim.machine.reads).toBe(2);
     expect(u.sim.machine.configRequests).toBe(0);
     expect(u.sim.machine.totals()).toEqual({ vends: 2, value: 420, cashless: 150, cash: 270 });
     const db = new Database(join(u.dir, "journal.db"), { readonly: true });
@@ -83,9 +86,11 @@ describe.skipIf(!HAVE_SOCAT)("DEX reads from the technician console", () => {
         outcome: string;
         raw: string;
       }[];
-      expect(rows).toHaveLength(1);
-      expect(rows[0]).toMatchObject({ trigger: "console", outcome: "ok" });
-      expect(rows[0]?.raw).toMatch(/^DXS\*SIM0000001\*VA\*V0\/6\*1\r\n/);
+      expect(rows.map((r) => [r.trigger, r.outcome])).toEqual([
+        ["schedule", "ok"],
+        ["console", "ok"],
+      ]);
+      expect(rows[1]?.raw).toMatch(/^DXS\*SIM0000001\*VA\*V0\/6\*1\r\n/);
       const audit = db
         .prepare("SELECT command FROM console_audit WHERE command LIKE 'dex%' ORDER BY id")
         .pluck()
@@ -95,4 +100,26 @@ describe.skipIf(!HAVE_SOCAT)("DEX reads from the technician console", () => {
       db.close();
     }
   }, 90_000);
+
+  it("a unit killed during a read restarts, reads again, and journals the read once", async () => {
+    const u = await unitWithDex(true);
+    u.sim.machine.vend("13", "DA");
+    // the read is running: the machine (silent for now) leaves the unit's ENQs unanswered
+    await expect.poll(() => u.sim.vmd.stats.enqIgnored, { timeout: 20_000 }).toBeGreaterThan(0);
+    u.daemon.current.child.kill("SIGKILL");
+    u.sim.vmd.faults.silent = false;
+    await u.daemon.waitRuns(2, "unit in service", 30_000);
+    await expect.poll(() => u.sim.machine.reads, { timeout: 30_000 }).toBe(1);
+    await expect
+      .poll(() => u.daemon.current.out.includes('"msg":"DEX read"'), { timeout: 10_000 })
+      .toBe(true);
+    const db = new Database(join(u.dir, "journal.db"), { readonly: true });
+    try {
+      const rows = db.prepare("SELECT trigger, outcome FROM dex_reads").all();
+      expect(rows).toEqual([{ trigger: "schedule", outcome: "ok" }]);
+    } finally {
+      db.close();
+    }
+    expect(u.sim.machine.totals()).toEqual({ vends: 1, value: 200, cashless: 200, cash: 0 });
+  }, 120_000);
 });

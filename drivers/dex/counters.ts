@@ -3,8 +3,9 @@
  * currency's minor units (converted from the file's ID401 decimals). Interval ("since last reset") counters
  * are never used: a read in AUTO mode resets them (dex.md §5).
  */
-import { type EvaDtsReport, toMinor } from "./evadts.js";
+
 import type { Minor } from "../../src/core/money.js";
+import { type EvaDtsReport, toMinor } from "./evadts.js";
 
 export interface CountValue {
   count: number;

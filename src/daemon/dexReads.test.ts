@@ -78,6 +78,20 @@ describe("DEX reads in the daemon (issue 36)", () => {
   it("reads at the scheduled time, out of service while reading, and journals the raw file and counters", async () => {
     const r = rig();
     r.machine.vend("11", "DA");
+    // read after the 02:00 slot already: nothing to catch up at start
+    r.journal.recordDexRead({
+      readId: "earlier",
+      at: NOON - 60_000,
+      trigger: "console",
+      outcome: "ok",
+      role: "master",
+      attempts: 1,
+      raw: null,
+      counters: null,
+      g85: null,
+      warnings: 0,
+      error: null,
+    });
     r.reads.start();
     await r.clock.advanceAsync(3_600_000 - 1, 60_000);
     expect(r.log).toEqual([]);
@@ -126,5 +140,19 @@ describe("DEX reads in the daemon (issue 36)", () => {
     });
     expect(r.log).toEqual(["busy=true@0", "read@0", "busy=false@0"]);
     await r.reads.stop();
+  });
+
+  it("at start, reads a slot missed since (the unit was off or killed during the read); not one already read", async () => {
+    const r = rig();
+    // 12:00 UTC = 13:00 Copenhagen: the 02:00 slot (01:00 UTC) has no read in the journal
+    r.reads.start();
+    await r.clock.advanceAsync(10, 1);
+    expect(r.log).toEqual(["busy=true@0", "read@0", "busy=false@0"]);
+    await r.reads.stop();
+    const again = new DexReads({ ...Reflect.get(r.reads, "deps") });
+    again.start();
+    await r.clock.advanceAsync(10, 1);
+    expect(r.log).toHaveLength(3);
+    await again.stop();
   });
 });

@@ -69,8 +69,23 @@ export class DexReads {
     });
   }
 
-  /** Arms the schedule. */
+  /**
+   * Arms the schedule. A slot of the last 24 hours with no read journaled since (the unit was off, or killed
+   * during the read) is read now: the read starts again rather than waiting for the next slot.
+   */
   start(): void {
+    const { clock, config } = this.deps;
+    const now = clock.now();
+    let slot: number | null = null;
+    for (let t = nextReadAt(now - 86_400_000, config.schedule, config.timeZone); t <= now; ) {
+      slot = t;
+      t = nextReadAt(t, config.schedule, config.timeZone);
+    }
+    const last = this.deps.store.last();
+    if (slot !== null && (last === null || last.at < slot)) {
+      this.deps.logger.info({ slot: new Date(slot).toISOString() }, "DEX read missed: reading now");
+      void this.read("schedule").catch(() => undefined);
+    }
     this.arm();
   }
 

@@ -40,6 +40,8 @@ export interface VmdStats {
   failed: number;
   naksReceived: number;
   lastError: string | null;
+  /** ENQs left unanswered while silent. */
+  enqIgnored: number;
 }
 
 const RESENDS = 3;
@@ -51,7 +53,14 @@ export class VmdSim {
     corruptAlways: false,
     nakHandshake: false,
   };
-  readonly stats: VmdStats = { sessions: 0, completed: 0, failed: 0, naksReceived: 0, lastError: null };
+  readonly stats: VmdStats = {
+    sessions: 0,
+    completed: 0,
+    failed: 0,
+    naksReceived: 0,
+    lastError: null,
+    enqIgnored: 0,
+  };
   private stopped = false;
   private busy = false;
 
@@ -71,6 +80,7 @@ export class VmdSim {
         continue;
       }
       const tok = await this.link.token(100);
+      if (tok?.t === "enq" && this.faults.silent) this.stats.enqIgnored++;
       if (tok?.t !== "enq" || this.faults.silent || this.busy) continue;
       await this.session(() => (this.role === "slave" ? this.asSlave() : this.asMaster(true, "audit")));
     }
