@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { COMMANDS, formatOption } from "../src/cli/commands.js";
 import { parseArgs as parseEmulatorArgs } from "../src/cli/emulator.js";
+import { parseArgs as parseSimDexArgs } from "../src/cli/simDex.js";
 import { parseArgs as parseSimVmcArgs } from "../src/cli/simVmc.js";
 import { vendd } from "./cli-support.js";
 
@@ -38,6 +39,7 @@ describe("vendd --help and --version", () => {
       "nfc",
       "reconcile",
       "run",
+      "sim-dex",
       "sim-vmc",
     ]);
     for (const name of names) {
@@ -78,6 +80,7 @@ describe("vendd --help and --version", () => {
     const cases = [
       { line: COMMANDS.find((c) => c.command === "emulator"), parse: parseEmulatorArgs },
       { line: COMMANDS.find((c) => c.command === "sim-vmc"), parse: parseSimVmcArgs },
+      { line: COMMANDS.find((c) => c.command === "sim-dex"), parse: parseSimDexArgs },
     ];
     for (const { line, parse } of cases) {
       if (line === undefined) throw new Error("command missing from COMMANDS");

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
+import { startDexSimulator } from "../drivers/dex/simulator/index.js";
 import { socatAvailable, startVmcSimulator } from "../drivers/vmc/simulator/index.js";
 import { emulatorV10Settings } from "../src/demo/emulatorSettings.js";
 import { type Emulator, startEmulator } from "../src/emulator/index.js";
@@ -105,6 +106,38 @@ describe("vendd doctor (built CLI)", () => {
     });
     expect(byCheck.get("payment")?.status).toBe("ok");
   });
+
+  // issue 36: the DEX port is checked with a handshake only; the machine counts no read and resets nothing.
+  it.skipIf(!socatAvailable())(
+    "a DEX port that answers the handshake over a real PTY passes; none fails",
+    async () => {
+      const sim = await startDexSimulator({ linkPath: join(dir, "dex-pty") });
+      try {
+        sim.machine.vend("11", "DA");
+        const over = {
+          display: { kind: "none" },
+          gpio: { kind: "sim" },
+          ble: { enabled: false },
+          nfc: { enabled: false },
+        };
+        const ok = config("sim", { ...over, dex: { enabled: true, device: sim.devicePath } });
+        const r = await vendd(["doctor", "--json", "--config", ok], { env: env(), timeoutMs: 30_000 });
+        expect(rows(r.stdout).find((x) => x.check === "dex")).toMatchObject({
+          status: "ok",
+          detail: `machine SIM0000001 answered the DEX handshake on ${sim.devicePath} (unit as master)`,
+        });
+        expect(r.code).toBe(0);
+        expect(sim.machine.reads).toBe(0);
+        expect(sim.machine.totals().cashless).toBe(150);
+        sim.vmd.faults.silent = true;
+        const bad = await vendd(["doctor", "--json", "--config", ok], { env: env(), timeoutMs: 30_000 });
+        expect(bad.code).toBe(1);
+        expect(rows(bad.stdout).find((x) => x.check === "dex")?.detail).toContain("no DEX handshake on");
+      } finally {
+        await sim.close();
+      }
+    },
+  );
 
   it.skipIf(!socatAvailable())("a cashless adapter that answers over a real PTY passes", async () => {
     const sim = await startVmcSimulator();

@@ -24,6 +24,8 @@ async function load(name: string): Promise<Command | null> {
       return (await import("./emulator.js")).emulatorCommand;
     case "sim-vmc":
       return (await import("./simVmc.js")).simVmcCommand;
+    case "sim-dex":
+      return (await import("./simDex.js")).simDexCommand;
     case "doctor":
       return (await import("./doctor.js")).doctorCommand;
     case "nfc":

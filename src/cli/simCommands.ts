@@ -42,6 +42,14 @@ export const SIM_VMC_OPTIONS = {
   help,
 } as const satisfies OptionSpecs;
 
+/** `vendd sim-dex` parses these itself (src/cli/simDex.ts); a test keeps the two in step. */
+export const SIM_DEX_OPTIONS = {
+  device: { type: "string", value: "PATH" },
+  role: { type: "string", value: "slave|master" },
+  script: { type: "string", value: "FILE" },
+  help,
+} as const satisfies OptionSpecs;
+
 /** The help lines of these commands, in the order `vendd --help` lists them. */
 export const SIMULATION_COMMANDS: readonly CommandHelp[] = [
   ...helpLines("demo", DEMO_OPTIONS, [
@@ -61,6 +69,12 @@ export const SIMULATION_COMMANDS: readonly CommandHelp[] = [
     {
       words: "sim-vmc",
       summary: "simulate an MDB cashless adapter and its VMC on a pseudo-terminal",
+    },
+  ]),
+  ...helpLines("sim-dex", SIM_DEX_OPTIONS, [
+    {
+      words: "sim-dex",
+      summary: "simulate a vending machine's DEX port (EVA-DTS audit data) on a pseudo-terminal",
     },
   ]),
 ];

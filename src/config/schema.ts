@@ -8,6 +8,7 @@ import { parseAmount } from "../core/money.js";
 import { ALWAYS, crossCheck, intIn, isRecord, nonEmpty, serviceText } from "./rules.js";
 import { consoleSchema } from "./schema-console.js";
 import { bleSchema, gpioSchema, nfcSchema, pulseIssues, pulseSchema } from "./schema-devices.js";
+import { dexSchema } from "./schema-dex.js";
 import { entitlementKeyIssues, entitlementsSchema } from "./schema-entitlements.js";
 import { fleetSchema } from "./schema-fleet.js";
 import { paymentSchema } from "./schema-payment.js";
@@ -130,6 +131,8 @@ export const configSchema = z
     fleet: fleetSchema,
     /** Member plan vends: the entitlement key and list (src/config/schema-entitlements.ts); null = none. */
     entitlements: entitlementsSchema,
+    /** The DEX audit reader on the machine's DEX jack (src/config/schema-dex.ts, docs/dex.md). */
+    dex: dexSchema,
   })
   .superRefine(
     crossCheck((root) => [

@@ -55,6 +55,12 @@ export const CONSOLE_COMMANDS: readonly ConsoleCommand[] = [
     summary: "recent log lines; --follow until Enter",
     args: ["--follow"],
   },
+  {
+    name: "dex",
+    usage: "dex read|last",
+    summary: "read the machine's DEX audit now (out of service for seconds), or show the last read",
+    args: ["read", "last"],
+  },
   { name: "restart", usage: "restart", summary: "restart the daemon (the console reconnects)", args: [] },
   { name: "logout", usage: "logout", summary: "log out (Ctrl-D logs out too)", args: [] },
   { name: "help", usage: "help [COMMAND]", summary: "this list, or one command's usage", args: [] },
@@ -154,6 +160,10 @@ export function parseLine(line: string, today: string): Parsed {
         };
       return usage(cmd);
     }
+    case "dex":
+      return rest.length === 1 && (rest[0] === "read" || rest[0] === "last")
+        ? { kind: "request", cmd, args: { action: rest[0] } }
+        : usage(cmd);
     case "logs":
       if (rest.length === 0) return { kind: "request", cmd, args: {} };
       return rest.length === 1 && rest[0] === "--follow"

@@ -147,6 +147,8 @@ export function render(cmd: string, result: unknown): string {
       return r.inService === false
         ? `out of service: ${s(r.reason)}`
         : `back in service${r.inService === true ? "" : " (other reasons remain: status)"}`;
+    case "dex":
+      return renderDex(r.read);
     case "restart":
       return "restarting the daemon";
     case "logout":
@@ -154,4 +156,18 @@ export function render(cmd: string, result: unknown): string {
     default:
       return s(result);
   }
+}
+
+/** `dex read` / `dex last` (issue 36). */
+function renderDex(read: unknown): string {
+  if (!isRecord(read)) return "no DEX read yet";
+  const head = `DEX read ${s(read.at)} (${s(read.trigger)}): ${s(read.outcome)}`;
+  if (read.outcome !== "ok") return `${head}: ${s(read.error)}`;
+  return [
+    head,
+    `  ${s(read.bytes)} bytes, unit as ${s(read.role)}, G85 ${s(read.g85)}, ${s(read.warnings)} warning(s)`,
+    `  paid vends ${s(read.paid)}`,
+    `  cashless   ${s(read.cashless)}`,
+    `  cash       ${s(read.cash)}`,
+  ].join("\n");
 }

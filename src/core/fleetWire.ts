@@ -122,6 +122,32 @@ export const VersionData = z.strictObject({
 });
 export type VersionData = z.infer<typeof VersionData>;
 
+/** The most of a DEX file an event carries (real files are 0.2-8 KB); a larger one goes without its text. */
+export const DEX_WIRE_RAW_MAX = 16 * 1024;
+
+/**
+ * A read of the machine's DEX port (issue 36): the raw EVA-DTS text and the parsed since-init counters
+ * (drivers/dex/counters.ts DexCounters, integers in minor units), or why the read failed.
+ */
+export const DexData = z.strictObject({
+  readId: id,
+  trigger: z.enum(["schedule", "console", "push"]),
+  outcome: z.enum(["ok", "failed"]),
+  role: z.enum(["master", "slave"]).nullable(),
+  attempts: z.number().int().min(0).max(100),
+  raw: z.string().max(DEX_WIRE_RAW_MAX).nullable(),
+  rawBytes: z
+    .number()
+    .int()
+    .min(0)
+    .max(16 * 1024 * 1024),
+  counters: z.record(z.string(), z.unknown()).nullable(),
+  g85: text(16).nullable(),
+  warnings: z.number().int().min(0).max(100_000),
+  error: text(500).nullable(),
+});
+export type DexData = z.infer<typeof DexData>;
+
 const base = { seq: z.number().int().positive().max(Number.MAX_SAFE_INTEGER), at: epochMs };
 /** One outbox event: `seq` is per unit, 1, 2, 3, … with no gaps, assigned by the unit's journal. */
 export const UnitEvent = z.discriminatedUnion("kind", [
@@ -129,6 +155,7 @@ export const UnitEvent = z.discriminatedUnion("kind", [
   z.strictObject({ ...base, kind: z.literal("fault"), data: FaultData }),
   z.strictObject({ ...base, kind: z.literal("service"), data: ServiceData }),
   z.strictObject({ ...base, kind: z.literal("version"), data: VersionData }),
+  z.strictObject({ ...base, kind: z.literal("dex"), data: DexData }),
 ]);
 export type UnitEvent = z.infer<typeof UnitEvent>;
 export type UnitEventKind = UnitEvent["kind"];

@@ -8,6 +8,7 @@ import type { LogRing } from "../core/logRing.js";
 import type { VendEngine } from "../engine/runner.js";
 import type { SqliteJournal } from "../journal/sqlite.js";
 import { CommandError } from "./control.js";
+import type { DexReads } from "./dexReads.js";
 import type { FleetStatus } from "./fleetLink.js";
 import type { UnitStatus } from "./status.js";
 
@@ -30,6 +31,8 @@ export interface ConsoleUnit {
   restart(why: string): void;
   /** The fleet link's state; null (or absent) without a fleet link. */
   fleet?: () => FleetStatus | null;
+  /** The DEX audit reads (issue 36); null (or absent) when DEX is not enabled. */
+  dex?: () => DexReads | null;
 }
 
 /** The text argument `key`; undefined when absent or null. */

@@ -11,6 +11,7 @@ import { describeEdit, parseEdit } from "./configApply.js";
 import { configCommand } from "./configCommand.js";
 import { type ConsoleUnit, str } from "./consoleUnit.js";
 import { CommandError, type CommandSpec } from "./control.js";
+import { dexCommand } from "./dexCommand.js";
 import { controlStatus } from "./statusCommand.js";
 import { cancelRunning, testVend } from "./testVend.js";
 
@@ -182,6 +183,11 @@ export function consoleCommands(u: ConsoleUnit): Map<string, CommandSpec> {
     },
     run: (a, session) => configCommand(u, a, session),
   });
+
+  commands.set(
+    "dex",
+    dexCommand(() => u.dex?.() ?? null),
+  );
 
   commands.set("test-vend", {
     audit: (a) => `test-vend ${str(a, "amount") ?? ""}`.trim(),

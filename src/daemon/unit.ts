@@ -16,6 +16,8 @@ import { connectService, DEFAULT_CONNECT_POLICY } from "./connect.js";
 import type { ControlServer } from "./control.js";
 import { auditUpdateOutcome, startControl } from "./controlUnit.js";
 import type { Daemon, DaemonDeps } from "./daemon.js";
+import { DEX_BUSY_REASON, type DexReads } from "./dexReads.js";
+import { startDexReads } from "./dexUnit.js";
 import { type FleetUnit, startFleetUnit } from "./fleetUnit.js";
 import { healable, healJournal } from "./heal.js";
 import { startHousekeeping } from "./housekeeping.js";
@@ -55,6 +57,8 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
   let peripherals: Peripherals | null = null;
   let housekeeping: Promise<void> = Promise.resolve();
   let healing: Promise<unknown> = Promise.resolve();
+  /** DEX audit reads (issue 36), when dex.enabled. */
+  let dex: DexReads | null = null;
 
   const members = startMembers(loaded, deps, d, () => engine?.idle ?? false);
 
@@ -237,6 +241,16 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
     }
     if (stopping.signal.aborted) return;
     const live = e;
+    dex = startDexReads({
+      config,
+      clock,
+      logger,
+      journal,
+      vmc,
+      engineIdle: () => live.current.tag === "idle" && live.failure === null,
+      setBusy: (busy) =>
+        live.setOutOfService(consoleReason ?? peripherals?.reason ?? (busy ? DEX_BUSY_REASON : null)),
+    });
     housekeeping = startHousekeeping({
       clock,
       intervalMs: HOUSEKEEPING_MS,
@@ -291,6 +305,7 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
         logs: deps.logRing ?? null,
         restart: (why) => requestRestart(why),
         fleet: () => fleetUnit?.status() ?? null,
+        dex: () => dex,
       },
       { clock, logger },
     );
@@ -340,6 +355,7 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
       await serving;
       await healing;
       await housekeeping;
+      await dex?.stop();
       await fleetUnit?.stop();
       await peripherals?.close();
       members?.close();

@@ -23,6 +23,7 @@ describe("vendd doctor: the table, the unit itself and the payment service", () 
       ["disk", "ok"],
       ["journal", "ok"],
       ["vmc", "ok"],
+      ["dex", "skip"],
       ["display", "ok"],
       ["gpio", "ok"],
       ["ble", "ok"],

@@ -38,6 +38,8 @@ export interface DoctorDeps {
   fetchToken(config: VenddConfig, secrets: Secrets, signal: AbortSignal): Promise<void>;
   /** One signed read-only legacy request (ReadPoSAssignPoSUnitId): the PoSUnitId, null if unregistered. */
   readPosUnit(config: VenddConfig, secrets: Secrets, signal: AbortSignal): Promise<string | null>;
+  /** A DEX handshake only (no audit read) on `dex.device`; rejects with the reader's DexError. */
+  dexHandshake(config: VenddConfig, signal: AbortSignal): Promise<{ vmdCommId: string; role: string }>;
 }
 
 /** The real dependencies. Drivers are imported by their factories, only when their check runs. */
@@ -77,6 +79,24 @@ export function defaultDoctorDeps(clock: Clock, logger: Logger): DoctorDeps {
       closeSync(openSync(path, constants.O_WRONLY | constants.O_NOCTTY));
     },
     exists: (path) => existsSync(path),
+    async dexHandshake(config, signal) {
+      const { DexReader } = await import("../../drivers/dex/reader.js");
+      const reader = await DexReader.open({
+        path: config.dex.device ?? "",
+        commId: config.dex.commId,
+        clock,
+        attempts: 1,
+      });
+      const close = () => void reader.close();
+      signal.addEventListener("abort", close, { once: true });
+      try {
+        const hs = await reader.read(true);
+        return { vmdCommId: hs.vmdCommId, role: hs.role };
+      } finally {
+        signal.removeEventListener("abort", close);
+        await reader.close();
+      }
+    },
     async statfs(dir) {
       // The trailing slash makes the kernel require a directory: statfs of a regular file would succeed
       // and report its file system's free space (ENOTDIR now).

@@ -1,6 +1,7 @@
 import type { LoadedConfig } from "../config/load.js";
 import type { DoctorDeps } from "./deps.js";
 import { displayCheck, gpioCheck, vmcCheck } from "./devices.js";
+import { dexCheck } from "./dex.js";
 import { paymentCheck, skipped } from "./payment.js";
 import { bleCheck, nfcCheck } from "./radio.js";
 import { type CheckResult, runChecks } from "./run.js";
@@ -17,6 +18,7 @@ export function doctorChecks(loaded: LoadedConfig, deps: DoctorDeps) {
     diskCheck(config, deps),
     journalCheck(config, deps),
     vmcCheck(config, deps),
+    config.dex.enabled ? dexCheck(config, deps) : skipped("dex", "dex.enabled is false"),
     displayCheck(config, deps),
     gpioCheck(config, deps),
     config.ble.enabled ? bleCheck(config, deps) : skipped("ble", "ble.enabled is false"),

@@ -44,6 +44,7 @@ export function fakeDeps(
     journalHealth: () => ({ kind: "ok", unresolved: 0, conflicts: 0, flagged: 0 }),
     fetchToken: async () => {},
     readPosUnit: async () => "123456789012345",
+    dexHandshake: async () => ({ vmdCommId: "SIM0000001", role: "master" }),
     ...over,
   };
 }

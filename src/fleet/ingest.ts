@@ -10,12 +10,14 @@
  * Batches of one unit are serialised: on PostgreSQL by locking the unit's row (`FOR UPDATE`), on SQLite by
  * its single writer.
  */
+
 import type { Transaction } from "kysely";
 import { type FleetServerFaultPoints, NO_FLEET_SERVER_FAULTS } from "../core/faults.js";
 import type { SessionData, UnitEvent, VersionData } from "../core/fleetWire.js";
 import { dayOf, type FleetContext } from "./context.js";
 import type { IngestRun, UnitAuthRow } from "./db/hot.js";
 import type { FleetDatabase, SalesTable } from "./db/schema.js";
+import { storeDexRead } from "./dex/store.js";
 
 export interface IngestResult {
   /** The unit's committed seq after the batch. */
@@ -85,7 +87,8 @@ function fastRun(
   hint: number,
 ): { run: IngestRun; result: IngestResult } | null {
   const fast = runOf(sorted, hint);
-  if (fast.run.length === 0 || fast.run.some((e) => e.kind === "version")) return null;
+  // Versions and DEX reads write their own tables: the transaction path below.
+  if (fast.run.length === 0 || fast.run.some((e) => e.kind === "version" || e.kind === "dex")) return null;
   return {
     run: {
       unitId,
@@ -178,6 +181,7 @@ function ingestTransaction(
       const sessions = latestSessions(run);
       if (sessions.length > 0) await upsertSales(trx, unitId, salesRows(ctx, sessions));
       for (const e of run) if (e.kind === "version") await applyVersion(trx, unitId, e.data, now);
+      for (const e of run) if (e.kind === "dex") await storeDexRead(trx, unitId, e, now);
       await trx
         .updateTable("units")
         .set({ committed_seq: committed, last_seen_at: now })

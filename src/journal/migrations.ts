@@ -146,4 +146,35 @@ export const MIGRATIONS: readonly string[] = [
     SELECT RAISE(ABORT, 'the console audit head only grows');
   END;
   `,
+  // Issue 36 (DEX audits): each read of the machine's DEX port, raw file and parsed counters; the outbox
+  // gains the kind 'dex'. SQLite cannot change a CHECK in place: the outbox is rebuilt with its rows, seq
+  // numbers and delivered flags unchanged, and its index made again (both inside this one transaction).
+  `
+  CREATE TABLE dex_reads (
+    id INTEGER PRIMARY KEY,
+    read_id TEXT NOT NULL UNIQUE,
+    at INTEGER NOT NULL,
+    trigger TEXT NOT NULL CHECK (trigger IN ('schedule', 'console', 'push')),
+    outcome TEXT NOT NULL CHECK (outcome IN ('ok', 'failed')),
+    role TEXT,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    raw TEXT,
+    counters TEXT,
+    g85 TEXT,
+    warnings INTEGER NOT NULL DEFAULT 0,
+    error TEXT
+  ) STRICT;
+  CREATE INDEX dex_reads_at ON dex_reads (at);
+  CREATE TABLE outbox_rebuilt (
+    seq INTEGER PRIMARY KEY,
+    at INTEGER NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('session', 'fault', 'service', 'version', 'dropped', 'dex')),
+    data TEXT NOT NULL,
+    delivered INTEGER NOT NULL DEFAULT 0 CHECK (delivered IN (0, 1))
+  ) STRICT;
+  INSERT INTO outbox_rebuilt (seq, at, kind, data, delivered) SELECT seq, at, kind, data, delivered FROM outbox;
+  DROP TABLE outbox;
+  ALTER TABLE outbox_rebuilt RENAME TO outbox;
+  CREATE INDEX outbox_pending ON outbox (seq) WHERE delivered = 0;
+  `,
 ];

@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
 import type {
+  DexData,
   FaultData,
   ServiceData,
   SessionData,
@@ -240,6 +241,8 @@ function toEvent(r: OutboxDbRow): UnitEvent {
       return { ...base, kind: "service", data: JSON.parse(r.data) as ServiceData };
     case "version":
       return { ...base, kind: "version", data: JSON.parse(r.data) as VersionData };
+    case "dex":
+      return { ...base, kind: "dex", data: JSON.parse(r.data) as DexData };
     default:
       return {
         ...base,

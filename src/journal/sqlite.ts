@@ -5,6 +5,7 @@ import type { UnitEvent } from "../core/fleetWire.js";
 import type { Minor } from "../core/money.js";
 import { stampCleanClose } from "./cleanClose.js";
 import { ConsoleStore } from "./consoleStore.js";
+import { DexStore, dexEventData, type NewDexRead } from "./dexStore.js";
 import { MAX_ORDER_SEQ } from "./inspect.js";
 import type {
   Decision,
@@ -308,6 +309,27 @@ export class SqliteJournal extends SqliteReads implements Journal, Outbox {
   console(): ConsoleStore {
     this.consoleTables ??= new ConsoleStore(this.db, this.opts.clock);
     return this.consoleTables;
+  }
+
+  private dexTable: DexStore | null = null;
+
+  /** The DEX audit reads (dexStore.ts, issue 36) on this connection. */
+  dex(): DexStore {
+    this.dexTable ??= new DexStore(this.db);
+    return this.dexTable;
+  }
+
+  /**
+   * Records a DEX read and, with a fleet outbox, its `dex` event, in one durable transaction (issue 36): a
+   * read is in the outbox exactly when it is in the journal, so the fleet gets each read once.
+   * @returns false when this read id was recorded before (nothing written).
+   */
+  recordDexRead(read: NewDexRead): boolean {
+    return this.atomically(() => {
+      const fresh = this.dex().record(read);
+      if (fresh && this.opts.outbox !== undefined) this.outbox.append("dex", read.at, dexEventData(read));
+      return fresh;
+    });
   }
 
   /** Checkpoints, closes the connection and releases the journal lock. */

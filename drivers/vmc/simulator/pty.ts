@@ -26,7 +26,8 @@ export function socatAvailable(): boolean {
 export interface PtyBridge {
   /** The real device node behind `linkPath`, e.g. `/dev/pts/3`. */
   readonly ptsPath: string;
-  write(data: string): void;
+  /** Bytes to the host: a string is sent as UTF-8 by socat's stdin (text), a Buffer byte for byte. */
+  write(data: string | Uint8Array): void;
   /** Ends the PTY (the device disappears); resolves when socat has exited. */
   kill(): Promise<void>;
 }

@@ -6,6 +6,7 @@
  */
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from "kysely";
 import { alertsUp } from "../alerts/migration.js";
+import { dexMigrationUp } from "../dex/migration.js";
 import { invoicesUp } from "../invoices/migration.js";
 import { plansMigrationUp } from "../plans/migration.js";
 
@@ -199,6 +200,8 @@ function fleetMigrations(dialect: FleetDialect): Record<string, Migration> {
           .execute();
       },
     },
+    /** Issue 36: DEX reads of the units' vending machines. */
+    "0006_dex": { up: dexMigrationUp },
     /** Issue 37: alerts, their changes, the delivery outbox and the evaluator's lease. */
     "0007_alerts": { up: alertsUp },
   };

@@ -41,7 +41,7 @@ export interface EventsTable {
   unit_id: string;
   seq: number;
   at: number;
-  kind: "session" | "fault" | "service" | "version";
+  kind: "session" | "fault" | "service" | "version" | "dex";
   /** The event's `data`, JSON. */
   data: string;
   received_at: number;
@@ -167,7 +167,23 @@ export interface ReconLinesTable {
   reason: string;
 }
 
+/** Each DEX read a unit sent (issue 36, migration 0006_dex): once per unit and read id. */
+export interface DexReadsTable {
+  unit_id: string;
+  read_id: string;
+  seq: number;
+  at: number;
+  trigger: string;
+  outcome: string;
+  /** drivers/dex/counters.ts DexCounters as JSON, or null for a failed read. */
+  counters: string | null;
+  raw: string | null;
+  error: string | null;
+  received_at: number;
+}
+
 export interface FleetDatabase extends PlansDatabase {
+  dex_reads: DexReadsTable;
   units: UnitsTable;
   events: EventsTable;
   sales: SalesTable;
