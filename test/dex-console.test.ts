@@ -95,7 +95,8 @@ describe.skipIf(!HAVE_SOCAT)("DEX reads from the technician console", () => {
         .prepare("SELECT command FROM console_audit WHERE command LIKE 'dex%' ORDER BY id")
         .pluck()
         .all();
-      expect(audit).toEqual(["dex last", "dex read", "dex last"]);
+      // A refused line is audited too (issue 33), with the reason it was refused.
+      expect(audit).toEqual(["dex (refused: usage)", "dex last", "dex read", "dex last"]);
     } finally {
       db.close();
     }
