@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { createAdminHandler } from "./admin.js";
 import { CallbackNotifier } from "./callbacks.js";
 import { createVirtualClock } from "./clock.js";
+import { currencyOfMerchant } from "./currency.js";
 import { EmulatorInputError } from "./errors.js";
 import { type FaultRule, FaultSchedule } from "./http/faults.js";
 import { startHttpServer } from "./http/server.js";
@@ -104,8 +105,11 @@ export interface Emulator {
   readonly clock: EmuClock;
   /** Every money movement so far (both interfaces). */
   ledger(): readonly LedgerEntry[];
-  /** Records a money movement in the one ledger as an interface does (tests, benchmarks). */
-  recordLedger(entry: Omit<LedgerEntry, "seq" | "at">): LedgerEntry;
+  /**
+   * Records a money movement in the one ledger as an interface does (tests, benchmarks); without `currency`
+   * the merchant's own (its VAT country's; the seeded merchant's DKK when `merchant` is absent).
+   */
+  recordLedger(entry: Omit<LedgerEntry, "seq" | "at" | "currency"> & { currency?: string }): LedgerEntry;
   /** Transaction reporting: transfers, cut-offs, invoiced fees. */
   reporting: ReportingControl;
   /** Direct model access for in-process tests and the demo's simulated customers. */
@@ -293,7 +297,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     info,
     clock,
     ledger: () => ledger.entries(),
-    recordLedger: (entry) => ledger.record(entry),
+    recordLedger: (entry) =>
+      ledger.record({
+        ...entry,
+        currency: entry.currency ?? currencyOfMerchant(entry.merchant ?? DEFAULT_MERCHANT.vat),
+      }),
     reporting: reporting.control,
     userSimulation: {
       checkin: (beaconId, phone) => usersim.checkin(beaconId, phone),

@@ -71,6 +71,11 @@ export interface LedgerEntry {
   kind: LedgerKind;
   amount: Minor;
   /**
+   * ISO 4217 alphabetic code of `amount` (the payment's own currency: a V10 payment's `currencyCode`, an
+   * agreement's currency, an invoice's CurrencyCode, …); reporting lines and transfers carry it.
+   */
+  currency: string;
+  /**
    * The merchant the money belongs to, as transaction reporting groups it (a VAT number, or the older
    * interface's merchant id); absent where the recording interface does not say.
    */

@@ -278,6 +278,7 @@ export class InvoiceService {
       orderId: inv.input.PaymentReference ?? inv.input.InvoiceNumber,
       kind: "paid",
       amount: inv.input.TotalAmount,
+      currency: inv.input.CurrencyCode,
       ...(m ? { merchant: m.vat } : {}),
       point: inv.input.InvoiceIssuer,
     });

@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from "node:crypto";
+import { currencyOfMerchant } from "../currency.js";
 import type { EmuClock, Ledger, LedgerKind, SimUser } from "../types.js";
 import { LegacyFault } from "./fields.js";
 import {
@@ -173,6 +174,7 @@ export class LegacyModel {
       orderId,
       kind,
       amount,
+      currency: currencyOfMerchant(merchant),
     });
   }
 

@@ -8,6 +8,7 @@ import { PspCallbacks } from "./notify.js";
 import { applyOperation, remaining, settleStatus } from "./operations.js";
 import { userAccepts } from "./simulate.js";
 import {
+  alphaCurrency,
   conflict,
   dateTime,
   httpsUrl,
@@ -126,6 +127,7 @@ export class OnlineService {
       orderId: p.input.merchantOrderId,
       kind,
       amount,
+      currency: alphaCurrency(p.input.currencyCode),
       ...(m ? { merchant: m.vatNumber } : {}),
       point: p.input.merchantId,
     });

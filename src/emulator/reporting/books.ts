@@ -42,6 +42,7 @@ function line(type: Tx["type"], amount: number, e: LedgerEntry, ext: string): Tx
   return {
     type,
     amount,
+    currency: e.currency,
     at: e.at,
     externalTransactionId: ext,
     seq: e.seq,
@@ -109,9 +110,8 @@ export class ReportingBooks {
       merchant,
       txs: [],
       transfers: [],
-      settled: 0,
       carriedTo: 0,
-      carriedNet: 0,
+      carried: new Map(),
     };
     this.points.set(id, point);
     return point;
@@ -170,9 +170,9 @@ export class ReportingBooks {
   }
 
   /**
-   * Makes the point's due transfers: a day D's transactions (UTC) are settled at D+1 02:00 by a transfer dated
-   * D+1 of their net; a day whose net (with earlier carried days) is zero or negative makes no transfer and is
-   * carried into the next day's.
+   * Makes the point's due transfers: a day D's transactions (UTC) are settled at D+1 02:00, one transfer per
+   * currency dated D+1 of that currency's net; a currency whose net (with its earlier carried days) is zero
+   * or negative makes no transfer and is carried into its next transfer.
    */
   private settle(point: PaymentPoint, now: number, made: Transfer[]): void {
     const txs = point.txs;
@@ -181,29 +181,35 @@ export class ReportingBooks {
       const dayEnd = Math.floor(first.at / DAY_MS) * DAY_MS + DAY_MS;
       if (now < dayEnd + TRANSFER_CUTOFF_MS) return;
       const end = lowerBound(txs, dayEnd, (t) => t.at);
-      let net = point.carriedNet;
-      for (let i = point.carriedTo; i < end; i++) net += (txs[i] as Tx).amount;
-      if (net <= 0) {
-        point.carriedTo = end;
-        point.carriedNet = net;
-        continue;
+      for (let i = point.carriedTo; i < end; i++) {
+        const t = txs[i] as Tx;
+        let c = point.carried.get(t.currency);
+        if (c === undefined) {
+          c = { net: 0, lines: [] };
+          point.carried.set(t.currency, c);
+        }
+        c.net += t.amount;
+        c.lines.push(t);
       }
-      this.transferSeq += 1;
-      const date = isoDate(dayEnd);
-      const transfer: Transfer = {
-        transferReference: `${date.replace(/-/g, "")}${String(this.transferSeq).padStart(8, "0")}`,
-        transferReferenceDate: date,
-        amount: net,
-        point,
-        start: point.settled,
-        end,
-      };
-      for (let i = point.settled; i < end; i++) (txs[i] as Tx).transfer = transfer;
-      point.transfers.push(transfer);
-      made.push(transfer);
-      point.settled = end;
       point.carriedTo = end;
-      point.carriedNet = 0;
+      const date = isoDate(dayEnd);
+      for (const currency of [...point.carried.keys()].sort()) {
+        const c = point.carried.get(currency);
+        if (c === undefined || c.net <= 0) continue;
+        this.transferSeq += 1;
+        const transfer: Transfer = {
+          transferReference: `${date.replace(/-/g, "")}${String(this.transferSeq).padStart(8, "0")}`,
+          transferReferenceDate: date,
+          amount: c.net,
+          currency,
+          point,
+          txs: c.lines,
+        };
+        for (const t of c.lines) t.transfer = transfer;
+        point.transfers.push(transfer);
+        made.push(transfer);
+        point.carried.delete(currency);
+      }
     }
   }
 

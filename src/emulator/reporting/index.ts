@@ -47,8 +47,8 @@ function info(t: Transfer): TransferInfo {
     transferReference: t.transferReference,
     transferReferenceDate: t.transferReferenceDate,
     amount: t.amount,
-    currencyCode: t.point.merchant.currency,
-    transactions: t.end - t.start,
+    currencyCode: t.currency,
+    transactions: t.txs.length,
   };
 }
 

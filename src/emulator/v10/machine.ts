@@ -1,3 +1,4 @@
+import { currencyOfMerchant } from "../currency.js";
 import type { StatsRecorder } from "../stats.js";
 import type { EmuClock, Ledger, SimUser } from "../types.js";
 import type { TokenService } from "./auth.js";
@@ -65,9 +66,13 @@ function reserveDue(d: V10Deps, p: Payment, at: number): void {
 }
 
 /** The merchant (VAT) and payment point (storeId) a V10 ledger entry belongs to, for transaction reporting. */
-export function ledgerScope(d: V10Deps, p: Payment): { merchant?: string; point: string } {
+export function ledgerScope(d: V10Deps, p: Payment): { merchant?: string; point: string; currency: string } {
   const vat = d.world.stores.get(p.pos.storeId)?.vat;
-  return vat === undefined ? { point: p.pos.storeId } : { merchant: vat, point: p.pos.storeId };
+  // A payment that moves money has terms, so its currency; a store's own currency only for a termless cancel.
+  const currency = p.currency ?? currencyOfMerchant(vat ?? "");
+  return vat === undefined
+    ? { point: p.pos.storeId, currency }
+    : { merchant: vat, point: p.pos.storeId, currency };
 }
 
 /**

@@ -25,6 +25,7 @@ function moveRefund(d: V10Deps, r: Refund, status: RefundStatus): void {
       orderId: p.orderId,
       kind: "refunded",
       amount: r.amount,
+      currency: r.currency,
     });
   }
 }
