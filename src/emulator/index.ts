@@ -63,6 +63,12 @@ export interface EmulatorOptions {
   callbackRetryDelaysMs?: number[];
   /** Real-time source (default Date.now); a constant function freezes emulator time between advances. */
   timeSource?: () => number;
+  /**
+   * Whether a clock advance runs every scheduled rule at its own time within the jump (default true). False
+   * runs the rules only at the advance's end (test affordance: a reference run living through time in small
+   * steps, as the clock-jump test compares).
+   */
+  scheduledStops?: boolean;
   /** Subscriptions (seed 000): callback trust, loopback ports, the deprecated interface's TLS listener. */
   subscriptions?: SubscriptionsOptions;
   /** CA certificate (PEM) the HTTPS callbacks (invoices, online payments) trust, e.g. a test receiver's. */
@@ -152,6 +158,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const clock = createVirtualClock({
     startTime: options.startTime ?? Date.now(),
     timeSource: options.timeSource,
+    ...(options.scheduledStops === undefined ? {} : { scheduledStops: options.scheduledStops }),
   });
   const ledger = createLedger(clock);
   const stats = new StatsRecorder();

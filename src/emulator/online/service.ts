@@ -48,14 +48,17 @@ export class OnlineService {
   private readonly payments = new Map<string, OnlinePayment>();
   readonly notify: PspCallbacks;
   private readonly unsubscribe: () => void;
+  private readonly unschedule: () => void;
 
   constructor(private readonly d: OnlineDeps) {
     this.notify = new PspCallbacks(d);
     this.unsubscribe = d.clock.onTick((now) => this.tick(now));
+    this.unschedule = d.clock.schedule(() => this.nextDue());
   }
 
   async close(): Promise<void> {
     this.unsubscribe();
+    this.unschedule();
     await this.notify.drain();
   }
 
@@ -239,6 +242,23 @@ export class OnlineService {
   }
 
   /** validUntil and reservation expiry. */
+  /** The earliest expiry the tick will run (the clock stops there within an advance); null when none. */
+  private nextDue(): number | null {
+    let min: number | null = null;
+    for (const p of this.payments.values()) {
+      const deadline = this.deadline(p);
+      // An Initiated payment expires once its deadline has passed (1 ms later).
+      const t =
+        p.status === "Initiated" && deadline !== null
+          ? deadline + 1
+          : p.status === "Authorized"
+            ? p.reservationExpireTimestamp
+            : null;
+      if (t !== null && (min === null || t < min)) min = t;
+    }
+    return min;
+  }
+
   private tick(now: number): void {
     for (const p of this.payments.values()) {
       const deadline = this.deadline(p);

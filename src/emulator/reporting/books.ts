@@ -72,6 +72,8 @@ export class ReportingBooks {
   /** Ledger entries before this index have been read. */
   private read = 0;
   private transferSeq = 0;
+  /** Every transfer in the order made (cut-off time, then payment point, then currency). */
+  private readonly made: Transfer[] = [];
   readonly defaultMerchant: ReportMerchant;
 
   constructor(
@@ -208,9 +210,36 @@ export class ReportingBooks {
         for (const t of c.lines) t.transfer = transfer;
         point.transfers.push(transfer);
         made.push(transfer);
+        this.made.push(transfer);
         point.carried.delete(currency);
       }
     }
+  }
+
+  /**
+   * The next cut-off that will settle something (the clock stops there within an advance, so that transfers
+   * are made in cut-off order however time moves): the cut-off after the day of each payment point's first
+   * line not yet looked at; null when every line was.
+   */
+  nextCutoffDue(): number | null {
+    this.sync();
+    let min: number | null = null;
+    for (const point of this.points.values()) {
+      const first = point.txs[point.carriedTo];
+      if (first === undefined) continue;
+      const t = Math.floor(first.at / DAY_MS) * DAY_MS + DAY_MS + TRANSFER_CUTOFF_MS;
+      if (min === null || t < min) min = t;
+    }
+    return min;
+  }
+
+  /** How many transfers were made so far; `madeSince(count)` lists the later ones. */
+  get madeCount(): number {
+    return this.made.length;
+  }
+
+  madeSince(count: number): Transfer[] {
+    return this.made.slice(count);
   }
 
   /** Sets whether a merchant's fees are invoiced (from now on: lines already read keep their fees). */

@@ -30,6 +30,13 @@ function moveRefund(d: V10Deps, r: Refund, status: RefundStatus): void {
   }
 }
 
+/** When a refund's next time rule is due (`refreshRefund`), or null when none applies. */
+export function refundDue(r: Refund): number | null {
+  if (r.status === "Initiated") return r.reserveDueAt;
+  if (r.status === "Reserved" && r.reservedAt !== null) return r.reservedAt + REFUND_AUTO_CAPTURE_MS;
+  return null;
+}
+
 /** Time rules of a refund (pos-v10 §8): Initiated → Reserved; 24 h in Reserved → ExpiredAndCaptured. */
 export function refreshRefund(d: V10Deps, r: Refund, now: number): void {
   if (r.status === "Initiated" && now >= r.reserveDueAt) {
