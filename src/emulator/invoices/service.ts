@@ -285,7 +285,8 @@ export class InvoiceService {
       ...(m ? { merchant: m.vat } : {}),
       point: inv.input.InvoiceIssuer,
     });
-    this.emit(inv, "Paid", { PaymentDate: this.today() });
+    // Seed 002: a callback element carries PaymentDate "only when accepted"; the paid day is the Accepted one's.
+    this.emit(inv, "Paid");
     this.consents.grantOnPayment(inv);
   }
 
