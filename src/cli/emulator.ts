@@ -1,7 +1,13 @@
 import { readFile } from "node:fs/promises";
 import { type EmulatorInfo, type EmulatorOptions, parseSeedFile, startEmulator } from "../emulator/index.js";
+import {
+  type DeprecatedTlsFiles,
+  makeDeprecatedTlsFiles,
+  readDeprecatedTls,
+} from "../emulator/subscriptions/certs.js";
 
 const USAGE = `usage: vendd emulator [--port N] [--host 127.0.0.1] [--json] [--seed FILE] [--poll-delay-ms N]
+                      [--deprecated-tls DIR]
 
 Runs the payment-service emulator (V10 and the older interface) until SIGINT or SIGTERM.
   --port N            TCP port (default 0: a free one)
@@ -9,17 +15,22 @@ Runs the payment-service emulator (V10 and the older interface) until SIGINT or 
   --json              print exactly one JSON line with the endpoints and the seeded test credentials
   --seed FILE         JSON file adding integrators, merchants, stores, users, callback aliases
   --poll-delay-ms N   pollDelayInMs of payments and check-in (default 1000; test affordance, min 10)
+  --deprecated-tls DIR
+                      also start the deprecated subscriptions interface's mutual-TLS listener, with a
+                      throw-away CA, server and client certificate made (openssl) into DIR
 `;
 
 interface Args {
   options: EmulatorOptions;
   json: boolean;
   seedFile: string | null;
+  /** Where to make the deprecated interface's certificates (null: its listener is not started). */
+  tlsDir: string | null;
 }
 
 /** Reads the arguments (the options of EMULATOR_OPTIONS in simCommands.ts); a usage error as a string. */
 export function parseArgs(argv: string[]): Args | string {
-  const args: Args = { options: {}, json: false, seedFile: null };
+  const args: Args = { options: {}, json: false, seedFile: null, tlsDir: null };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = argv[i + 1];
@@ -42,6 +53,10 @@ export function parseArgs(argv: string[]): Args | string {
         if (value === undefined) return "--seed needs a file";
         args.seedFile = value;
         break;
+      case "--deprecated-tls":
+        if (value === undefined || value.startsWith("--")) return "--deprecated-tls needs a directory";
+        args.tlsDir = value;
+        break;
       case "--poll-delay-ms": {
         const n = int();
         if (n === null) return "--poll-delay-ms needs a number";
@@ -56,7 +71,7 @@ export function parseArgs(argv: string[]): Args | string {
   return args;
 }
 
-function summary(info: EmulatorInfo): string {
+function summary(info: EmulatorInfo, files: DeprecatedTlsFiles | null): string {
   const lines = [
     `payment-service emulator on port ${info.port}`,
     `  admin API      ${info.admin}`,
@@ -74,9 +89,27 @@ function summary(info: EmulatorInfo): string {
     `  online payments: x-gateway-client-id ${info.online.clientId}  secret ${info.online.clientSecret}  publicKeyId ${info.online.publicKeyId}`,
     "  app users:",
     ...info.users.map((u) => `    ${u.phone.padEnd(15)} ${u.features.join(", ")}`),
+    ...deprecatedLines(info, files),
     "(test credentials of this emulator instance; Ctrl-C stops it)",
   ];
   return `${lines.join("\n")}\n`;
+}
+
+function deprecatedLines(info: EmulatorInfo, files: DeprecatedTlsFiles | null): string[] {
+  const d = info.subscriptions.deprecated;
+  if (files === null || d.baseUrl === null) return [];
+  return [
+    `  deprecated subscriptions (mutual TLS): ${d.baseUrl}`,
+    `    x-gateway-client-id ${d.gatewayClientId}  x-gateway-client-secret ${d.gatewayClientSecret}`,
+    `    curl --cacert ${files.ca} --cert ${files.clientCert} --key ${files.clientKey} …`,
+  ];
+}
+
+/** The `--json` line: the emulator's info, with the certificate paths beside the deprecated base URL. */
+function jsonLine(info: EmulatorInfo, files: DeprecatedTlsFiles | null): string {
+  if (files === null) return `${JSON.stringify(info)}\n`;
+  const deprecated = { ...info.subscriptions.deprecated, certificates: files };
+  return `${JSON.stringify({ ...info, subscriptions: { ...info.subscriptions, deprecated } })}\n`;
 }
 
 /** The command's input and output, injected so that tests can drive it. */
@@ -102,8 +135,20 @@ export async function runEmulatorCli(argv: string[], io: EmulatorCliIo): Promise
     const text = await readFile(args.seedFile, "utf8");
     args.options.seed = parseSeedFile(JSON.parse(text) as unknown);
   }
+  let files: DeprecatedTlsFiles | null = null;
+  if (args.tlsDir !== null) {
+    try {
+      files = await makeDeprecatedTlsFiles(args.tlsDir, args.options.host ?? "127.0.0.1");
+    } catch (e: unknown) {
+      io.stderr(
+        `vendd emulator: --deprecated-tls ${args.tlsDir}: ${e instanceof Error ? e.message : String(e)}\n`,
+      );
+      return 1;
+    }
+    args.options.subscriptions = { deprecatedTls: await readDeprecatedTls(files) };
+  }
   const emulator = await startEmulator(args.options);
-  io.stdout(args.json ? `${JSON.stringify(emulator.info)}\n` : summary(emulator.info));
+  io.stdout(args.json ? jsonLine(emulator.info, files) : summary(emulator.info, files));
   await io.stopped();
   await emulator.close();
   return 0;

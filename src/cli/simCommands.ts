@@ -30,6 +30,7 @@ export const EMULATOR_OPTIONS = {
   json: { type: "boolean" },
   seed: { type: "string", value: "FILE" },
   "poll-delay-ms": { type: "string", value: "N" },
+  "deprecated-tls": { type: "string", value: "DIR" },
   help,
 } as const satisfies OptionSpecs;
 

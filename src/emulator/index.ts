@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { createAdminHandler } from "./admin.js";
 import { CallbackNotifier } from "./callbacks.js";
 import { createVirtualClock } from "./clock.js";
+import { currencyOfMerchant } from "./currency.js";
 import { EmulatorInputError } from "./errors.js";
 import { type FaultRule, FaultSchedule } from "./http/faults.js";
 import { startHttpServer } from "./http/server.js";
@@ -62,6 +63,12 @@ export interface EmulatorOptions {
   callbackRetryDelaysMs?: number[];
   /** Real-time source (default Date.now); a constant function freezes emulator time between advances. */
   timeSource?: () => number;
+  /**
+   * Whether a clock advance runs every scheduled rule at its own time within the jump (default true). False
+   * runs the rules only at the advance's end (test affordance: a reference run living through time in small
+   * steps, as the clock-jump test compares).
+   */
+  scheduledStops?: boolean;
   /** Subscriptions (seed 000): callback trust, loopback ports, the deprecated interface's TLS listener. */
   subscriptions?: SubscriptionsOptions;
   /** CA certificate (PEM) the HTTPS callbacks (invoices, online payments) trust, e.g. a test receiver's. */
@@ -104,8 +111,11 @@ export interface Emulator {
   readonly clock: EmuClock;
   /** Every money movement so far (both interfaces). */
   ledger(): readonly LedgerEntry[];
-  /** Records a money movement in the one ledger as an interface does (tests, benchmarks). */
-  recordLedger(entry: Omit<LedgerEntry, "seq" | "at">): LedgerEntry;
+  /**
+   * Records a money movement in the one ledger as an interface does (tests, benchmarks); without `currency`
+   * the merchant's own (its VAT country's; the seeded merchant's DKK when `merchant` is absent).
+   */
+  recordLedger(entry: Omit<LedgerEntry, "seq" | "at" | "currency"> & { currency?: string }): LedgerEntry;
   /** Transaction reporting: transfers, cut-offs, invoiced fees. */
   reporting: ReportingControl;
   /** Direct model access for in-process tests and the demo's simulated customers. */
@@ -148,6 +158,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const clock = createVirtualClock({
     startTime: options.startTime ?? Date.now(),
     timeSource: options.timeSource,
+    ...(options.scheduledStops === undefined ? {} : { scheduledStops: options.scheduledStops }),
   });
   const ledger = createLedger(clock);
   const stats = new StatsRecorder();
@@ -293,7 +304,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     info,
     clock,
     ledger: () => ledger.entries(),
-    recordLedger: (entry) => ledger.record(entry),
+    recordLedger: (entry) =>
+      ledger.record({
+        ...entry,
+        currency: entry.currency ?? currencyOfMerchant(entry.merchant ?? DEFAULT_MERCHANT.vat),
+      }),
     reporting: reporting.control,
     userSimulation: {
       checkin: (beaconId, phone) => usersim.checkin(beaconId, phone),

@@ -8,6 +8,7 @@ const entry = {
   orderId: "o",
   kind: "paid",
   amount: 100,
+  currency: "DKK",
 } as const;
 
 describe("ledger: time order and binary search", () => {

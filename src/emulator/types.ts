@@ -44,10 +44,20 @@ export interface InterfaceHandler {
 /** Emulator time: virtual, starts at wall-clock time and moves with it plus every admin advance. */
 export interface EmuClock {
   now(): number;
-  /** Adds `ms` to virtual time and runs every rule that became due (expiry, auto-capture, inactivity). */
+  /**
+   * Adds `ms` to virtual time and runs every rule that became due (expiry, auto-capture, inactivity, due
+   * dates, cut-offs), each at its own time: the clock stops at every scheduled time within the jump, in
+   * order, and runs the tick listeners there, so a jump records what living through it would.
+   */
   advance(ms: number): void;
   /** Subscribes to time moving (after an advance, and on each periodic tick); returns unsubscribe. */
   onTick(listener: (now: number) => void): () => void;
+  /**
+   * Registers a source of scheduled events: `next()` answers the earliest emulator time at which a tick
+   * listener of that source has something to do (a time at or before now = at once; null = nothing
+   * scheduled). `advance` stops at each such time. Returns unregister.
+   */
+  schedule(next: () => number | null): () => void;
 }
 
 export type LedgerKind = "reserved" | "paid" | "captured" | "cancelled" | "expired" | "refunded";
@@ -70,6 +80,11 @@ export interface LedgerEntry {
   orderId: string;
   kind: LedgerKind;
   amount: Minor;
+  /**
+   * ISO 4217 alphabetic code of `amount` (the payment's own currency: a V10 payment's `currencyCode`, an
+   * agreement's currency, an invoice's CurrencyCode, …); reporting lines and transfers carry it.
+   */
+  currency: string;
   /**
    * The merchant the money belongs to, as transaction reporting groups it (a VAT number, or the older
    * interface's merchant id); absent where the recording interface does not say.

@@ -43,7 +43,15 @@ export class UserSimulation implements InterfaceHandler {
       slowAcceptMs: number;
     },
   ) {
-    this.unsubscribe = deps.clock.onTick((now) => this.runDue(now));
+    const unTick = deps.clock.onTick((now) => this.runDue(now));
+    // A deferred accept is due at its own time within a clock advance.
+    const unSchedule = deps.clock.schedule(() =>
+      this.deferred.reduce<number | null>((min, a) => (min === null || a.due < min ? a.due : min), null),
+    );
+    this.unsubscribe = () => {
+      unTick();
+      unSchedule();
+    };
   }
 
   /** Plays the deferred accepts of slow users whose delay ran out. */

@@ -7,9 +7,9 @@ import { TokenService } from "./v10/auth.js";
 import { createV10CheckinTarget } from "./v10/checkin.js";
 import { createV10Handler } from "./v10/handler.js";
 import { IdempotencyStore } from "./v10/idempotency.js";
-import { tick, type V10Deps } from "./v10/machine.js";
+import { nextDue, tick, type V10Deps } from "./v10/machine.js";
 import type { Store, V10Config } from "./v10/model.js";
-import { tickRefunds } from "./v10/refunds.js";
+import { refundDue, tickRefunds } from "./v10/refunds.js";
 import { V10World } from "./v10/world.js";
 
 export interface V10Parts {
@@ -75,7 +75,12 @@ export function createV10World(input: {
       });
     },
   };
-  const unsubscribe = input.clock.onTick((now) => tick(deps, now, (t) => tickRefunds(deps, t)));
+  const unTick = input.clock.onTick((now) => tick(deps, now, (t) => tickRefunds(deps, t)));
+  const unSchedule = input.clock.schedule(() => nextDue(deps, refundDue));
+  const unsubscribe = (): void => {
+    unTick();
+    unSchedule();
+  };
   return {
     handler: createV10Handler(deps),
     checkinTarget: createV10CheckinTarget(deps),

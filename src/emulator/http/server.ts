@@ -4,13 +4,17 @@ import type { AddressInfo } from "node:net";
 import type { StatsRecorder } from "../stats.js";
 import type { EmuRequest, EmuResponse, InterfaceHandler } from "../types.js";
 import type { FaultHit, FaultSchedule } from "./faults.js";
+import { bodyLimitFor } from "./limits.js";
 
 export interface HttpServerDeps {
   /** Asked in order; the first non-null answer is sent; none → `404` without body. */
   handlers: readonly InterfaceHandler[];
   faults: FaultSchedule;
   stats: StatsRecorder;
-  /** Larger request bodies are answered `413` code `1099` (pos-v10 §19). */
+  /**
+   * Larger request bodies are answered `413` code `1099` (pos-v10 §19), except on the batch routes, whose
+   * own larger limits are in limits.ts.
+   */
   bodyLimitBytes: number;
 }
 
@@ -103,12 +107,13 @@ export async function startHttpServer(
     const q = raw.indexOf("?");
     const path = q < 0 ? raw : raw.slice(0, q);
     deps.stats.request(method, path);
-    const body = await readBody(req, deps.bodyLimitBytes);
+    const limit = bodyLimitFor(method, path, deps.bodyLimitBytes);
+    const body = await readBody(req, limit);
     if (body === null) {
       send(res, {
         status: 413,
         headers: { connection: "close" },
-        body: errorBody("1099", `request body larger than ${deps.bodyLimitBytes} bytes`, req),
+        body: errorBody("1099", `request body larger than ${limit} bytes`, req),
       });
       return;
     }

@@ -75,6 +75,8 @@ describe.skipIf(!hasOpenssl())(
       const cb = await callbacksFor(id, ["Created", "Accepted", "Paid"]);
       expect(cb.elements[1]).toMatchObject({ PaymentDate: "2026-03-02", Sequence: 1 });
       expect(cb.elements[2]).toMatchObject({ Sequence: 2 });
+      // Seed 002: PaymentDate "only when accepted" (issue 29 defect 5): not on the Paid element.
+      expect(cb.elements[2]).not.toHaveProperty("PaymentDate");
       const entries = emu.ledger().filter((e) => e.id === id);
       expect(entries).toEqual([
         expect.objectContaining({

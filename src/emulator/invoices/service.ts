@@ -56,15 +56,18 @@ export class InvoiceService {
   private nextJob: number;
   private jobRunning: Promise<void> | null = null;
   private readonly unsubscribe: () => void;
+  private readonly unschedule: () => void;
 
   constructor(private readonly d: InvoiceDeps) {
     this.outbox = new CallbackOutbox(d, this.merchants);
     this.nextJob = d.clock.now() + CALLBACK_JOB_MS;
     this.unsubscribe = d.clock.onTick((now) => this.onTick(now));
+    this.unschedule = d.clock.schedule(() => this.nextDue());
   }
 
   close(): void {
     this.unsubscribe();
+    this.unschedule();
   }
 
   private readonly verifiers: ((token: string) => string | null)[] = [];
@@ -278,10 +281,12 @@ export class InvoiceService {
       orderId: inv.input.PaymentReference ?? inv.input.InvoiceNumber,
       kind: "paid",
       amount: inv.input.TotalAmount,
+      currency: inv.input.CurrencyCode,
       ...(m ? { merchant: m.vat } : {}),
       point: inv.input.InvoiceIssuer,
     });
-    this.emit(inv, "Paid", { PaymentDate: this.today() });
+    // Seed 002: a callback element carries PaymentDate "only when accepted"; the paid day is the Accepted one's.
+    this.emit(inv, "Paid");
     this.consents.grantOnPayment(inv);
   }
 
@@ -297,6 +302,25 @@ export class InvoiceService {
       )
         this.emit(inv, "Expired");
     }
+  }
+
+  /**
+   * The earliest emulator time at which the time rules or the job have something to do (the clock stops
+   * there within an advance): a scheduled payment at 00:00 UTC of its date, an expiry at 00:00 after
+   * DueDate + 30 days, the next job while batch elements wait for validation; null when nothing waits.
+   */
+  private nextDue(): number | null {
+    let min = this.pendingBatch.length > 0 ? this.nextJob : null;
+    const consider = (t: number): void => {
+      if (min === null || t < min) min = t;
+    };
+    for (const inv of this.invoices.values()) {
+      if (inv.status !== "Created" && inv.status !== "Accepted") continue;
+      if (inv.status === "Accepted" && inv.paymentDate !== null)
+        consider(Date.parse(`${inv.paymentDate}T00:00:00Z`));
+      consider(Date.parse(`${addDays(inv.input.DueDate, GRACE_DAYS + 1)}T00:00:00Z`));
+    }
+    return min;
   }
 
   private onTick(now: number): void {

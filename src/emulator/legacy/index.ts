@@ -56,7 +56,12 @@ export function createLegacyInterface(
   };
   const model = new LegacyModel(deps, seed, timing);
   const faults = new Map<string, { statusCode: number; left: number }>();
-  const unsubscribe = deps.clock.onTick(() => model.sweep());
+  const unTick = deps.clock.onTick(() => model.sweep());
+  const unSchedule = deps.clock.schedule(() => model.nextDue());
+  const unsubscribe = (): void => {
+    unTick();
+    unSchedule();
+  };
 
   async function handle(req: EmuRequest): Promise<EmuResponse | null> {
     const route = ROUTE.exec(req.path);

@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from "node:crypto";
+import { currencyOfMerchant } from "../currency.js";
 import type { EmuClock, Ledger, LedgerKind, SimUser } from "../types.js";
 import { LegacyFault } from "./fields.js";
 import {
@@ -113,6 +114,28 @@ export class LegacyModel {
     }
   }
 
+  /** When an entity's next time rule (`settle`) is due, or null when none applies. */
+  private entityDue(e: Entity): number | null {
+    if (e.status === 80 && e.confirmAt !== null) return e.confirmAt;
+    if (e.status === 20 || e.status === 30 || e.status === 60) return e.since + this.timing.acceptTimeoutMs;
+    const releasable = e.kind === "reservation" && e.status === 100 && !e.captured && !e.released;
+    return releasable && e.doneAt !== null ? e.doneAt + this.timing.releaseMs : null;
+  }
+
+  /** The earliest time rule of any record (where the clock stops within an advance); null when none. */
+  nextDue(): number | null {
+    let min: number | null = null;
+    const consider = (t: number | null): void => {
+      if (t !== null && (min === null || t < min)) min = t;
+    };
+    for (const p of this.poses.values()) {
+      if (p.checkin) consider(p.checkin.at + this.timing.checkinMs);
+      if (p.payment) consider(this.entityDue(p.payment));
+    }
+    for (const r of this.reservations.values()) consider(this.entityDue(r));
+    return min;
+  }
+
   /** Runs every time rule on every record and purges records older than the refund window. */
   sweep(): void {
     for (const p of this.poses.values()) this.settlePos(p);
@@ -173,6 +196,7 @@ export class LegacyModel {
       orderId,
       kind,
       amount,
+      currency: currencyOfMerchant(merchant),
     });
   }
 

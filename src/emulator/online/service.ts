@@ -8,6 +8,7 @@ import { PspCallbacks } from "./notify.js";
 import { applyOperation, remaining, settleStatus } from "./operations.js";
 import { userAccepts } from "./simulate.js";
 import {
+  alphaCurrency,
   conflict,
   dateTime,
   httpsUrl,
@@ -47,14 +48,17 @@ export class OnlineService {
   private readonly payments = new Map<string, OnlinePayment>();
   readonly notify: PspCallbacks;
   private readonly unsubscribe: () => void;
+  private readonly unschedule: () => void;
 
   constructor(private readonly d: OnlineDeps) {
     this.notify = new PspCallbacks(d);
     this.unsubscribe = d.clock.onTick((now) => this.tick(now));
+    this.unschedule = d.clock.schedule(() => this.nextDue());
   }
 
   async close(): Promise<void> {
     this.unsubscribe();
+    this.unschedule();
     await this.notify.drain();
   }
 
@@ -126,6 +130,7 @@ export class OnlineService {
       orderId: p.input.merchantOrderId,
       kind,
       amount,
+      currency: alphaCurrency(p.input.currencyCode),
       ...(m ? { merchant: m.vatNumber } : {}),
       point: p.input.merchantId,
     });
@@ -237,6 +242,23 @@ export class OnlineService {
   }
 
   /** validUntil and reservation expiry. */
+  /** The earliest expiry the tick will run (the clock stops there within an advance); null when none. */
+  private nextDue(): number | null {
+    let min: number | null = null;
+    for (const p of this.payments.values()) {
+      const deadline = this.deadline(p);
+      // An Initiated payment expires once its deadline has passed (1 ms later).
+      const t =
+        p.status === "Initiated" && deadline !== null
+          ? deadline + 1
+          : p.status === "Authorized"
+            ? p.reservationExpireTimestamp
+            : null;
+      if (t !== null && (min === null || t < min)) min = t;
+    }
+    return min;
+  }
+
   private tick(now: number): void {
     for (const p of this.payments.values()) {
       const deadline = this.deadline(p);

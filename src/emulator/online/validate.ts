@@ -45,6 +45,19 @@ export const CURRENCIES = [
   "840",
   "826",
 ];
+const ALPHA_OF_NUMERIC: Readonly<Record<string, string>> = {
+  "208": "DKK",
+  "978": "EUR",
+  "578": "NOK",
+  "752": "SEK",
+  "840": "USD",
+  "826": "GBP",
+};
+
+/** The alphabetic ISO 4217 code of an accepted `currencyCode` (numeric codes mapped, e.g. 978 → EUR). */
+export function alphaCurrency(code: string): string {
+  return ALPHA_OF_NUMERIC[code] ?? code;
+}
 /** Billing currencies of a merchant ("allowed values: not shown"; this emulator's choice). */
 export const BILLING_CURRENCIES = ["DKK", "EUR", "NOK", "SEK"];
 /** Card type names ("not shown"; this emulator's choice). */

@@ -42,6 +42,7 @@ function line(type: Tx["type"], amount: number, e: LedgerEntry, ext: string): Tx
   return {
     type,
     amount,
+    currency: e.currency,
     at: e.at,
     externalTransactionId: ext,
     seq: e.seq,
@@ -71,6 +72,8 @@ export class ReportingBooks {
   /** Ledger entries before this index have been read. */
   private read = 0;
   private transferSeq = 0;
+  /** Every transfer in the order made (cut-off time, then payment point, then currency). */
+  private readonly made: Transfer[] = [];
   readonly defaultMerchant: ReportMerchant;
 
   constructor(
@@ -109,9 +112,8 @@ export class ReportingBooks {
       merchant,
       txs: [],
       transfers: [],
-      settled: 0,
       carriedTo: 0,
-      carriedNet: 0,
+      carried: new Map(),
     };
     this.points.set(id, point);
     return point;
@@ -170,9 +172,9 @@ export class ReportingBooks {
   }
 
   /**
-   * Makes the point's due transfers: a day D's transactions (UTC) are settled at D+1 02:00 by a transfer dated
-   * D+1 of their net; a day whose net (with earlier carried days) is zero or negative makes no transfer and is
-   * carried into the next day's.
+   * Makes the point's due transfers: a day D's transactions (UTC) are settled at D+1 02:00, one transfer per
+   * currency dated D+1 of that currency's net; a currency whose net (with its earlier carried days) is zero
+   * or negative makes no transfer and is carried into its next transfer.
    */
   private settle(point: PaymentPoint, now: number, made: Transfer[]): void {
     const txs = point.txs;
@@ -181,30 +183,63 @@ export class ReportingBooks {
       const dayEnd = Math.floor(first.at / DAY_MS) * DAY_MS + DAY_MS;
       if (now < dayEnd + TRANSFER_CUTOFF_MS) return;
       const end = lowerBound(txs, dayEnd, (t) => t.at);
-      let net = point.carriedNet;
-      for (let i = point.carriedTo; i < end; i++) net += (txs[i] as Tx).amount;
-      if (net <= 0) {
-        point.carriedTo = end;
-        point.carriedNet = net;
-        continue;
+      for (let i = point.carriedTo; i < end; i++) {
+        const t = txs[i] as Tx;
+        let c = point.carried.get(t.currency);
+        if (c === undefined) {
+          c = { net: 0, lines: [] };
+          point.carried.set(t.currency, c);
+        }
+        c.net += t.amount;
+        c.lines.push(t);
       }
-      this.transferSeq += 1;
-      const date = isoDate(dayEnd);
-      const transfer: Transfer = {
-        transferReference: `${date.replace(/-/g, "")}${String(this.transferSeq).padStart(8, "0")}`,
-        transferReferenceDate: date,
-        amount: net,
-        point,
-        start: point.settled,
-        end,
-      };
-      for (let i = point.settled; i < end; i++) (txs[i] as Tx).transfer = transfer;
-      point.transfers.push(transfer);
-      made.push(transfer);
-      point.settled = end;
       point.carriedTo = end;
-      point.carriedNet = 0;
+      const date = isoDate(dayEnd);
+      for (const currency of [...point.carried.keys()].sort()) {
+        const c = point.carried.get(currency);
+        if (c === undefined || c.net <= 0) continue;
+        this.transferSeq += 1;
+        const transfer: Transfer = {
+          transferReference: `${date.replace(/-/g, "")}${String(this.transferSeq).padStart(8, "0")}`,
+          transferReferenceDate: date,
+          amount: c.net,
+          currency,
+          point,
+          txs: c.lines,
+        };
+        for (const t of c.lines) t.transfer = transfer;
+        point.transfers.push(transfer);
+        made.push(transfer);
+        this.made.push(transfer);
+        point.carried.delete(currency);
+      }
     }
+  }
+
+  /**
+   * The next cut-off that will settle something (the clock stops there within an advance, so that transfers
+   * are made in cut-off order however time moves): the cut-off after the day of each payment point's first
+   * line not yet looked at; null when every line was.
+   */
+  nextCutoffDue(): number | null {
+    this.sync();
+    let min: number | null = null;
+    for (const point of this.points.values()) {
+      const first = point.txs[point.carriedTo];
+      if (first === undefined) continue;
+      const t = Math.floor(first.at / DAY_MS) * DAY_MS + DAY_MS + TRANSFER_CUTOFF_MS;
+      if (min === null || t < min) min = t;
+    }
+    return min;
+  }
+
+  /** How many transfers were made so far; `madeSince(count)` lists the later ones. */
+  get madeCount(): number {
+    return this.made.length;
+  }
+
+  madeSince(count: number): Transfer[] {
+    return this.made.slice(count);
   }
 
   /** Sets whether a merchant's fees are invoiced (from now on: lines already read keep their fees). */

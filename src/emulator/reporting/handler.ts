@@ -169,7 +169,7 @@ function transactions(d: ReportingDeps, req: EmuRequest, grant: Grant, parts: st
   const end = lowerBound(p.txs, to, key);
   const pg = page(d, req, `tx|${p.paymentPointId}|${from}|${to}`, start, end);
   const list: string[] = [];
-  for (let i = pg.from; i < pg.to; i++) list.push(txJson(p, p.txs[i] as Tx, true));
+  for (let i = pg.from; i < pg.to; i++) list.push(txJson(p.txs[i] as Tx, true));
   return json(pageJson(head(p), list, pg.next));
 }
 
@@ -184,7 +184,7 @@ function transferReferences(d: ReportingDeps, req: EmuRequest, grant: Grant, par
       transferReference: t.transferReference,
       transferReferenceDate: t.transferReferenceDate,
       totalTransferredAmount: decimal(t.amount),
-      currencyCode: p.merchant.currency,
+      currencyCode: t.currency,
     }));
   return { status: 200, body: { transferReferences: refs } };
 }
@@ -194,8 +194,8 @@ function transferContents(version: 1 | 2): Route {
     const p = pointOf(d, grant, parts[0] ?? "");
     const t = transferOf(p, parts[2] ?? "");
     const format = version === 2 ? accepts(req) : "json";
-    const pg = page(d, req, `tf|${p.paymentPointId}|${t.transferReference}`, t.start, t.end);
-    const slice = p.txs.slice(pg.from, pg.to);
+    const pg = page(d, req, `tf|${p.paymentPointId}|${t.transferReference}`, 0, t.txs.length);
+    const slice = t.txs.slice(pg.from, pg.to);
     if (format === "csv") {
       const headers: Record<string, string> = { "content-type": "text/csv; charset=utf-8" };
       if (pg.next !== null) headers["x-next-page-token"] = pg.next;
@@ -205,7 +205,7 @@ function transferContents(version: 1 | 2): Route {
       return json(
         pageJson(
           transferHeadV2(t),
-          slice.map((x) => txJsonV2(p, x)),
+          slice.map((x) => txJsonV2(x)),
           pg.next,
         ),
       );
@@ -217,7 +217,7 @@ function transferContents(version: 1 | 2): Route {
     return json(
       pageJson(
         top,
-        slice.map((x) => txJson(p, x, false)),
+        slice.map((x) => txJson(x, false)),
         pg.next,
       ),
     );

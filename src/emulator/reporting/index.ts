@@ -47,8 +47,8 @@ function info(t: Transfer): TransferInfo {
     transferReference: t.transferReference,
     transferReferenceDate: t.transferReferenceDate,
     amount: t.amount,
-    currencyCode: t.point.merchant.currency,
-    transactions: t.end - t.start,
+    currencyCode: t.currency,
+    transactions: t.txs.length,
   };
 }
 
@@ -93,19 +93,22 @@ export function createReporting(input: {
     input.defaultMerchantId,
   );
   const deps = { books, auth, tokens: new PageTokens() };
+  // Transfers are made at their cut-off (the clock stops there within an advance), in cut-off order.
+  input.clock.onTick(() => books.refresh());
+  input.clock.schedule(() => books.nextCutoffDue());
 
   const control: ReportingControl = {
     transfers: () => books.transfers().map(info),
     advanceToCutoff(count = 1) {
       if (!Number.isSafeInteger(count) || count < 1 || count > 366)
         throw new EmulatorInputError("count must be an integer from 1 to 366");
-      const made: TransferInfo[] = [];
+      const before = books.madeCount;
       for (let i = 0; i < count; i++) {
         const now = input.clock.now();
         input.clock.advance(ReportingBooks.nextCutoff(now) - now);
-        made.push(...books.refresh().map(info));
+        books.refresh();
       }
-      return made;
+      return books.madeSince(before).map(info);
     },
     setFeesInvoiced: (merchantId, invoiced) => books.setFeesInvoiced(merchantId, invoiced),
   };

@@ -1,4 +1,5 @@
 import { amountToJson, formatAmount, type Minor } from "../../core/money.js";
+import { currencyOfCountry } from "../currency.js";
 import type { LedgerSource } from "../types.js";
 
 /** Transaction types of the reporting interface (seed 002 "Transaction elements"). */
@@ -32,14 +33,15 @@ export interface PaymentPoint {
   merchant: ReportMerchant;
   /** Transactions in time order (the ledger's order): time ranges are found by binary search. */
   txs: Tx[];
-  /** Transfers in date order. */
+  /** Transfers in date order (one per day and currency at most). */
   transfers: Transfer[];
-  /** Transactions before this index are settled (carry a transfer). */
-  settled: number;
-  /** Transactions before this index were looked at by a cut-off that made no transfer (net <= 0). */
+  /** Transactions before this index were looked at by a cut-off (settled, or carried below). */
   carriedTo: number;
-  /** Net of txs[settled, carriedTo), minor units. */
-  carriedNet: Minor;
+  /**
+   * Per currency, the lines a cut-off looked at without settling them (their net was zero or negative) and
+   * their net, minor units: they join that currency's next transfer.
+   */
+  carried: Map<string, { net: Minor; lines: Tx[] }>;
 }
 
 /** One line of a report: a ledger entry's money movement, or a fee derived from a payment. */
@@ -47,6 +49,8 @@ export interface Tx {
   type: TxType;
   /** Minor units, signed from the merchant's side: payments positive, refunds and fees negative. */
   amount: Minor;
+  /** ISO 4217 code of `amount`: the ledger entry's own currency (a fee is in its payment's currency). */
+  currency: string;
   /** Completion time, emulator ms. */
   at: number;
   /** The ledger entry this line comes from; `paymentTransactionId` derives from it (`txId`). */
@@ -56,17 +60,18 @@ export interface Tx {
   transfer: Transfer | null;
 }
 
-/** A daily settlement transfer of one payment point. */
+/** A daily settlement transfer of one payment point in one currency. */
 export interface Transfer {
   transferReference: string;
   /** `YYYY-MM-DD`, the day the transfer is made (the day after the sales it covers). */
   transferReferenceDate: string;
   /** Net of the covered transactions, minor units (> 0). */
   amount: Minor;
+  /** ISO 4217 code of every covered line and of `amount`. */
+  currency: string;
   point: PaymentPoint;
-  /** The transfer covers point.txs[start, end). */
-  start: number;
-  end: number;
+  /** The covered lines (this currency's lines of the point, in time order). */
+  txs: Tx[];
 }
 
 /** A line's `paymentTransactionId`: unique per ledger entry (a payment's fee line shares it). */
@@ -97,8 +102,6 @@ export function transactionFee(source: LedgerSource, amount: Minor): Minor {
   return Math.floor((amount * FEE_BASIS_POINTS[source] + 5000) / 10_000);
 }
 
-const CURRENCY_BY_COUNTRY: Readonly<Record<string, string>> = { DK: "DKK", FI: "EUR", NO: "NOK", SE: "SEK" };
-
 /** Builds a reporting merchant from its id (a VAT number such as `DK12345678`, or any other id). */
 export function makeMerchant(merchantId: string, merchantName?: string): ReportMerchant {
   const country = /^[A-Z]{2}/.test(merchantId) ? merchantId.slice(0, 2) : "DK";
@@ -109,7 +112,7 @@ export function makeMerchant(merchantId: string, merchantName?: string): ReportM
     merchantName: merchantName ?? `Merchant ${merchantId}`,
     companyRegNo: /^[A-Z]{2}/.test(merchantId) ? merchantId.slice(2) : merchantId,
     receiverAccount: `${country}500040${account}`,
-    currency: CURRENCY_BY_COUNTRY[country] ?? "EUR",
+    currency: currencyOfCountry(country) ?? "EUR",
     feesInvoiced: false,
   };
 }

@@ -1,12 +1,4 @@
-import {
-  decimal,
-  decimalText,
-  isoSeconds,
-  type PaymentPoint,
-  type Transfer,
-  type Tx,
-  txId,
-} from "./model.js";
+import { decimal, decimalText, isoSeconds, type Transfer, type Tx, txId } from "./model.js";
 
 /** The v2 element order (seed 002 "transfer contents v2"); also the CSV columns after the top-level ones. */
 const V2_FIELDS = [
@@ -31,14 +23,11 @@ const V2_FIELDS = [
 ] as const;
 
 /** A transfer contents v2 element: the fields the ledger knows, null for the rest (allowed by the seed). */
-export function txViewV2(
-  point: PaymentPoint,
-  t: Tx,
-): Record<(typeof V2_FIELDS)[number], string | number | null> {
+export function txViewV2(t: Tx): Record<(typeof V2_FIELDS)[number], string | number | null> {
   return {
     type: t.type,
     amount: decimal(t.amount),
-    currencyCode: point.merchant.currency,
+    currencyCode: t.currency,
     timestamp: isoSeconds(t.at),
     message: null,
     merchantReference: t.externalTransactionId === "" ? null : t.externalTransactionId,
@@ -87,7 +76,7 @@ export function transferCsv(transfer: Transfer, page: readonly Tx[]): string {
   const lines = [[...headNames, ...V2_FIELDS].join(",")];
   const headCells = Object.values(head).map(csvCell);
   for (const t of page) {
-    const v = txViewV2(transfer.point, t);
+    const v = txViewV2(t);
     const cells = V2_FIELDS.map((f) => (f === "amount" ? decimalText(t.amount) : csvCell(v[f])));
     lines.push([...headCells, ...cells].join(","));
   }
@@ -100,8 +89,8 @@ const q = JSON.stringify;
  * A time-range list element (`transfer` true) or a transfer contents v1 element as JSON text, built directly:
  * a page of 1000 lines is serialised without 1000 intermediate objects (seed 002 "Transaction elements").
  */
-export function txJson(point: PaymentPoint, t: Tx, transfer: boolean): string {
-  let s = `{"type":"${t.type}","amount":${decimal(t.amount)},"currencyCode":${q(point.merchant.currency)},"timestamp":"${isoSeconds(t.at)}","paymentTransactionId":"${txId(t)}"`;
+export function txJson(t: Tx, transfer: boolean): string {
+  let s = `{"type":"${t.type}","amount":${decimal(t.amount)},"currencyCode":${q(t.currency)},"timestamp":"${isoSeconds(t.at)}","paymentTransactionId":"${txId(t)}"`;
   if (t.externalTransactionId !== null && t.externalTransactionId !== "")
     s += `,"externalTransactionId":${q(t.externalTransactionId)}`;
   if (transfer) {
@@ -115,10 +104,10 @@ export function txJson(point: PaymentPoint, t: Tx, transfer: boolean): string {
 }
 
 /** A transfer contents v2 element as JSON text (same fields and order as `txViewV2`). */
-export function txJsonV2(point: PaymentPoint, t: Tx): string {
+export function txJsonV2(t: Tx): string {
   const ref =
     t.externalTransactionId === null || t.externalTransactionId === "" ? "null" : q(t.externalTransactionId);
-  return `{"type":"${t.type}","amount":${decimal(t.amount)},"currencyCode":${q(point.merchant.currency)},"timestamp":"${isoSeconds(t.at)}","message":null,"merchantReference":${ref},"merchantPaymentLabel":null,"paymentTransactionId":"${txId(t)}","userIndicator":null,"loyaltyId":null,"myshopNumber":null,"brandName":null,"brandId":null,"locationId":null,"posName":null,"beaconId":null,"merchantPayerReference":null,"agreementId":null}`;
+  return `{"type":"${t.type}","amount":${decimal(t.amount)},"currencyCode":${q(t.currency)},"timestamp":"${isoSeconds(t.at)}","message":null,"merchantReference":${ref},"merchantPaymentLabel":null,"paymentTransactionId":"${txId(t)}","userIndicator":null,"loyaltyId":null,"myshopNumber":null,"brandName":null,"brandId":null,"locationId":null,"posName":null,"beaconId":null,"merchantPayerReference":null,"agreementId":null}`;
 }
 
 /** A page as JSON text: the top-level fields, the elements (already JSON) and nextPageToken. */

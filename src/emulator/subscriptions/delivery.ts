@@ -124,6 +124,19 @@ export class SubsDelivery {
     }
   }
 
+  /**
+   * Emulator ms of the next thing to do (for the clock's schedule): the next batch while payment events wait,
+   * the earliest retry; null when nothing waits.
+   */
+  nextDue(): number | null {
+    let min = this.batch.length > 0 ? this.nextBatchAt : null;
+    for (const rec of this.retries.keys()) {
+      const t = rec.status === "pending" ? rec.nextAttemptAt : null;
+      if (t !== null && (min === null || t < min)) min = t;
+    }
+    return min;
+  }
+
   /** Emulator ms of the next batch. */
   get nextBatch(): number {
     return this.nextBatchAt;

@@ -7,7 +7,7 @@ import { SubsRoutes } from "./handler.js";
 import type { SubsMerchant } from "./model.js";
 import { SubsSimulation } from "./sim.js";
 import { SubsState } from "./state.js";
-import { tick } from "./tick.js";
+import { nextDue, tick } from "./tick.js";
 import { type DeprecatedTlsOptions, startDeprecatedListener } from "./tls.js";
 import { SUBS_TOKEN_PATH } from "./token.js";
 
@@ -174,7 +174,12 @@ export function createSubscriptions(input: {
   }
   const routes = new SubsRoutes(s, () => input.clock.now());
   const sim = new SubsSimulation(s, delivery, input.clock, (phone) => input.findUser(phone) !== undefined);
-  const unsubscribe = input.clock.onTick((now) => tick(s, now));
+  const unTick = input.clock.onTick((now) => tick(s, now));
+  const unSchedule = input.clock.schedule(() => nextDue(s));
+  const unsubscribe = (): void => {
+    unTick();
+    unSchedule();
+  };
   let tls: { port: number; close(): Promise<void> } | null = null;
   let tlsHost = "127.0.0.1";
   const first = s.merchants.values().next().value as SubsMerchant;

@@ -62,6 +62,7 @@ function ledgerOneOff(
     orderId: o.externalId,
     kind,
     amount,
+    currency: s.agreements.get(o.agreementId)?.currency ?? "DKK",
     merchant: s.merchantOf(o.providerId)?.vat,
     point: o.providerId,
   });

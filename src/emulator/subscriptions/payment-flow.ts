@@ -183,6 +183,7 @@ function run(s: SubsState, p: SubsPayment, t: number): void {
       orderId: p.externalId,
       kind: "paid",
       amount: p.amount,
+      currency: a?.currency ?? "DKK",
       merchant: m?.vat,
       point: p.providerId,
     });

@@ -83,6 +83,7 @@ function refundCode(s: SubsState, r: SubsRefund, providerId: string): number {
     orderId: r.externalId ?? r.id,
     kind: "refunded",
     amount,
+    currency: s.agreements.get(r.agreementId)?.currency ?? "DKK",
     merchant: s.merchantOf(providerId)?.vat,
     point: providerId,
   });

@@ -68,6 +68,11 @@ export class SubsState {
     this.validation.push(paymentId);
   }
 
+  /** Whether payments wait for validation. */
+  get validationQueued(): boolean {
+    return this.validation.length > 0;
+  }
+
   /** The queued payment ids, emptying the queue. */
   takeValidation(): string[] {
     const queued = this.validation;

@@ -20,3 +20,24 @@ export function tick(s: SubsState, now: number): void {
   }
   s.deps.delivery.tick(now);
 }
+
+/**
+ * The earliest emulator time at which `tick` has something to do (the clock stops there within an advance):
+ * validation at once, a Pending agreement's expiry, a payment's next run (or its failure at the end of its
+ * last retry day), a one-off's expiry, the callback service's next batch or retry; null when nothing waits.
+ */
+export function nextDue(s: SubsState): number | null {
+  let min: number | null = s.validationQueued ? s.now() : null;
+  const consider = (t: number | null): void => {
+    if (t !== null && (min === null || t < min)) min = t;
+  };
+  for (const a of s.agreements.values()) if (a.status === "Pending") consider(a.expiresAt);
+  for (const p of s.payments.values()) {
+    // A Suspended payment's last nextRunAt is its failure time (23:59 of the last retry day).
+    if (p.status === "Pending" || p.status === "Suspended") consider(p.nextRunAt);
+  }
+  for (const o of s.oneOffs.values())
+    if (o.status === "Requested" || o.status === "Reserved") consider(o.expiresAt);
+  consider(s.deps.delivery.nextDue());
+  return min;
+}

@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import type { TLSSocket } from "node:tls";
+import { bodyLimitFor } from "../http/limits.js";
 import type { EmuRequest, EmuResponse } from "../types.js";
 import { DEPRECATED_PREFIX, type SubsRoutes } from "./handler.js";
 import type { SubsMerchant } from "./model.js";
@@ -16,7 +17,7 @@ export interface DeprecatedTlsOptions {
   clientCerts: string[];
   /** Port (default 0: a free one). */
   port?: number;
-  /** Largest request body, bytes (default 1 MiB: 2000 payment requests fit). */
+  /** Largest request body, bytes (default 16 MiB, as the plain listener's payment-request route: limits.ts). */
   bodyLimitBytes?: number;
 }
 
@@ -45,7 +46,7 @@ export async function startDeprecatedListener(
   merchants: () => Iterable<SubsMerchant>,
   routes: SubsRoutes,
 ): Promise<{ port: number; close(): Promise<void> }> {
-  const limit = opts.bodyLimitBytes ?? 1024 * 1024;
+  const limit = opts.bodyLimitBytes ?? bodyLimitFor("POST", "/api/merchants/me/paymentrequests", 0);
   const server = createServer(
     { cert: opts.cert, key: opts.key, requestCert: true, rejectUnauthorized: false, ca: opts.clientCerts },
     (req: IncomingMessage, res: ServerResponse) => {

@@ -1,8 +1,9 @@
+import { currencyOfMerchant } from "../currency.js";
 import type { StatsRecorder } from "../stats.js";
 import type { EmuClock, Ledger, SimUser } from "../types.js";
 import type { TokenService } from "./auth.js";
 import type { IdempotencyStore } from "./idempotency.js";
-import type { Payment, PaymentStatus, Pos, V10Config } from "./model.js";
+import type { Payment, PaymentStatus, Pos, Refund, V10Config } from "./model.js";
 import { ACTIVE_STATES, RESERVATION_MS } from "./model.js";
 import type { V10World } from "./world.js";
 
@@ -65,9 +66,13 @@ function reserveDue(d: V10Deps, p: Payment, at: number): void {
 }
 
 /** The merchant (VAT) and payment point (storeId) a V10 ledger entry belongs to, for transaction reporting. */
-export function ledgerScope(d: V10Deps, p: Payment): { merchant?: string; point: string } {
+export function ledgerScope(d: V10Deps, p: Payment): { merchant?: string; point: string; currency: string } {
   const vat = d.world.stores.get(p.pos.storeId)?.vat;
-  return vat === undefined ? { point: p.pos.storeId } : { merchant: vat, point: p.pos.storeId };
+  // A payment that moves money has terms, so its currency; a store's own currency only for a termless cancel.
+  const currency = p.currency ?? currencyOfMerchant(vat ?? "");
+  return vat === undefined
+    ? { point: p.pos.storeId, currency }
+    : { merchant: vat, point: p.pos.storeId, currency };
 }
 
 /**
@@ -147,4 +152,28 @@ export function tick(d: V10Deps, now: number, refreshRefund: (now: number) => vo
   for (const pos of d.world.checkins) currentCheckin(d, pos, now);
   d.world.purge(now);
   d.idempotency.purge(now);
+}
+
+/** When a payment's next time rule is due (`refreshPayment`'s order), or null when none applies. */
+export function paymentDue(d: V10Deps, p: Payment): number | null {
+  if (p.status === "IssuedToUser" && p.acceptDueAt !== null) return p.acceptDueAt;
+  if (INACTIVITY_STATES.has(p.status)) return p.since + d.config.inactivityMs;
+  if (p.status === "Reserved") return p.expiresAt;
+  return null;
+}
+
+/**
+ * The earliest time rule of a live payment, a live refund (`refundDue`) or an unpaired check-in: where the
+ * clock stops within an advance; null when nothing waits.
+ */
+export function nextDue(d: V10Deps, refundDue: (r: Refund) => number | null): number | null {
+  let min: number | null = null;
+  const consider = (t: number | null): void => {
+    if (t !== null && (min === null || t < min)) min = t;
+  };
+  for (const p of d.world.live) consider(paymentDue(d, p));
+  for (const r of d.world.liveRefunds) consider(refundDue(r));
+  for (const pos of d.world.checkins)
+    if (pos.checkin !== null) consider(pos.checkin.at + d.config.checkinTimeoutMs);
+  return min;
 }

@@ -25,8 +25,16 @@ function moveRefund(d: V10Deps, r: Refund, status: RefundStatus): void {
       orderId: p.orderId,
       kind: "refunded",
       amount: r.amount,
+      currency: r.currency,
     });
   }
+}
+
+/** When a refund's next time rule is due (`refreshRefund`), or null when none applies. */
+export function refundDue(r: Refund): number | null {
+  if (r.status === "Initiated") return r.reserveDueAt;
+  if (r.status === "Reserved" && r.reservedAt !== null) return r.reservedAt + REFUND_AUTO_CAPTURE_MS;
+  return null;
 }
 
 /** Time rules of a refund (pos-v10 §8): Initiated → Reserved; 24 h in Reserved → ExpiredAndCaptured. */

@@ -150,9 +150,15 @@ export class V10Kit {
   }
 
   /** Initiates, checks in and accepts with `phone`, and waits (advancing the clock) until Reserved. */
-  async reserved(posId: string, beaconId: string, amount = 12.5, phone = "+4520031801"): Promise<string> {
+  async reserved(
+    posId: string,
+    beaconId: string,
+    amount = 12.5,
+    phone = "+4520031801",
+    extra: Record<string, unknown> = {},
+  ): Promise<string> {
     this.emu.userSimulation.checkin(beaconId, phone);
-    const r = await this.initiate(posId, amount);
+    const r = await this.initiate(posId, amount, extra);
     const paymentId = (r.body as { paymentId: string }).paymentId;
     this.emu.userSimulation.accept(beaconId, phone);
     this.emu.clock.advance(1000);
