@@ -37,6 +37,10 @@ const SUBCOMMANDS: Readonly<Record<string, { usage: string; load: () => Promise<
       "vendd fleet reconcile --from DATE --to DATE [--format table|csv|json] [--db FILE|URL] [--reporting FILE]",
     load: async () => (await import("./fleetReconcile.js")).fleetReconcileCommand,
   },
+  backup: {
+    usage: "vendd fleet backup --out FILE [--db FILE] [--config FILE]",
+    load: async () => (await import("./fleetBackup.js")).fleetBackupCommand,
+  },
   user: {
     usage:
       "vendd fleet user add NAME --role viewer|manager [--db FILE|URL] [--password-file FILE]\n" +
