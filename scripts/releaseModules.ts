@@ -92,9 +92,12 @@ function prune(dir: string, native: boolean, target: string): void {
       if (JUNK_DIRS.has(entry.name)) {
         rmSync(path, { recursive: true, force: true });
       } else if (entry.name === "prebuilds") {
-        // Keep only the target's prebuilt binaries (packages that ship them instead of building).
+        // Keep only the target's prebuilt binaries for glibc (packages that ship them instead of building).
         for (const p of readdirSync(path))
           if (p !== target) rmSync(join(path, p), { recursive: true, force: true });
+        const mine = join(path, target);
+        if (existsSync(mine))
+          for (const f of readdirSync(mine)) if (f.includes(".musl.")) rmSync(join(mine, f), { force: true });
       } else if (native && ["deps", "src", "obj.target", ".deps", "libusb"].includes(entry.name)) {
         rmSync(path, { recursive: true, force: true });
       } else {
