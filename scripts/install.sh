@@ -248,6 +248,39 @@ if [ "$major" -lt 20 ]; then
   echo "install.sh: Node.js 20 or later is needed (found: ${node:-none} ${major}); see README.md, Installing on a unit" >&2
   exit 1
 fi
+# The boards vendd supports (docs/board.md): 64-bit Raspberry Pi OS on Pi Zero 2 W, 3, 4 and 5; 32-bit only
+# on trixie (Debian 13), the first with a Node.js 20 for it; x86-64 for development and test machines.
+SUPPORTED="vendd runs on 64-bit Raspberry Pi OS (arm64) on a Pi Zero 2 W, 3, 4 or 5, on 32-bit Raspberry Pi OS only from trixie (Debian 13), and on x86-64; see docs/board.md"
+machine="${VENDD_INSTALL_MACHINE:-$(uname -m)}"
+os_release="${VENDD_INSTALL_OS_RELEASE:-$R/etc/os-release}"
+[ -f "$os_release" ] || os_release=/etc/os-release
+os_version="$(. "$os_release" 2>/dev/null && echo "${VERSION_ID:-0}")"
+case "$machine" in
+  aarch64 | arm64 | x86_64 | amd64) ;;
+  armv7l | armv8l | armhf)
+    if [ "${os_version%%.*}" -lt 13 ] 2>/dev/null || [ -z "$os_version" ]; then
+      echo "install.sh: this board runs 32-bit Debian ${os_version:-?}, which has no Node.js 20.18.1. $SUPPORTED" >&2
+      exit 1
+    fi
+    ;;
+  *)
+    echo "install.sh: this board's CPU ($machine) is not supported. $SUPPORTED" >&2
+    exit 1
+    ;;
+esac
+# The build must be for this CPU: a copied node_modules from another machine fails at the first journal open.
+addon="$src/node_modules/better-sqlite3/build/Release/better_sqlite3.node"
+if [ -f "$addon" ] && [ -z "${VENDD_INSTALL_MACHINE:-}" ]; then
+  built="$(od -An -tu2 -j18 -N2 "$addon" | tr -d ' ')"
+  case "$built" in 62) built_for=x86-64 ;; 183) built_for=arm64 ;; 40) built_for=32-bit-arm ;; *) built_for="ELF machine $built" ;; esac
+  case "$machine:$built_for" in
+    x86_64:x86-64 | amd64:x86-64 | aarch64:arm64 | arm64:arm64 | armv7l:32-bit-arm | armv8l:32-bit-arm | armhf:32-bit-arm) ;;
+    *)
+      echo "install.sh: $src is built for $built_for; install the release for this board ($machine, docs/board.md)" >&2
+      exit 1
+      ;;
+  esac
+fi
 version="$("$node" -p 'require(process.argv[1]).version' "$src/package.json")"
 if ! [[ "$version" =~ ^[0-9A-Za-z][0-9A-Za-z.+-]*$ ]]; then
   echo "install.sh: unusable version in $src/package.json: $version" >&2

@@ -45,10 +45,18 @@ function source(dir: string, withModules = true): string {
 }
 
 function install(root: string, ...args: string[]): { code: number | null; out: string } {
+  return installWith({}, root, ...args);
+}
+
+function installWith(
+  env: NodeJS.ProcessEnv,
+  root: string,
+  ...args: string[]
+): { code: number | null; out: string } {
   const r = spawnSync("bash", [SCRIPT, "--root", root, ...args], {
     encoding: "utf8",
     // node as the script finds it: this one.
-    env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ""}` },
+    env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ""}`, ...env },
     timeout: 60_000,
   });
   return { code: r.status, out: r.stdout + r.stderr };
@@ -176,6 +184,56 @@ describe.skipIf(!HAVE_BASH)("scripts/install.sh --root DIR", () => {
     mkdirSync(root);
     expect(install(root, "--purge").code).toBe(2);
     expect(install(root, "--bogus").code).toBe(2);
+    expect(readdirSync(root)).toEqual([]);
+  });
+
+  it("refuses a board vendd does not support, saying which are, and changes nothing", {
+    timeout: 120_000,
+  }, () => {
+    work = mkdtempSync(join(tmpdir(), "vendd-install-"));
+    const root = join(work, "root");
+    mkdirSync(root);
+    const bookworm = join(work, "os-release-12");
+    writeFileSync(bookworm, 'ID=debian\nVERSION_ID="12"\n');
+    const trixie = join(work, "os-release-13");
+    writeFileSync(trixie, 'ID=debian\nVERSION_ID="13"\n');
+    const sentence =
+      "vendd runs on 64-bit Raspberry Pi OS (arm64) on a Pi Zero 2 W, 3, 4 or 5, on 32-bit Raspberry Pi OS only from trixie (Debian 13), and on x86-64";
+    const pi1 = installWith({ VENDD_INSTALL_MACHINE: "armv6l" }, root);
+    expect(pi1.code).toBe(1);
+    expect(pi1.out).toContain(`this board's CPU (armv6l) is not supported. ${sentence}`);
+    const armhf12 = installWith(
+      { VENDD_INSTALL_MACHINE: "armv7l", VENDD_INSTALL_OS_RELEASE: bookworm },
+      root,
+    );
+    expect(armhf12.code).toBe(1);
+    expect(armhf12.out).toContain(`32-bit Debian 12, which has no Node.js 20.18.1. ${sentence}`);
+    expect(readdirSync(root)).toEqual([]);
+    const armhf13 = installWith(
+      { VENDD_INSTALL_MACHINE: "armv7l", VENDD_INSTALL_OS_RELEASE: trixie },
+      root,
+      "--source",
+      source(work),
+    );
+    expect(armhf13.code, armhf13.out).toBe(0);
+  });
+
+  it("refuses a build made for another CPU: install the release for this board", () => {
+    work = mkdtempSync(join(tmpdir(), "vendd-install-"));
+    const root = join(work, "root");
+    mkdirSync(root);
+    const src = source(work, false);
+    const addonDir = join(src, "node_modules/better-sqlite3/build/Release");
+    mkdirSync(addonDir, { recursive: true });
+    const head = Buffer.alloc(64);
+    head.writeUInt32BE(0x7f454c46, 0);
+    head[4] = 2;
+    head[5] = 1;
+    head.writeUInt16LE(process.arch === "arm64" ? 62 : 183, 18);
+    writeFileSync(join(addonDir, "better_sqlite3.node"), head);
+    const r = install(root, "--source", src);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/is built for (arm64|x86-64); install the release for this board/);
     expect(readdirSync(root)).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { Clock } from "../../src/core/clock.js";
+import { wrongBuild } from "../../src/core/nativeBuild.js";
 import { unknownKind } from "../../src/core/seams.js";
 import type { BadgeEntry } from "./badges.js";
 import type { NfcKind, NfcLike, NfcStation } from "./station.js";
@@ -61,6 +62,15 @@ export async function startPcsc(specifier = "nfc-pcsc"): Promise<{ nfc: NfcLike 
       ns.NFC ?? (typeof cjs === "object" && cjs !== null ? (cjs as Record<string, unknown>).NFC : undefined);
   } catch (err) {
     const code = typeof err === "object" && err !== null && "code" in err ? String(err.code) : String(err);
+    const message = err instanceof Error ? err.message : "";
+    // The system library PC/SC needs, or a build for another board: said as such.
+    if (message.includes("libpcsclite.so"))
+      return {
+        nfc: null,
+        reason: "module not available: libpcsclite.so.1 is missing (apt-get install pcscd libccid)",
+      };
+    const wrong = wrongBuild(err);
+    if (wrong !== null) return { nfc: null, reason: `module not available: ${wrong}`.slice(0, 200) };
     return { nfc: null, reason: `module not available: ${code}`.slice(0, 200) };
   }
   if (typeof Nfc !== "function") return { nfc: null, reason: "module not available: no NFC export" };

@@ -1,3 +1,7 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/core/clock.js";
 import { checkinUri } from "../display/display.js";
@@ -121,5 +125,23 @@ describe("NFC station", () => {
     await expect(createNfc({ kind: "usb", badges: [] } as never, { clock })).rejects.toThrow(
       "valid: pcsc, sim",
     );
+  });
+
+  it("a PC/SC library missing on the board is named with the packages to install", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "vendd-nfc-"));
+    try {
+      const fake = join(dir, "nfc.mjs");
+      writeFileSync(
+        fake,
+        'throw Object.assign(new Error("libpcsclite.so.1: cannot open shared object file: No such file or directory"), { code: "ERR_DLOPEN_FAILED" });\n',
+      );
+      const loaded = await startPcsc(pathToFileURL(fake).href);
+      expect(loaded.nfc).toBeNull();
+      expect(loaded.reason).toBe(
+        "module not available: libpcsclite.so.1 is missing (apt-get install pcscd libccid)",
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

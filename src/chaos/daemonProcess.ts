@@ -32,6 +32,11 @@ export interface DaemonSpawnOptions {
   env?: NodeJS.ProcessEnv;
   /** Wraps the command: `[prefix..., node, cli, run, ...]` (strace, fiu-run). */
   prefix?: readonly string[];
+  /**
+   * The program and its script instead of `[this node, BUILT_CLI]`: another build of vendd (an installed
+   * release, an arm64 node under qemu: test/board-arm64.test.ts).
+   */
+  command?: readonly [string, string];
   /** Time to reach "unit in service", ms (default 20 000). */
   readyTimeoutMs?: number;
   /** Kept log tail, characters (default 200 000). */
@@ -75,17 +80,10 @@ export class DaemonProcess {
 
   /** Starts the daemon; resolves once the child is running (not yet in service). */
   static spawn(opts: DaemonSpawnOptions): DaemonProcess {
-    if (!existsSync(BUILT_CLI))
-      throw new DaemonProcessError("not-built", `${BUILT_CLI} is missing: run \`npm run build\` first`);
-    const node = [
-      process.execPath,
-      BUILT_CLI,
-      "run",
-      "--config",
-      opts.configPath,
-      "--secrets",
-      opts.secretsPath,
-    ];
+    const [program, cli] = opts.command ?? [process.execPath, BUILT_CLI];
+    if (!existsSync(cli))
+      throw new DaemonProcessError("not-built", `${cli} is missing: run \`npm run build\` first`);
+    const node = [program, cli, "run", "--config", opts.configPath, "--secrets", opts.secretsPath];
     const [cmd = process.execPath, ...args] = [...(opts.prefix ?? []), ...node];
     const child = spawn(cmd, args, {
       env: { ...process.env, VENDD_FAULT_POINT: "", ...opts.env },

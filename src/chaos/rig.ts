@@ -43,7 +43,7 @@ export async function startWorld(pollDelayMs = 50, ackRate = 100): Promise<World
 }
 
 /** What a launch may add: environment (fault point), a command prefix (strace, fiu-run), a ready timeout. */
-export type LaunchOptions = Pick<DaemonSpawnOptions, "env" | "prefix" | "readyTimeoutMs">;
+export type LaunchOptions = Pick<DaemonSpawnOptions, "env" | "prefix" | "readyTimeoutMs" | "command">;
 
 /**
  * One unit under test in a world: its files, the current `vendd run` child, and the marks (ledger
@@ -55,6 +55,8 @@ export class Unit {
   starts = 0;
   /** Children that died by SIGKILL (ours or an armed fault point). */
   kills = 0;
+  /** Merged into every launch (also the restarts a scenario makes): another program, a longer ready wait. */
+  launchDefaults: LaunchOptions = {};
   private inServiceNow = false;
   private readiness: Promise<void> = Promise.resolve();
   readonly ledgerMark: number;
@@ -88,15 +90,20 @@ export class Unit {
    */
   launch(opts: LaunchOptions = {}): DaemonProcess {
     if (this.running) throw new Error("daemon already running");
+    const merged: LaunchOptions = {
+      ...this.launchDefaults,
+      ...opts,
+      env: { ...this.launchDefaults.env, ...opts.env },
+    };
     const d = DaemonProcess.spawn({
       configPath: this.files.configPath,
       secretsPath: this.files.secretsPath,
-      ...opts,
+      ...merged,
     });
     this.daemon = d;
     this.inServiceNow = false;
     this.starts++;
-    this.readiness = d.ready(opts.readyTimeoutMs).then(() => {
+    this.readiness = d.ready(merged.readyTimeoutMs).then(() => {
       if (this.daemon === d) this.inServiceNow = true;
     });
     this.readiness.catch(() => undefined);

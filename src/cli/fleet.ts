@@ -41,6 +41,10 @@ const SUBCOMMANDS: Readonly<Record<string, { usage: string; load: () => Promise<
     usage: "vendd fleet alerts [--open] [--json] [--config FILE] [--db FILE|URL]",
     load: async () => (await import("./fleetAlerts.js")).fleetAlertsCommand,
   },
+  backup: {
+    usage: "vendd fleet backup --out FILE [--db FILE] [--config FILE]",
+    load: async () => (await import("./fleetBackup.js")).fleetBackupCommand,
+  },
   user: {
     usage:
       "vendd fleet user add NAME --role viewer|manager [--db FILE|URL] [--password-file FILE]\n" +

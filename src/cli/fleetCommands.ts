@@ -12,6 +12,14 @@ export const FLEET_USER_OPTIONS = {
   help,
 } as const satisfies OptionSpecs;
 
+/** `vendd fleet backup` (src/cli/fleetBackup.ts). */
+export const FLEET_BACKUP_OPTIONS = {
+  out: { type: "string", value: "FILE" },
+  db: { type: "string", value: "FILE" },
+  config: { type: "string", value: "FILE" },
+  help,
+} as const satisfies OptionSpecs;
+
 export const FLEET_ENROLL_OPTIONS = {
   config: { type: "string", value: "FILE" },
   key: { type: "string", value: "FILE" },
@@ -112,6 +120,12 @@ export const FLEET_COMMANDS: readonly CommandHelp[] = [
       words: "fleet alerts",
       summary:
         "list alerts (open, acknowledged, resolved; --open: only those not resolved) and failing deliveries",
+    },
+  ]),
+  ...helpLines("fleet", FLEET_BACKUP_OPTIONS, [
+    {
+      words: "fleet backup",
+      summary: "a consistent copy of a SQLite fleet database while the server runs (docs/fleet-server.md)",
     },
   ]),
   ...helpLines("fleet", FLEET_RECONCILE_OPTIONS, [

@@ -8,6 +8,7 @@ import { systemClock } from "../core/clock.js";
 import { fleetServerFaultPointsFromEnv, NO_FLEET_SERVER_FAULTS } from "../core/faults.js";
 import { ed25519Checker } from "../core/fleetAuth.js";
 import { printable } from "../core/printable.js";
+import { createNotifier } from "../core/sdnotify.js";
 import { type FleetServices, fleetPlugins, startFleetJobs } from "../fleet/compose.js";
 import { defaultFleetConfig, type FleetConfig, FleetConfigError, loadFleetConfig } from "../fleet/config.js";
 import { configureProvider, loadEntitlementKey } from "../fleet/plans/index.js";
@@ -252,11 +253,17 @@ export async function fleetServeCommand(argv: string[]): Promise<number> {
   startupWarnings(server.ctx.logger, { host: listen.host, https: https !== undefined, bundleKeys });
   const jobs = startFleetJobs(server.ctx, services, cfg.schedules);
   if (jobs.started.length > 0) server.ctx.logger.info({ jobs: jobs.started }, "scheduled jobs started");
+  // Under systemd (vendd-fleet.service, Type=notify): READY once listening, the watchdog from the event loop.
+  const notifier = createNotifier(process.env, server.ctx.logger);
+  notifier.ready(`serving ${server.url}`);
+  const stopWatchdog = notifier.startWatchdog();
   return new Promise<number>((resolve) => {
     const stop = (signal: NodeJS.Signals): void => {
       process.off("SIGTERM", stop);
       process.off("SIGINT", stop);
       server.ctx.logger.info({ signal }, "fleet server stopping");
+      notifier.stopping();
+      stopWatchdog();
       jobs
         .stop()
         .then(() => server.close())

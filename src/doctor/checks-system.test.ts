@@ -8,6 +8,7 @@ import { ManualClock } from "../core/clock.js";
 import { openSqliteJournal } from "../journal/sqlite.js";
 import { PaymentError } from "../payment/errors.js";
 import { defaultDoctorDeps } from "./deps.js";
+import { nativeCheck } from "./native.js";
 import { runDoctor } from "./plan.js";
 import { allPassed, formatJson, formatTable } from "./run.js";
 import { enoent, fakeDeps, loaded, row, silent } from "./test-support.js";
@@ -21,6 +22,7 @@ describe("vendd doctor: the table, the unit itself and the payment service", () 
     expect(results.map((r) => [r.check, r.status])).toEqual([
       ["clock", "ok"],
       ["disk", "ok"],
+      ["native modules", "ok"],
       ["journal", "ok"],
       ["vmc", "ok"],
       ["dex", "skip"],
@@ -185,5 +187,39 @@ describe("vendd doctor: the table, the unit itself and the payment service", () 
     );
     const r2 = row(await runDoctor(legacy, fakeDeps({ readPosUnit: async () => null })), "payment");
     expect(r2).toMatchObject({ status: "ok", detail: expect.stringContaining("PoS not registered yet") });
+  });
+});
+
+describe("vendd doctor: native modules", () => {
+  it("names a module built for another CPU and the next step, not the storage", async () => {
+    const addon = join(dir, "better_sqlite3.node");
+    const head = Buffer.alloc(64);
+    head.writeUInt32BE(0x7f454c46, 0);
+    head[4] = 2;
+    head[5] = 1;
+    head.writeUInt16LE(process.arch === "arm64" ? 62 : 183, 18);
+    writeFileSync(addon, head);
+    const check = nativeCheck((name) => {
+      if (name === "better-sqlite3")
+        throw Object.assign(
+          new Error(`${addon}: cannot open shared object file: No such file or directory`),
+          {
+            code: "ERR_DLOPEN_FAILED",
+          },
+        );
+    });
+    const outcome = await check.run(new AbortController().signal);
+    expect(outcome.status).toBe("fail");
+    expect(outcome.detail).toMatch(
+      /^better_sqlite3\.node is built for (x86-64|arm64 \(aarch64\)); install the release for this board$/,
+    );
+  });
+
+  it("an optional module that is not installed is no failure", async () => {
+    const check = nativeCheck((name) => {
+      if (name === "unix-dgram")
+        throw Object.assign(new Error("Cannot find module"), { code: "MODULE_NOT_FOUND" });
+    });
+    expect((await check.run(new AbortController().signal)).status).toBe("ok");
   });
 });

@@ -2,6 +2,7 @@ import type { LoadedConfig } from "../config/load.js";
 import type { DoctorDeps } from "./deps.js";
 import { displayCheck, gpioCheck, vmcCheck } from "./devices.js";
 import { dexCheck } from "./dex.js";
+import { nativeCheck } from "./native.js";
 import { paymentCheck, skipped } from "./payment.js";
 import { bleCheck, nfcCheck } from "./radio.js";
 import { type CheckResult, runChecks } from "./run.js";
@@ -16,6 +17,7 @@ export function doctorChecks(loaded: LoadedConfig, deps: DoctorDeps) {
   return [
     clockCheck(deps),
     diskCheck(config, deps),
+    nativeCheck(),
     journalCheck(config, deps),
     vmcCheck(config, deps),
     config.dex.enabled ? dexCheck(config, deps) : skipped("dex", "dex.enabled is false"),

@@ -239,7 +239,8 @@ export type JournalCause =
   | "no directory"
   | "not a file"
   | "i/o error"
-  | "in use";
+  | "in use"
+  | "wrong build";
 
 /** A journal that cannot be used, as the operator needs to see it. */
 export interface JournalProblem {

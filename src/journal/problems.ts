@@ -1,5 +1,6 @@
 import { accessSync, constants, type Stats, statfsSync, statSync } from "node:fs";
 import { dirname } from "node:path";
+import { wrongBuild } from "../core/nativeBuild.js";
 import { type JournalCause, JournalError, type JournalProblem } from "./journal.js";
 
 /** Below this much free space at the journal's directory a start is refused as "disk full", bytes. */
@@ -29,6 +30,8 @@ export function nextStepFor(cause: JournalCause, path: string): string {
       return `journal.path names a directory: point it at a file, for example ${path}/journal.db.`;
     case "i/o error":
       return `Check the storage (dmesg: a failing SD card or USB disk), keep a copy of the journal files, then restart vendd (${RECOVERING}).`;
+    case "wrong build":
+      return `This board runs ${process.arch} with Node.js ${process.version}: install the vendd release built for it (docs/board.md); the journal is not touched.`;
     case "in use":
       return "Only one vendd may use a journal: stop the other one (systemctl stop vendd) or give this one its own journal.path.";
   }
@@ -63,6 +66,9 @@ export function errorCode(err: unknown): string | undefined {
  */
 export function classifyJournalError(err: unknown, path: string, freeBytes = freeBytesAt): JournalError {
   if (err instanceof JournalError) return err;
+  // SQLite's native module built for another CPU or Node.js: not a storage fault.
+  const wrong = wrongBuild(err);
+  if (wrong !== null) return refuse(path, "wrong build", wrong, err);
   const code = errorCode(err) ?? "";
   const message = err instanceof Error ? err.message : String(err);
   const detail = code === "" || message.startsWith(code) ? message : `${code}: ${message}`;

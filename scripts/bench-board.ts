@@ -1,0 +1,110 @@
+/**
+ * The board table (docs/board.md, "x86 and emulated arm64"): the same `vendd run` measured from outside the
+ * process, so that any build can be measured: this checkout's dist/, a release's bundle, or an arm64
+ * release run by the arm64 Node under qemu-aarch64. The unit is the chaos rig's (V10 against the emulator
+ * in this process, the MDB adapter on the simulator's PTY, an instant customer).
+ *
+ *   node dist/scripts/bench-board.js [--node PROGRAM] [--cli MAIN.JS] [--vends N] [--starts N]
+ *
+ * Figures: spawn → "unit in service" (median of --starts, the journal already holding the vends of the
+ * previous runs); a vend's wall time from the VMC's request to the end of its session (the customer pays
+ * at once; includes the emulator's 50 ms status polls, the same for every build, so differences are the
+ * unit's); the daemon's RSS (VmRSS, for qemu the emulator's process with its translated code) after N vends.
+ * Environment for the program: QEMU_LD_PREFIX when --node is an arm64 binary.
+ */
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { pause, selectionVend, waitUntil } from "../src/chaos/actors.js";
+import { startWorld, Unit } from "../src/chaos/rig.js";
+import { priceOf } from "../src/chaos/scenario.js";
+
+function rssMiB(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return m?.[1] === undefined ? Number.NaN : Math.round(Number(m[1]) / 102.4) / 10;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] ?? Number.NaN;
+}
+
+function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? Number.NaN;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      node: { type: "string", default: process.execPath },
+      cli: { type: "string", default: resolve("dist/src/cli/main.js") },
+      vends: { type: "string", default: "200" },
+      starts: { type: "string", default: "3" },
+    },
+  });
+  const vends = Number(values.vends);
+  const starts = Number(values.starts);
+  const world = await startWorld(50);
+  const unit = Unit.create(world, { driver: "v10", flow: "selection" });
+  unit.launchDefaults = {
+    command: [values.node, values.cli],
+    readyTimeoutMs: 120_000,
+    env: { QEMU_LD_PREFIX: process.env.QEMU_LD_PREFIX ?? "/usr/aarch64-linux-gnu" },
+  };
+  const ctx = {
+    emu: world.emu,
+    sim: world.sim,
+    beaconId: unit.files.beaconId,
+    phone: "+4520031801",
+    payWithinMs: 20_000,
+    decideWithinMs: 20_000,
+    random: () => 0.5,
+  };
+  try {
+    const ready: number[] = [];
+    const walls: number[] = [];
+    // Vends the unit did not sell (denied: its payment timeout passed first, as under a loaded qemu).
+    let notSold = 0;
+    const rss: Array<[number, number]> = [];
+    for (let s = 0; s < starts; s++) {
+      const d = await unit.start();
+      ready.push(Date.now() - d.spawnedAt);
+      rss.push([0, rssMiB(d.pid)]);
+      const per = Math.floor(vends / starts);
+      for (let i = 0; i < per; i++) {
+        const index = s * per + i;
+        // The VMC back to idle and the unit settled, as between two customers.
+        await pause(150);
+        await waitUntil(() => world.sim.reader === "enabled", 20_000);
+        const t = performance.now();
+        const r = await selectionVend(ctx, 1 + (index % 9), priceOf(index), 1);
+        if (r.outcome === "success") walls.push(performance.now() - t);
+        else notSold++;
+        if ((index + 1) % 50 === 0) rss.push([index + 1, rssMiB(d.pid)]);
+      }
+      await unit.daemon?.stop();
+    }
+    const out = {
+      program: values.node,
+      cli: values.cli,
+      startToReadyMs: { median: median(ready), all: ready },
+      vendWallMs: {
+        p50: Math.round(pct(walls, 50)),
+        p99: Math.round(pct(walls, 99)),
+        n: walls.length,
+        notSold,
+      },
+      rssMiB: rss,
+    };
+    process.stdout.write(`${JSON.stringify(out)}\n`);
+  } finally {
+    await world.close();
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench-board: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exitCode = 1;
+});
