@@ -34,8 +34,7 @@ if [ "$pkg" = vendd ]; then
   # until a bundle brings another (postinst).
   printf '#!/bin/sh\nexec /usr/bin/node /opt/vendd/current/dist/src/cli/main.js "$@"\n' >"$stage/usr/bin/vendd"
   for u in vendd.service vendd-bundle.path vendd-bundle.service vendd-pull.service vendd-pull.timer vendd-console@.service; do
-    sed -e 's#/opt/vendd/dist/#/opt/vendd/current/dist/#g' \
-      -e 's#^\(Documentation=\).*#\1file:///usr/share/doc/vendd/README.Debian#' \
+    sed -e 's#^\(Documentation=\).*#\1file:///usr/share/doc/vendd/README.Debian#' \
       -e 's#^\# vendd: the payment unit daemon. Install with scripts/install.sh.*#\# vendd: the payment unit daemon (Debian package vendd: docs/board.md).#' \
       "$repo/systemd/$u" >"$stage/lib/systemd/system/$u"
   done
