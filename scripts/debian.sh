@@ -55,6 +55,9 @@ else
   mkdir -p "$stage/etc/vendd-fleet"
   cp "$repo/config/fleet.example.yaml" "$stage/etc/vendd-fleet/fleet.yaml"
   echo /etc/vendd-fleet/fleet.yaml >"$stage/DEBIAN/conffiles"
+  # The tested TLS proxy example (docs/fleet-server.md, test/fleet-tls-proxy.test.ts).
+  mkdir -p "$stage/usr/share/doc/vendd-fleet/examples"
+  cp "$repo/config/nginx-fleet.conf" "$stage/usr/share/doc/vendd-fleet/examples/"
   desc="fleet server for vendd payment units
  The fleet server of vendd: unit enrolment, events, dashboard, reconciliation,
  plans and invoices, on SQLite or PostgreSQL. The payment service emulator
@@ -107,7 +110,8 @@ date_rfc="$(date -R -u -d "@${SOURCE_DATE_EPOCH:-0}")"
 printf '%s (%s) unstable; urgency=medium\n\n  * Release %s built for %s by scripts/release.sh.\n\n -- vendd maintainers <maintainers@vendd.example.org>  %s\n' \
   "$pkg" "$version" "$version" "$arch" "$date_rfc" | gzip -9n >"$stage/usr/share/doc/$pkg/changelog.Debian.gz"
 cp "$tpl/lintian-overrides" "$stage/usr/share/lintian/overrides/$pkg"
-chmod 0644 "$stage/usr/share/doc/$pkg/"* "$stage/usr/share/lintian/overrides/$pkg"
+find "$stage/usr/share/doc/$pkg" -type f -exec chmod 0644 {} +
+chmod 0644 "$stage/usr/share/lintian/overrides/$pkg"
 sed -i "s/^/$pkg: /" "$stage/usr/share/lintian/overrides/$pkg"
 
 for s in postinst prerm postrm; do
