@@ -4,10 +4,9 @@
  * result (recon_runs / recon_lines) and prints it. Exit codes: 0 everything reconciles, 1 something does not
  * (or the report or database could not be read), 2 usage error.
  */
-import { existsSync } from "node:fs";
 import { systemClock } from "../core/clock.js";
 import { formatAmount } from "../core/money.js";
-import { isPostgresUrl, openFleetDb, redactUrl } from "../fleet/db/open.js";
+import { openFleetDb } from "../fleet/db/open.js";
 import { problems, type ReconLine, type ReconResult } from "../fleet/reconcile/match.js";
 import { isDay, runReconcile } from "../fleet/reconcile/run.js";
 import { loadReportingSettings } from "../fleet/reconcile/settings.js";
@@ -140,19 +139,12 @@ export async function fleetReconcileCommand(argv: string[], io?: CliIo): Promise
     out.stderr.write(`vendd fleet reconcile: ${(e as Error).message}\n`);
     return 1;
   }
-  if (!isPostgresUrl(dbTarget) && !existsSync(dbTarget)) {
-    // Opening would create (and migrate) an empty database: refuse, it is surely the wrong path.
-    out.stderr.write(`vendd fleet reconcile: no fleet database at ${dbTarget} (--db FILE|URL)\n`);
-    return 1;
-  }
   let fleet: Awaited<ReturnType<typeof openFleetDb>>;
   try {
-    fleet = await openFleetDb(dbTarget);
+    // Never created here: a mistyped path is refused, not made into an empty fleet.
+    fleet = await openFleetDb(dbTarget, { create: false });
   } catch (e) {
-    const where = /^postgres/.test(dbTarget) ? redactUrl(dbTarget) : dbTarget;
-    out.stderr.write(
-      `vendd fleet reconcile: cannot open the fleet database ${where}: ${(e as Error).message}\n`,
-    );
+    out.stderr.write(`vendd fleet reconcile: ${(e as Error).message}\n`);
     return 1;
   }
   const client = new ReportingClient({

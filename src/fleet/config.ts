@@ -9,6 +9,7 @@
  */
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
+import { Cron } from "croner";
 import YAML from "yaml";
 import { z } from "zod";
 
@@ -35,8 +36,23 @@ const timeZone = z.string().refine((tz) => {
     return false;
   }
 }, "not an IANA time zone (e.g. Europe/Oslo, UTC)");
-/** A 5-field cron pattern (minute hour day month weekday), checked loosely here and by croner at start. */
-const cronPattern = z.string().regex(/^\S+( \S+){4}$/, "a cron pattern of 5 fields, e.g. '30 4 * * *'");
+/** A 5-field cron pattern (minute hour day month weekday), checked here by croner itself. */
+const cronPattern = z
+  .string()
+  .regex(/^\S+( \S+){4}$/, "a cron pattern of 5 fields, e.g. '30 4 * * *'")
+  .refine(
+    validCron,
+    "not a valid cron pattern (minute 0-59, hour 0-23, day 1-31, month 1-12, weekday 0-7), e.g. '30 4 * * *'",
+  );
+
+function validCron(pattern: string): boolean {
+  try {
+    new Cron(pattern, { paused: true }).stop();
+    return true;
+  } catch {
+    return false;
+  }
+}
 const hhmm = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, "HH:MM, e.g. 06:00");
 
 const Main = z.strictObject({

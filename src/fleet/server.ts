@@ -157,7 +157,7 @@ export async function startFleetServer(opts: FleetServerOptions): Promise<Runnin
     timeZone: opts.timeZone,
     ...(opts.bundleKeys === undefined ? {} : { bundleKeys: opts.bundleKeys }),
   };
-  let app: FastifyInstance;
+  let app: FastifyInstance | undefined;
   try {
     await warmKeyCache(ctx);
     app = await createFleetApp(ctx, {
@@ -170,6 +170,8 @@ export async function startFleetServer(opts: FleetServerOptions): Promise<Runnin
     });
     await app.listen({ host: opts.host, port: opts.port });
   } catch (err) {
+    // Nothing may stay open (the nonce purge timer, the pools): the caller exits.
+    await app?.close().catch(() => undefined);
     await fdb.close();
     throw err;
   }
