@@ -6,6 +6,7 @@
 import { causeOf, closeAll } from "../core/fatal.js";
 import { printable } from "../core/printable.js";
 import { renderUsage } from "./commands.js";
+import { holdInterrupts } from "./interrupts.js";
 import { packageVersion } from "./version.js";
 
 /** Rendered from the option tables the subcommands parse with (commands.ts). */
@@ -56,6 +57,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`vendd ${packageVersion()}\n`);
     return 0;
   }
+  if (name === "demo") holdInterrupts();
   const command = await load(name);
   if (!command) {
     process.stderr.write(`vendd: unknown command '${printable(name, 64)}'\n${USAGE}`);
