@@ -28,8 +28,13 @@ export type ReadResult =
       value: unknown;
       /** Permission bits of the file read (from the same open file, so no race with a swap). */
       mode: number;
+      /** The line of the key at `path` (mapping keys from the top), for messages that must not quote it. */
+      keyLine: KeyLine;
     }
   | { ok: false; issues: ConfigIssue[] };
+
+/** The 1-based line of the key at `path` in the document, or null when there is none. */
+export type KeyLine = (path: readonly string[]) => number | null;
 
 export interface ReadOptions {
   /** The issue path for problems with the file as a whole, e.g. `(config file)` or `secrets.file`. */
@@ -44,6 +49,20 @@ export function readStructuredFile(file: string, opts: ReadOptions): ReadResult 
   if (typeof read === "string") return { ok: false, issues: [{ path: opts.label, message: read }] };
   const parsed = parseStructured(read.text, file, opts);
   return parsed.ok ? { ...parsed, mode: read.mode } : parsed;
+}
+
+/**
+ * The one loader of every YAML or JSON file vendd reads (unit config and secrets, fleet config and secrets,
+ * reporting settings and secrets, and any new one): the size limit, the linear duplicate-key check and
+ * messages that never quote the content, as `readStructuredFile`; a failure as one line naming the file.
+ */
+export function loadStructuredFile(
+  file: string,
+  what: string,
+): { ok: true; value: unknown; keyLine: KeyLine; mode: number } | { ok: false; message: string } {
+  const read = readStructuredFile(file, { label: what });
+  if (read.ok) return read;
+  return { ok: false, message: `${what}: ${read.issues.map((i) => i.message).join("; ")}` };
 }
 
 /** The file's text and mode, or what is wrong (naming the file, never its content). */
@@ -85,7 +104,7 @@ export function parseStructured(
   text: string,
   file: string,
   opts: Pick<ReadOptions, "label">,
-): { ok: true; value: unknown } | { ok: false; issues: ConfigIssue[] } {
+): { ok: true; value: unknown; keyLine: KeyLine } | { ok: false; issues: ConfigIssue[] } {
   const shown = printable(file);
   const fail = (messages: string[]) => ({
     ok: false as const,
@@ -110,7 +129,19 @@ export function parseStructured(
   const dups = duplicateKeys(doc);
   if (dups.offsets.length > 0) return fail(capped(dups.offsets.map((o) => at(o, "DUPLICATE_KEY"))));
   try {
-    return { ok: true, value: doc.toJS({ maxAliasCount: 100 }) };
+    const keyLine: KeyLine = (path) => {
+      let node: unknown = doc.contents;
+      let line: number | null = null;
+      for (const segment of path) {
+        if (!isMap(node)) return null;
+        const pair = node.items.find((p) => isScalar(p.key) && p.key.value === segment);
+        if (pair === undefined || !isScalar(pair.key)) return null;
+        line = lineCounter.linePos(pair.key.range?.[0] ?? 0).line;
+        node = pair.value;
+      }
+      return line;
+    };
+    return { ok: true, value: doc.toJS({ maxAliasCount: 100 }), keyLine };
   } catch {
     // toJS throws on unresolved aliases or alias bombs; its message may name document content.
     return fail([`${shown}: cannot resolve YAML aliases`]);

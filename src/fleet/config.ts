@@ -7,11 +7,11 @@
  * in this file: they come from the file named by `secretsFile` or from environment variables, and a key that
  * looks like a secret in the main file is refused. Errors name the file and the field, never a value.
  */
-import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { Cron } from "croner";
-import YAML from "yaml";
 import { z } from "zod";
+import { type KeyLine, loadStructuredFile } from "../config/files.js";
+import { unknownKeysMessage } from "../config/secrets.js";
 
 export class FleetConfigError extends Error {
   override readonly name = "FleetConfigError";
@@ -200,30 +200,35 @@ export interface FleetConfig {
   secrets: string[];
 }
 
-function readYaml(path: string, what: string): unknown {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (e) {
-    throw new FleetConfigError(`${what} ${path}: ${(e as NodeJS.ErrnoException).code ?? "unreadable"}`);
-  }
-  try {
-    return YAML.parse(text) as unknown;
-  } catch (e) {
-    const line = e instanceof YAML.YAMLParseError ? ` (line ${e.linePos?.[0]?.line ?? "?"})` : "";
-    throw new FleetConfigError(`${what} ${path}: not valid YAML${line}`);
-  }
+/** Reads a YAML or JSON file through the project's one loader (size limit, linear duplicate check). */
+function readYaml(path: string, what: string): { value: unknown; keyLine: KeyLine } {
+  const read = loadStructuredFile(path, what);
+  if (!read.ok) throw new FleetConfigError(read.message);
+  return read;
 }
 
-function check<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
+/**
+ * `value` checked against `schema`; FleetConfigError with paths and messages only, never a value. With
+ * `secretKeys` (a secrets file: its keys may be secrets), unknown keys are counted and located by line.
+ */
+function check<T>(
+  schema: z.ZodType<T>,
+  value: unknown,
+  what: string,
+  secretKeys?: { keyLine: KeyLine; allowed: string },
+): T {
   const r = schema.safeParse(value ?? {});
   if (r.success) return r.data;
-  // Paths and messages only, never the values.
   const list = r.error.issues
     .map((i) => {
       const where = i.path.join(".") || "(top)";
-      if (i.code === "unrecognized_keys") return `${where}: unknown key(s) ${i.keys.join(", ")}`;
-      return `${where}: ${i.message}`;
+      if (i.code !== "unrecognized_keys") return `${where}: ${i.message}`;
+      if (secretKeys === undefined) return `${where}: unknown key(s) ${i.keys.join(", ")}`;
+      const at = i.path.map(String);
+      return `${where}: ${unknownKeysMessage(
+        i.keys.map((k) => secretKeys.keyLine([...at, k])),
+        secretKeys.allowed,
+      )}`;
     })
     .join("; ");
   throw new FleetConfigError(`${what}: ${list}`);
@@ -247,7 +252,7 @@ function secretKeys(doc: unknown, at: string[] = []): string[] {
  */
 export function fleetConfigDb(path: string): string | undefined {
   const abs = resolve(path);
-  const doc = readYaml(abs, "fleet config");
+  const doc = readYaml(abs, `fleet config ${abs}`).value;
   const m = check(Main, doc, `fleet config ${abs}`);
   if (m.db === undefined) return undefined;
   return /^postgres(ql)?:\/\//.test(m.db) || m.db === ":memory:" ? m.db : resolve(dirname(abs), m.db);
@@ -271,7 +276,7 @@ export function defaultFleetConfig(): FleetConfig {
 export function loadFleetConfig(path: string, env: NodeJS.ProcessEnv = process.env): FleetConfig {
   const abs = resolve(path);
   const base = dirname(abs);
-  const doc = readYaml(abs, "fleet config");
+  const doc = readYaml(abs, `fleet config ${abs}`).value;
   const leaked = secretKeys(doc);
   if (leaked.length > 0)
     throw new FleetConfigError(
@@ -283,7 +288,11 @@ export function loadFleetConfig(path: string, env: NodeJS.ProcessEnv = process.e
   let fileSecrets: Secrets = {};
   if (m.secretsFile !== undefined) {
     const sp = at(m.secretsFile);
-    fileSecrets = check(Secrets, readYaml(sp, "fleet secrets"), `fleet secrets ${sp}`);
+    const read = readYaml(sp, `fleet secrets ${sp}`);
+    fileSecrets = check(Secrets, read.value, `fleet secrets ${sp}`, {
+      keyLine: read.keyLine,
+      allowed: `a fleet secrets file holds only ${Object.keys(SECRET_ENV).join(", ")}`,
+    });
   }
   const envSecrets: Record<string, string> = {};
   for (const [key, name] of Object.entries(SECRET_ENV)) {
