@@ -13,6 +13,7 @@ import { createLogger } from "../core/log.js";
 import type { PublicKey } from "../update/minisign.js";
 import type { FleetContext } from "./context.js";
 import { isPostgresUrl, openFleetDb } from "./db/open.js";
+import { registerRequestLog } from "./requestLog.js";
 import { registerUnitApi, UNIT_BODY_LIMIT } from "./unitApi.js";
 
 /** What a plugin may need from the server besides the app and context. */
@@ -55,10 +56,13 @@ export async function createFleetApp(
 ): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: ctx.logger,
+    // Per-request lines at debug and a summary a minute at info (requestLog.ts).
+    disableRequestLogging: true,
     bodyLimit: UNIT_BODY_LIMIT,
     trustProxy: opts.trustProxy ?? false,
     ...(opts.https === undefined ? {} : { https: opts.https }),
   }) as unknown as FastifyInstance;
+  registerRequestLog(app, ctx);
   const unitAuth = await registerUnitApi(app, ctx, {
     faults: opts.faults ?? NO_FLEET_SERVER_FAULTS,
     ...(opts.entitlements === undefined ? {} : { entitlements: opts.entitlements }),

@@ -2,10 +2,11 @@
  * Opens the fleet's database: the embedded default (one SQLite file, WAL, `synchronous=FULL`, zero setup)
  * or PostgreSQL (`postgres://…`, shared by several fleet processes), migrated to the current schema.
  */
-import { chmodSync, closeSync, existsSync, openSync } from "node:fs";
+import { existsSync } from "node:fs";
 import Database from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteDialect } from "kysely";
 import pg from "pg";
+import { createPrivateFile } from "../../core/atomicFile.js";
 import { safeUrl } from "../../core/safeUrl.js";
 import type { HotPath } from "./hot.js";
 import { postgresHotPath } from "./hotPostgres.js";
@@ -86,15 +87,6 @@ export function isPostgresUrl(target: string): boolean {
 export function redactUrl(target: string): string {
   const shown = safeUrl(target);
   return shown.startsWith("(") ? "postgres://(unparsable URL)" : shown;
-}
-
-/**
- * Creates the empty file `path` mode 0600 whatever the umask: it will hold password and session hashes
- * and the units' keys. SQLite gives its -wal and -shm files the mode of the database file.
- */
-function createPrivate(path: string): void {
-  closeSync(openSync(path, "wx", 0o600));
-  chmodSync(path, 0o600);
 }
 
 /** Most prepared statements kept; a query of another shape beyond it is prepared again. */
@@ -215,7 +207,7 @@ async function openFleetDbOrThrow(target: string, opts: OpenFleetDbOptions): Pro
       },
     };
   }
-  if (target !== ":memory:" && !existsSync(target)) createPrivate(target);
+  if (target !== ":memory:") createPrivateFile(target);
   const file = new Database(target);
   try {
     file.pragma("journal_mode = WAL");
