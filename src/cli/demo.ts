@@ -1,8 +1,9 @@
 import { parseArgs } from "node:util";
 import { createLogger } from "../core/log.js";
+import { printable } from "../core/printable.js";
 import { SecretRegistry } from "../core/secrets.js";
 import { runDemo } from "../demo/unit.js";
-import { parseListen } from "./fleetOptions.js";
+import { LOG_LEVELS, parseListen } from "./fleetOptions.js";
 import { handleInterrupts } from "./interrupts.js";
 import { DEMO_OPTIONS } from "./simCommands.js";
 
@@ -62,6 +63,9 @@ export async function demoCommand(argv: string[]): Promise<number> {
   if (legacyMode !== "reservation" && legacyMode !== "payment") {
     return usage("--legacy-mode must be reservation or payment");
   }
+  const level = values["log-level"];
+  if (level !== undefined && !(LOG_LEVELS as readonly string[]).includes(level))
+    return usage(`--log-level ${printable(level, 64)}: not a log level; one of ${LOG_LEVELS.join(", ")}`);
   const board = DEMO_BOARDS.find((b) => b === (values.board ?? "sim"));
   if (board === undefined) return usage(`--board must be one of: ${DEMO_BOARDS.join(", ")}`);
   if (values.fleet === true) return fleet(values, vends);
