@@ -35,7 +35,7 @@ interface DocLine {
 }
 
 /** The `vendd ...` command lines of a Markdown text. */
-export function commandLines(file: string, text: string): DocLine[] {
+function commandLines(file: string, text: string): DocLine[] {
   const out: DocLine[] = [];
   let fenced = false;
   const lines = text.split("\n");
@@ -80,7 +80,7 @@ function fixed(c: CommandHelp): string[] {
 }
 
 /** Why `text` does not parse, or null when it does. */
-export function refusal(text: string): string | null {
+function refusal(text: string): string | null {
   const args = words(text).slice(1);
   // The top level: its help and version (src/cli/main.ts).
   if (args.length === 1 && ["--help", "-h", "help", "--version", "-V", "version"].includes(args[0] ?? ""))
