@@ -4,11 +4,14 @@
  * result (recon_runs / recon_lines) and prints it. Exit codes: 0 everything reconciles, 1 something does not
  * (or the report or database could not be read), 2 usage error.
  */
+
 import { systemClock } from "../core/clock.js";
+import { rangeRefusal } from "../core/days.js";
 import { formatAmount } from "../core/money.js";
+import { printable } from "../core/printable.js";
 import { openFleetDb } from "../fleet/db/open.js";
 import { problems, type ReconLine, type ReconResult } from "../fleet/reconcile/match.js";
-import { isDay, runReconcile } from "../fleet/reconcile/run.js";
+import { runReconcile } from "../fleet/reconcile/run.js";
 import { loadReportingSettings } from "../fleet/reconcile/settings.js";
 import { ReportingClient } from "../payment/reporting/client.js";
 import { parseOptionsOrExit } from "./cliArgs.js";
@@ -117,17 +120,15 @@ export async function fleetReconcileCommand(argv: string[], io?: CliIo): Promise
   const values = parseOptionsOrExit("fleet reconcile", argv, FLEET_RECONCILE_OPTIONS, HELP, out);
   if (typeof values === "number") return values;
   const format = values.format ?? "table";
-  if (
-    values.from === undefined ||
-    values.to === undefined ||
-    !isDay(values.from) ||
-    !isDay(values.to) ||
-    values.to < values.from ||
-    !["table", "csv", "json"].includes(format)
-  ) {
-    out.stderr.write(
-      `vendd fleet reconcile: --from and --to must be days YYYY-MM-DD (from <= to); --format table|csv|json\n${HELP}`,
-    );
+  if (values.from === undefined || values.to === undefined) {
+    out.stderr.write(`vendd fleet reconcile: --from and --to are required (days YYYY-MM-DD)\n${HELP}`);
+    return 2;
+  }
+  const refusal = ["table", "csv", "json"].includes(format)
+    ? rangeRefusal(values.from, values.to)
+    : `--format ${printable(format, 32)}: one of table, csv, json`;
+  if (refusal !== null) {
+    out.stderr.write(`vendd fleet reconcile: ${refusal}\n${HELP}`);
     return 2;
   }
   const dbTarget = values.db ?? out.env.VENDD_FLEET_DB ?? "fleet.db";

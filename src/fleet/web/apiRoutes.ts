@@ -16,10 +16,7 @@ export function registerApiRoutes(web: FastifyInstance, ctx: FleetContext): void
   });
   web.get("/api/v1/sales", async (req, reply) => {
     const f = salesFilter(ctx, req.query);
-    if (f === null)
-      return reply
-        .code(400)
-        .send({ error: "from and to are days (YYYY-MM-DD), from <= to, at most a year apart" });
+    if ("refusal" in f) return reply.code(400).send({ error: f.refusal });
     return {
       from: f.from,
       to: f.to,
