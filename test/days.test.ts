@@ -40,7 +40,7 @@ describe("one day parser, one range rule", () => {
     const ctx = {
       clock: new ManualClock(Date.parse("2026-06-01T12:00:00Z")),
       timeZone: "UTC",
-    } as FleetContext;
+    } as unknown as FleetContext;
     expect(salesFilter(ctx, { group: "foo" })).toEqual({ refusal: "group: one of day, unit, item" });
     expect(salesFilter(ctx, { from: "2026-02-30" })).toEqual({
       refusal: expect.stringMatching(/^from 2026-02-30: not a day/),

@@ -8,7 +8,7 @@ import { existsSync } from "node:fs";
 import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig } from "../config/load.js";
 import { writeFileAtomic } from "../core/atomicFile.js";
 import { dayRefusal } from "../core/days.js";
-import { dayStart, isDay, nextDay } from "../fleet/reconcile/run.js";
+import { dayStart, nextDay } from "../fleet/reconcile/run.js";
 import { exportSessions } from "../journal/export.js";
 import { describeRefusal } from "../journal/problems.js";
 import type { CliIo } from "./config.js";

@@ -13,7 +13,7 @@ import { rangeRefusal } from "../core/days.js";
 import { printable } from "../core/printable.js";
 import { dayOf } from "../fleet/context.js";
 import { reconcile, type SaleRow } from "../fleet/reconcile/match.js";
-import { dayStart, fetchReport, isDay, nextDay } from "../fleet/reconcile/run.js";
+import { dayStart, fetchReport, nextDay } from "../fleet/reconcile/run.js";
 import { loadReportingSettings } from "../fleet/reconcile/settings.js";
 import { exportSessions } from "../journal/export.js";
 import { describeRefusal } from "../journal/problems.js";
