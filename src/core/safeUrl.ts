@@ -3,10 +3,11 @@
  * dropped everywhere, so a credential pasted into a URL never reaches an output.
  */
 
-/** `url` without its user info; text that does not parse as a URL is not echoed at all. */
+/** `url` without its user info (as given when it has none); text that is not a URL is not echoed at all. */
 export function safeUrl(url: string): string {
   try {
     const u = new URL(url);
+    if (u.username === "" && u.password === "") return url;
     u.username = "";
     u.password = "";
     return u.toString();
