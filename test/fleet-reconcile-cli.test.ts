@@ -110,6 +110,6 @@ describe("vendd fleet reconcile", () => {
       join(dir, "missing.db"),
     );
     expect(nodb.code).toBe(1);
-    expect(nodb.stderr).toMatch(/no fleet database at .*missing\.db/);
+    expect(nodb.stderr).toMatch(/fleet database .*missing\.db: no such file/);
   });
 });

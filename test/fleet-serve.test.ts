@@ -239,7 +239,9 @@ describe("vendd fleet admin commands", () => {
 
     const pgUrl = files.pg.url.replace("postgres@", "postgres:s3cret-pw@");
     const withPw = await serve(pgUrl);
-    expect(withPw.stdout()).toContain("postgres:***@");
+    // Issue 32: a URL is printed without its user info at all.
+    expect(withPw.stdout()).toMatch(/database postgres:\/\/127\.0\.0\.1:/);
+    expect(withPw.stdout()).not.toContain("postgres:***@");
     await stop(withPw);
     expect(withPw.stdout() + withPw.stderr()).not.toContain("s3cret-pw");
     const bad = await vendd(["fleet", "serve", "--listen", "nowhere"]);

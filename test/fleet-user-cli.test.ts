@@ -2,7 +2,7 @@
  * `vendd fleet user add|list|remove` (issue 16), through the built command: the password from a file or
  * standard input (never argv), the hash in the database, removal ending the user's sessions.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -24,6 +24,15 @@ describe("vendd fleet user", () => {
   it("adds, lists and removes accounts; passwords never on the command line", async () => {
     const pw = join(dir, "pw");
     writeFileSync(pw, "correct horse battery\n", { mode: 0o600 });
+    // Issue 32: an admin command never creates the database; `vendd fleet init` (or fleet serve) does.
+    const early = await addUser("mia", "manager", pw);
+    expect(early.code).toBe(1);
+    expect(early.stderr).toContain(`fleet database ${db}: no such file`);
+    expect(early.stderr).toContain("vendd fleet init");
+    expect(existsSync(db)).toBe(false);
+    const init = await vendd(["fleet", "init", "--db", db]);
+    expect(init.code, init.stderr).toBe(0);
+    expect(statSync(db).mode & 0o777).toBe(0o600);
     const add = await addUser("mia", "manager", pw);
     expect(add.code, add.stderr).toBe(0);
     expect(add.stdout).toContain("user mia added (manager)");

@@ -3,6 +3,7 @@
  * Exit codes: 0 done (or nothing to do), 1 refused, rolled back or failed, 2 usage error.
  */
 import { readFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig, type VenddConfig } from "../config/load.js";
 import { writeFileAtomic } from "../core/atomicFile.js";
@@ -134,7 +135,7 @@ async function create(values: Values): Promise<number> {
 }
 
 async function sign(file: string, values: Values): Promise<number> {
-  const bundle = readFileSync(file);
+  const bundle = readInput(file);
   const contents = readBundle(bundle);
   let sigText: string;
   if (values.attach !== undefined) {
@@ -178,7 +179,7 @@ function keysFor(values: Values): { keys: PublicKey[]; threshold: number; keySou
 
 async function verify(file: string, values: Values): Promise<number> {
   const { keys, threshold, keySource } = keysFor(values);
-  const v = verifyBundle(readFileSync(file), {
+  const v = verifyBundle(readInput(file), {
     keys,
     releaseThreshold: threshold,
     ...(keySource === undefined ? {} : { keySource }),
@@ -303,10 +304,44 @@ export async function bundleCommand(argv: string[]): Promise<number> {
     }
     const e = err as NodeJS.ErrnoException;
     if (typeof e.code === "string" && typeof e.path === "string") {
-      process.stderr.write(`vendd bundle: cannot use ${printable(e.path)}: ${e.code}\n`);
+      process.stderr.write(`vendd bundle: ${fileProblem(e.path, e.code)}\n`);
       return 1;
     }
     throw err;
+  }
+}
+
+/** Reads a file the user named; an error carries that path (Node's EISDIR has none). */
+function readInput(file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    if (typeof e.code === "string" && e.path === undefined) e.path = file;
+    throw e;
+  }
+}
+
+/** What is wrong with a file the command read or wrote, and what to do: never a temporary file's name. */
+function fileProblem(path: string, code: string): string {
+  // writeFileAtomic writes `.NAME.tmp` beside NAME first: the file the user named is NAME.
+  const name = basename(path);
+  const tmp = /^\.(.+)\.tmp$/.exec(name);
+  const file = printable(tmp?.[1] === undefined ? path : join(dirname(path), tmp[1]));
+  switch (code) {
+    case "ENOENT":
+      return tmp === null
+        ? `${file}: no such file; check the path`
+        : `cannot write ${file}: its directory ${printable(dirname(path))} does not exist; create it or choose another --out`;
+    case "EISDIR":
+      return `${file} is a directory; give a bundle file (e.g. ${file}/NAME.vb)`;
+    case "EACCES":
+    case "EPERM":
+      return `${file}: permission denied; run as a user that may ${tmp === null ? "read" : "write"} it`;
+    case "ENOTDIR":
+      return `${file}: a part of the path is a file, not a directory; check the path`;
+    default:
+      return `cannot use ${file}: ${code}`;
   }
 }
 

@@ -6,6 +6,7 @@
 import { parseArgs } from "node:util";
 import { stringify } from "yaml";
 import { ConfigError, loadConfig, toConfigInput } from "../config/load.js";
+import { safeUrl } from "../core/safeUrl.js";
 import { CONFIG_OPTIONS } from "./unitCommands.js";
 
 const USAGE = `usage: vendd config validate FILE [--secrets FILE]
@@ -42,13 +43,17 @@ export async function configCommand(argv: string[], io?: CliIo): Promise<number>
     return 2;
   }
   try {
-    const opts =
-      parsed.secrets === undefined ? { env: out.env } : { env: out.env, secretsFile: parsed.secrets };
+    // print shows no secret, so it does not need them (a malformed secrets file given is still refused).
+    const opts = {
+      env: out.env,
+      ...(parsed.secrets === undefined ? {} : { secretsFile: parsed.secrets }),
+      ...(parsed.action === "print" ? { requireSecrets: false } : {}),
+    };
     const loaded = loadConfig(parsed.file, opts);
     if (parsed.action === "validate") {
       out.stdout.write(`ok: ${parsed.file}\n`);
     } else {
-      const effective = toConfigInput(loaded.config);
+      const effective = withoutUserInfo(toConfigInput(loaded.config));
       out.stdout.write(parsed.json ? `${JSON.stringify(effective, null, 2)}\n` : stringify(effective));
     }
     for (const w of loaded.warnings) out.stderr.write(`warning: ${w}\n`);
@@ -58,6 +63,16 @@ export async function configCommand(argv: string[], io?: CliIo): Promise<number>
     out.stderr.write(`${err.message}\n`);
     return 1;
   }
+}
+
+/** `value` with every URL's user info (`user:password@`) dropped, as everything vendd prints. */
+function withoutUserInfo(value: unknown): unknown {
+  if (typeof value === "string")
+    return /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(value) ? safeUrl(value) : value;
+  if (Array.isArray(value)) return value.map(withoutUserInfo);
+  if (typeof value === "object" && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withoutUserInfo(v)]));
+  return value;
 }
 
 /** The parsed command, `"help"`, or a usage error message. */
@@ -78,7 +93,9 @@ function parseCommand(argv: string[]): Parsed | "help" | string {
   if (values.help) return "help";
   const [action, file, ...extra] = positionals;
   if (action !== "validate" && action !== "print") {
-    return action === undefined ? "missing action (validate or print)" : "unknown action";
+    return action === undefined
+      ? "missing action: one of validate, print"
+      : "unknown action: one of validate, print";
   }
   if (file === undefined || file === "") return `${action}: missing FILE`;
   if (extra.length > 0) return `${action}: takes one FILE`;

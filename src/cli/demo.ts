@@ -1,8 +1,10 @@
 import { parseArgs } from "node:util";
 import { createLogger } from "../core/log.js";
+import { printable } from "../core/printable.js";
 import { SecretRegistry } from "../core/secrets.js";
 import { runDemo } from "../demo/unit.js";
-import { parseListen } from "./fleetOptions.js";
+import { LOG_LEVELS, parseListen } from "./fleetOptions.js";
+import { handleInterrupts } from "./interrupts.js";
 import { DEMO_OPTIONS } from "./simCommands.js";
 
 const HELP = `usage: vendd demo [--vends N] [--json] [--driver v10|legacy] [--legacy-mode reservation|payment]
@@ -61,6 +63,9 @@ export async function demoCommand(argv: string[]): Promise<number> {
   if (legacyMode !== "reservation" && legacyMode !== "payment") {
     return usage("--legacy-mode must be reservation or payment");
   }
+  const level = values["log-level"];
+  if (level !== undefined && !(LOG_LEVELS as readonly string[]).includes(level))
+    return usage(`--log-level ${printable(level, 64)}: not a log level; one of ${LOG_LEVELS.join(", ")}`);
   const board = DEMO_BOARDS.find((b) => b === (values.board ?? "sim"));
   if (board === undefined) return usage(`--board must be one of: ${DEMO_BOARDS.join(", ")}`);
   if (values.fleet === true) return fleet(values, vends);
@@ -71,6 +76,31 @@ export async function demoCommand(argv: string[]): Promise<number> {
     if (!Number.isSafeInteger(chaosSeed)) return usage("--chaos takes an integer seed");
     return chaos(chaosSeed, vends ?? 20, driver, flow, values.json === true);
   }
+  // A first Ctrl-C lets the vend in progress finish (the summary then holds only settled sessions); a
+  // second one stops at once. In place before anything slow is loaded or started.
+  // A Ctrl-C while the command loaded (main.ts held it) counts as the first one.
+  const { finish, ac, stop } = interrupts();
+  const release = handleInterrupts(stop);
+  try {
+    return await unitDemo(values, vends, { driver, legacyMode, board, flow }, { finish, ac });
+  } finally {
+    release();
+  }
+}
+
+async function unitDemo(
+  values: ReturnType<typeof parse>["values"],
+  vends: number | null,
+  choice: {
+    driver: "v10" | "legacy";
+    legacyMode: "reservation" | "payment";
+    board: (typeof DEMO_BOARDS)[number];
+    flow: "selection" | "checkin";
+  },
+  stops: { finish: AbortController; ac: AbortController },
+): Promise<number> {
+  const { driver, legacyMode, board, flow } = choice;
+  const { finish, ac } = stops;
   const vmcLink = values.vmc ?? "auto";
   if (vmcLink !== "auto" && vmcLink !== "pty" && vmcLink !== "sim")
     return usage("--vmc must be auto, pty or sim");
@@ -87,35 +117,27 @@ export async function demoCommand(argv: string[]): Promise<number> {
   const secrets = new SecretRegistry();
   const logger = createLogger({ level: values["log-level"] ?? (json ? "error" : "warn"), secrets });
 
-  const ac = new AbortController();
-  const stop = () => ac.abort(new Error("interrupted"));
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
-  try {
-    const summary = await runDemo({
-      vends,
-      driver,
-      legacyMode,
-      ...(values.board === undefined ? {} : { board }),
-      flow,
-      vmcLink: vmcLink === "sim" || !hasSocat ? "sim" : "pty",
-      display: json ? "none" : "terminal",
-      journalPath: values.journal ?? null,
-      seed,
-      out: process.stdout,
-      logger,
-      secrets,
-      signal: ac.signal,
-    });
-    const { problems, ...line } = summary;
-    if (json) process.stdout.write(`${JSON.stringify(line)}\n`);
-    else process.stdout.write(`\n${JSON.stringify(line)}\n`);
-    for (const p of problems) process.stderr.write(`inconsistent: ${p}\n`);
-    return summary.consistent ? 0 : 1;
-  } finally {
-    process.off("SIGINT", stop);
-    process.off("SIGTERM", stop);
-  }
+  const summary = await runDemo({
+    vends,
+    driver,
+    legacyMode,
+    ...(values.board === undefined ? {} : { board }),
+    flow,
+    vmcLink: vmcLink === "sim" || !hasSocat ? "sim" : "pty",
+    display: json ? "none" : "terminal",
+    journalPath: values.journal ?? null,
+    seed,
+    out: process.stdout,
+    logger,
+    secrets,
+    signal: ac.signal,
+    finishSignal: finish.signal,
+  });
+  const { problems, ...line } = summary;
+  if (json) process.stdout.write(`${JSON.stringify(line)}\n`);
+  else process.stdout.write(`\n${JSON.stringify(line)}\n`);
+  for (const p of problems) process.stderr.write(`inconsistent: ${p}\n`);
+  return summary.consistent ? 0 : 1;
 }
 
 /**
@@ -135,8 +157,8 @@ async function chaos(
     return usage("--chaos needs socat (Debian package socat) for the simulated machine's PTY");
   const { runChaos } = await import("../chaos/index.js");
   const ac = new AbortController();
-  const stop = () => ac.abort(new Error("interrupted"));
-  process.once("SIGINT", stop);
+  // SIGINT stops at once (as before); SIGTERM, held by main.ts, too.
+  const release = handleInterrupts(() => ac.abort(new Error("interrupted")));
   try {
     const r = await runChaos({
       seed,
@@ -158,7 +180,7 @@ async function chaos(
     for (const p of r.problems) process.stderr.write(`inconsistent: ${p}\n`);
     return r.consistent ? 0 : 1;
   } finally {
-    process.off("SIGINT", stop);
+    release();
   }
 }
 
@@ -177,14 +199,8 @@ async function fleet(values: ReturnType<typeof parse>["values"], vends: number |
   const json = values.json === true;
   const { runDemoFleet } = await import("./demoFleet.js");
   // A first Ctrl-C lets each unit finish its vend and deliver its events; a second one stops at once.
-  const finish = new AbortController();
-  const ac = new AbortController();
-  const stop = () => {
-    if (finish.signal.aborted) ac.abort(new Error("interrupted"));
-    else finish.abort(new Error("interrupted"));
-  };
-  process.on("SIGINT", stop);
-  process.on("SIGTERM", stop);
+  const { finish, ac, stop } = interrupts();
+  const release = handleInterrupts(stop);
   try {
     const summary = await runDemoFleet({
       vends,
@@ -203,9 +219,33 @@ async function fleet(values: ReturnType<typeof parse>["values"], vends: number |
     process.stdout.write(`${json ? "" : "\n"}${JSON.stringify(summary)}\n`);
     return summary.consistent ? 0 : 1;
   } finally {
-    process.off("SIGINT", stop);
-    process.off("SIGTERM", stop);
+    release();
   }
+}
+
+/**
+ * A signal within this long of the first is the same Ctrl-C: in a terminal the key sends SIGINT to the
+ * whole process group, so under `npm start` the demo gets it from the terminal and again from npm, which
+ * forwards it to its child.
+ */
+export const SAME_INTERRUPT_MS = 1_000;
+
+/**
+ * The demo's two stops: the first SIGINT or SIGTERM aborts `finish` (the vend in progress ends, then the
+ * summary), a later one (after SAME_INTERRUPT_MS) aborts `ac` (at once).
+ */
+function interrupts(now: () => number = Date.now) {
+  const finish = new AbortController();
+  const ac = new AbortController();
+  let first = 0;
+  const stop = (): void => {
+    if (!finish.signal.aborted) {
+      first = now();
+      finish.abort(new Error("interrupted"));
+      process.stderr.write("\nstopping: finishing the vend in progress (Ctrl-C again to stop at once)\n");
+    } else if (now() - first >= SAME_INTERRUPT_MS) ac.abort(new Error("interrupted"));
+  };
+  return { finish, ac, stop };
 }
 
 function parse(argv: string[]) {

@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import { printable } from "../core/printable.js";
 import { type EmulatorInfo, type EmulatorOptions, parseSeedFile, startEmulator } from "../emulator/index.js";
 import {
   type DeprecatedTlsFiles,
@@ -132,8 +133,18 @@ export async function runEmulatorCli(argv: string[], io: EmulatorCliIo): Promise
     return 2;
   }
   if (args.seedFile !== null) {
-    const text = await readFile(args.seedFile, "utf8");
-    args.options.seed = parseSeedFile(JSON.parse(text) as unknown);
+    const seedFile = args.seedFile;
+    try {
+      const text = await readFile(seedFile, "utf8");
+      args.options.seed = parseSeedFile(JSON.parse(text) as unknown);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      const why = code === undefined ? (err as Error).message : `cannot be read (${code})`;
+      io.stderr(
+        `vendd emulator: --seed ${printable(seedFile, 200)}: ${printable(why, 300)}; give a readable JSON seed file\n`,
+      );
+      return 1;
+    }
   }
   let files: DeprecatedTlsFiles | null = null;
   if (args.tlsDir !== null) {
@@ -141,13 +152,25 @@ export async function runEmulatorCli(argv: string[], io: EmulatorCliIo): Promise
       files = await makeDeprecatedTlsFiles(args.tlsDir, args.options.host ?? "127.0.0.1");
     } catch (e: unknown) {
       io.stderr(
-        `vendd emulator: --deprecated-tls ${args.tlsDir}: ${e instanceof Error ? e.message : String(e)}\n`,
+        `vendd emulator: --deprecated-tls ${printable(args.tlsDir, 200)}: ${printable(e instanceof Error ? e.message : String(e), 300)}\n`,
       );
       return 1;
     }
     args.options.subscriptions = { deprecatedTls: await readDeprecatedTls(files) };
   }
-  const emulator = await startEmulator(args.options);
+  let emulator: Awaited<ReturnType<typeof startEmulator>>;
+  try {
+    emulator = await startEmulator(args.options);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const at = `${args.options.host ?? "127.0.0.1"}:${args.options.port ?? 0}`;
+    io.stderr(
+      code === "EADDRINUSE"
+        ? `vendd emulator: cannot listen on ${at}: another process uses that port; stop it or choose another --port\n`
+        : `vendd emulator: could not start on ${at}: ${printable((err as Error).message, 300)} (--host, --port)\n`,
+    );
+    return 1;
+  }
   io.stdout(args.json ? jsonLine(emulator.info, files) : summary(emulator.info, files));
   await io.stopped();
   await emulator.close();

@@ -12,6 +12,10 @@ const SUBCOMMANDS: Readonly<Record<string, { usage: string; load: () => Promise<
       "vendd fleet serve [--db FILE|URL] [--listen HOST:PORT] [--time-zone TZ] [--bundle-key FILE]... [--log-level LEVEL]",
     load: async () => (await import("./fleetServe.js")).fleetServeCommand,
   },
+  init: {
+    usage: "vendd fleet init [--db FILE|URL] [--config FILE]",
+    load: async () => (await import("./fleetAdmin.js")).fleetInitCommand,
+  },
   units: {
     usage: "vendd fleet units [--db FILE|URL] [--json]",
     load: async () => (await import("./fleetAdmin.js")).fleetUnitsCommand,

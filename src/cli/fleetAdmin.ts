@@ -10,7 +10,7 @@ import { printable } from "../core/printable.js";
 import { BundleUploadError, storeBundle } from "../fleet/bundles.js";
 import { FleetConfigError, fleetConfigBundleKeys, fleetConfigDb } from "../fleet/config.js";
 import type { FleetContext } from "../fleet/context.js";
-import { openFleetDb } from "../fleet/db/open.js";
+import { type FleetDb, FleetDbError, isPostgresUrl, openFleetDb, redactUrl } from "../fleet/db/open.js";
 import { approveUnit, revokeUnit } from "../fleet/units.js";
 import { type PublicKey, parsePublicKey } from "../update/minisign.js";
 import { FLEET_SERVER_USAGE, type FleetArgs, FleetUsageError, parseFleetArgs } from "./fleetOptions.js";
@@ -49,7 +49,14 @@ async function withDb(name: string, argv: string[], positionals: number, action:
     }
     throw err;
   }
-  const fdb = await openFleetDb(args.db);
+  let fdb: FleetDb;
+  try {
+    fdb = await openFleetDb(args.db, { create: name === "init" });
+  } catch (err) {
+    if (!(err instanceof FleetDbError)) throw err;
+    process.stderr.write(`vendd fleet ${name}: ${err.message}\n`);
+    return 1;
+  }
   const ctx: FleetContext = {
     db: fdb.db,
     dialect: fdb.dialect,
@@ -123,7 +130,14 @@ function decision(name: "approve" | "revoke"): (argv: string[]) => Promise<numbe
         return 1;
       }
       if (r === "alreadyRevoked") {
-        process.stderr.write(`vendd fleet ${name}: unit ${shown} is revoked\n`);
+        if (name === "revoke") {
+          // What was asked is true: nothing to do, and a script that revokes twice must not fail.
+          process.stdout.write(`unit ${shown} was already revoked; nothing changed\n`);
+          return 0;
+        }
+        process.stderr.write(
+          `vendd fleet approve: unit ${shown} is revoked and cannot be approved again; it must enrol anew with a new key (vendd fleet enroll on the unit)\n`,
+        );
         return 1;
       }
       process.stdout.write(
@@ -131,6 +145,15 @@ function decision(name: "approve" | "revoke"): (argv: string[]) => Promise<numbe
       );
       return 0;
     });
+}
+
+/** `vendd fleet init`: creates (and migrates) the fleet database; the admin commands never create one. */
+export function fleetInitCommand(argv: string[]): Promise<number> {
+  return withDb("init", argv, 0, async (_ctx, args) => {
+    const where = isPostgresUrl(args.db) ? redactUrl(args.db) : args.db;
+    process.stdout.write(`fleet database ready: ${where}\n`);
+    return 0;
+  });
 }
 
 export const fleetApproveCommand = decision("approve");

@@ -6,7 +6,7 @@ import { type CommandHelp, help, helpLines, type OptionSpecs } from "./commandTa
 
 export const FLEET_USER_OPTIONS = {
   db: { type: "string", value: "FILE|URL" },
-  role: { type: "string", value: "viewer|manager" },
+  role: { type: "string", value: "viewer|manager", required: true },
   "password-file": { type: "string", value: "FILE" },
   json: { type: "boolean" },
   help,
@@ -68,6 +68,12 @@ export const FLEET_COMMANDS: readonly CommandHelp[] = [
       only: ["config", "db", "listen", "time-zone", "bundle-key", "log-level"],
       summary:
         "the fleet server: unit API, dashboard, plans, invoices, reconciliation and their schedules (--config FILE); flags override the file",
+    },
+    {
+      words: "fleet init",
+      only: ["config", "db"],
+      summary:
+        "create and migrate the fleet database (fleet serve does too); the other admin commands never create one",
     },
     {
       words: "fleet units",

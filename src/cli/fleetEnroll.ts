@@ -20,6 +20,7 @@ import {
 } from "../core/fleetAuth.js";
 import { EnrollResponse, parseWire, UNIT_API, WireError } from "../core/fleetWire.js";
 import { printable } from "../core/printable.js";
+import { safeUrl } from "../core/safeUrl.js";
 import { FLEET_ENROLL_OPTIONS } from "./fleetCommands.js";
 
 const DEFAULT_KEY_FILE = "/var/lib/vendd/fleet.key";
@@ -99,7 +100,9 @@ export async function enroll(
     status = res.statusCode;
     text = await res.body.text();
   } catch (err) {
-    throw new EnrollError(`the fleet at ${printable(url)} is unreachable: ${(err as Error).message}`);
+    const shown = safeUrl(url);
+    const cause = (err as Error).message.split(url).join(shown).split(target).join(safeUrl(target));
+    throw new EnrollError(`the fleet at ${printable(shown)} is unreachable: ${printable(cause, 300)}`);
   }
   let parsed: unknown = null;
   try {
@@ -146,7 +149,9 @@ export async function fleetEnrollCommand(argv: string[]): Promise<number> {
     const keyFile = str(values.key) ?? config?.fleet?.keyFile ?? DEFAULT_KEY_FILE;
     const url = str(values.url) ?? config?.fleet?.url ?? null;
     if (url !== null && !/^https?:\/\/[^\s]+$/.test(url))
-      throw new EnrollError(`--url ${printable(url)} is not an http(s) URL`);
+      throw new EnrollError(
+        `--url ${printable(safeUrl(url))} is not an http(s) URL (e.g. https://fleet.example)`,
+      );
     const { key, created } = ensureKey(keyFile);
     const result: Result = {
       keyFile,
@@ -154,7 +159,7 @@ export async function fleetEnrollCommand(argv: string[]): Promise<number> {
       publicKey: key.publicKey,
       fingerprint: fingerprint(key.publicKey),
       unitId: config?.unit.id ?? null,
-      url,
+      url: url === null ? null : safeUrl(url),
       status: null,
     };
     if (url !== null) {
@@ -176,8 +181,8 @@ export async function fleetEnrollCommand(argv: string[]): Promise<number> {
             ? []
             : [
                 result.status === "approved"
-                  ? `enrolled at ${url} as ${result.unitId}: approved`
-                  : `enrolled at ${url} as ${result.unitId}: pending (a fleet manager approves it after comparing the fingerprint)`,
+                  ? `enrolled at ${result.url} as ${result.unitId}: approved`
+                  : `enrolled at ${result.url} as ${result.unitId}: pending (a fleet manager approves it after comparing the fingerprint)`,
               ]),
           "",
         ].join("\n"),

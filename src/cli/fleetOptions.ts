@@ -3,10 +3,12 @@
  * parser, usage text and defaults (the database: `--db`, else `VENDD_FLEET_DB`, else `./fleet.db`).
  */
 import { parseArgs } from "node:util";
+import { printable } from "../core/printable.js";
 import { FLEET_SERVER_OPTIONS } from "./fleetCommands.js";
 
 export const FLEET_SERVER_USAGE = `usage: vendd fleet serve [--config FILE] [--db FILE|URL] [--listen HOST:PORT] [--time-zone TZ]
                          [--bundle-key FILE]... [--log-level LEVEL]
+       vendd fleet init [--db FILE|URL]
        vendd fleet units [--db FILE|URL] [--json]
        vendd fleet approve UNIT [--db FILE|URL] [--by NAME]
        vendd fleet revoke UNIT [--db FILE|URL] [--by NAME]
@@ -66,12 +68,22 @@ export function parseFleetArgs(argv: string[], env: NodeJS.ProcessEnv = process.
     listen: v.listen,
     timeZone: v["time-zone"],
     bundleKeys: v["bundle-key"] ?? [],
-    logLevel: v["log-level"],
+    logLevel: checkLogLevel(v["log-level"]),
     json: v.json === true,
     by: v.by ?? (env.USER !== undefined && env.USER !== "" ? env.USER : "cli"),
     help: v.help === true,
     positionals: parsed.positionals,
   };
+}
+
+/** The log levels `--log-level` (and the fleet config's `logLevel`) take. */
+export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+function checkLogLevel(level: string | undefined): string | undefined {
+  if (level === undefined || (LOG_LEVELS as readonly string[]).includes(level)) return level;
+  throw new FleetUsageError(
+    `--log-level ${printable(level, 64)}: not a log level; one of ${LOG_LEVELS.join(", ")}`,
+  );
 }
 
 /** `HOST:PORT`, `[v6]:PORT` or `:PORT` (host 127.0.0.1). */

@@ -4,10 +4,12 @@
  * result (recon_runs / recon_lines) and prints it. Exit codes: 0 everything reconciles, 1 something does not
  * (or the report or database could not be read), 2 usage error.
  */
-import { existsSync } from "node:fs";
+
 import { systemClock } from "../core/clock.js";
-import { isPostgresUrl, openFleetDb, redactUrl } from "../fleet/db/open.js";
-import { isDay, runReconcile } from "../fleet/reconcile/run.js";
+import { rangeRefusal } from "../core/days.js";
+import { printable } from "../core/printable.js";
+import { openFleetDb } from "../fleet/db/open.js";
+import { runReconcile } from "../fleet/reconcile/run.js";
 import { loadReportingSettings } from "../fleet/reconcile/settings.js";
 import { ReportingClient } from "../payment/reporting/client.js";
 import { parseOptionsOrExit } from "./cliArgs.js";
@@ -39,17 +41,15 @@ export async function fleetReconcileCommand(argv: string[], io?: CliIo): Promise
   const values = parseOptionsOrExit("fleet reconcile", argv, FLEET_RECONCILE_OPTIONS, HELP, out);
   if (typeof values === "number") return values;
   const format = values.format ?? "table";
-  if (
-    values.from === undefined ||
-    values.to === undefined ||
-    !isDay(values.from) ||
-    !isDay(values.to) ||
-    values.to < values.from ||
-    !["table", "csv", "json"].includes(format)
-  ) {
-    out.stderr.write(
-      `vendd fleet reconcile: --from and --to must be days YYYY-MM-DD (from <= to); --format table|csv|json\n${HELP}`,
-    );
+  if (values.from === undefined || values.to === undefined) {
+    out.stderr.write(`vendd fleet reconcile: --from and --to are required (days YYYY-MM-DD)\n${HELP}`);
+    return 2;
+  }
+  const refusal = ["table", "csv", "json"].includes(format)
+    ? rangeRefusal(values.from, values.to)
+    : `--format ${printable(format, 32)}: one of table, csv, json`;
+  if (refusal !== null) {
+    out.stderr.write(`vendd fleet reconcile: ${refusal}\n${HELP}`);
     return 2;
   }
   const dbTarget = values.db ?? out.env.VENDD_FLEET_DB ?? "fleet.db";
@@ -61,19 +61,12 @@ export async function fleetReconcileCommand(argv: string[], io?: CliIo): Promise
     out.stderr.write(`vendd fleet reconcile: ${(e as Error).message}\n`);
     return 1;
   }
-  if (!isPostgresUrl(dbTarget) && !existsSync(dbTarget)) {
-    // Opening would create (and migrate) an empty database: refuse, it is surely the wrong path.
-    out.stderr.write(`vendd fleet reconcile: no fleet database at ${dbTarget} (--db FILE|URL)\n`);
-    return 1;
-  }
   let fleet: Awaited<ReturnType<typeof openFleetDb>>;
   try {
-    fleet = await openFleetDb(dbTarget);
+    // Never created here: a mistyped path is refused, not made into an empty fleet.
+    fleet = await openFleetDb(dbTarget, { create: false });
   } catch (e) {
-    const where = /^postgres/.test(dbTarget) ? redactUrl(dbTarget) : dbTarget;
-    out.stderr.write(
-      `vendd fleet reconcile: cannot open the fleet database ${where}: ${(e as Error).message}\n`,
-    );
+    out.stderr.write(`vendd fleet reconcile: ${(e as Error).message}\n`);
     return 1;
   }
   const client = new ReportingClient({

@@ -3,14 +3,17 @@
  * requests finish, the database is closed). `vendd fleet serve` alone serves ./fleet.db on 127.0.0.1:8380.
  */
 import { readFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { setFlagsFromString } from "node:v8";
 import { systemClock } from "../core/clock.js";
+import { causeOf, closeOnExit } from "../core/fatal.js";
 import { fleetServerFaultPointsFromEnv, NO_FLEET_SERVER_FAULTS } from "../core/faults.js";
 import { ed25519Checker } from "../core/fleetAuth.js";
 import { printable } from "../core/printable.js";
 import { createNotifier } from "../core/sdnotify.js";
 import { type FleetServices, fleetPlugins, startFleetJobs } from "../fleet/compose.js";
 import { defaultFleetConfig, type FleetConfig, FleetConfigError, loadFleetConfig } from "../fleet/config.js";
+import { FleetDbError } from "../fleet/db/open.js";
 import { configureProvider, loadEntitlementKey } from "../fleet/plans/index.js";
 import { loadReportingSettings, ReportingSettingsError } from "../fleet/reconcile/settings.js";
 import { type RunningFleetServer, startFleetServer } from "../fleet/server.js";
@@ -184,6 +187,31 @@ function startupWarnings(
     );
 }
 
+/** Binds `listen` and lets it go again; rejects with the bind's error (EADDRINUSE, EACCES...). */
+function probeListen(listen: { host: string; port: number }): Promise<void> {
+  if (listen.port === 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(listen.port, listen.host, () => probe.close(() => resolve()));
+  });
+}
+
+/** Why the server could not start: what, where (the address or the database) and the next step. */
+function startFailure(err: unknown, listen: { host: string; port: number }): string {
+  if (err instanceof FleetDbError) return err.message;
+  const code = (err as NodeJS.ErrnoException).code;
+  const at = `${listen.host}:${listen.port}`;
+  const next = "(--listen, or listen in the fleet config)";
+  if (code === "EADDRINUSE")
+    return `cannot listen on ${at}: another process uses that address; stop it or choose another ${next}`;
+  if (code === "EACCES")
+    return `cannot listen on ${at}: not permitted (a port below 1024 needs privileges); choose another ${next}`;
+  if (code === "EADDRNOTAVAIL")
+    return `cannot listen on ${at}: no such address on this machine; choose another ${next}`;
+  return `could not start: ${causeOf(err)}`;
+}
+
 export async function fleetServeCommand(argv: string[]): Promise<number> {
   let args: ReturnType<typeof parseFleetArgs>;
   let listen: { host: string; port: number };
@@ -231,21 +259,30 @@ export async function fleetServeCommand(argv: string[]): Promise<number> {
     : NO_FLEET_SERVER_FAULTS;
   const logLevel = args.logLevel ?? cfg.logLevel;
   serverHeap();
-  const server = await startFleetServer({
-    db,
-    host: listen.host,
-    port: listen.port,
-    timeZone,
-    faults,
-    bundleKeys,
-    plugins: fleetPlugins(services, { secureCookies: https !== undefined || cfg.trustProxy }),
-    entitlements: services.plans !== undefined,
-    trustProxy: cfg.trustProxy,
-    ...(cfg.maxPendingEnrolments === undefined ? {} : { maxPendingEnrolments: cfg.maxPendingEnrolments }),
-    secrets: cfg.secrets,
-    ...(https === undefined ? {} : { https }),
-    ...(logLevel === undefined ? {} : { logLevel }),
-  });
+  let server: RunningFleetServer;
+  try {
+    // The address first: a port in use is known in milliseconds, before the database is opened or migrated.
+    await probeListen(listen);
+    server = await startFleetServer({
+      db,
+      host: listen.host,
+      port: listen.port,
+      timeZone,
+      faults,
+      bundleKeys,
+      plugins: fleetPlugins(services, { secureCookies: https !== undefined || cfg.trustProxy }),
+      entitlements: services.plans !== undefined,
+      trustProxy: cfg.trustProxy,
+      ...(cfg.maxPendingEnrolments === undefined ? {} : { maxPendingEnrolments: cfg.maxPendingEnrolments }),
+      secrets: cfg.secrets,
+      ...(https === undefined ? {} : { https }),
+      ...(logLevel === undefined ? {} : { logLevel }),
+    });
+  } catch (err) {
+    process.stderr.write(`vendd fleet serve: ${startFailure(err, listen)}\n`);
+    return 1;
+  }
+  closeOnExit(() => server.close());
   // In the background: serving does not wait on the payment services (a failure is logged).
   void configureCallbacks(cfg, services, server.ctx.logger);
   server.ctx.logger.info({ v8: "--no-allocation-site-pretenuring" }, "server heap settings");

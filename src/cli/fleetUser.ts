@@ -74,12 +74,10 @@ export async function fleetUserCommand(argv: string[]): Promise<number> {
   }
   let db: Awaited<ReturnType<typeof openFleetDb>>;
   try {
-    db = await openFleetDb(target);
+    db = await openFleetDb(target, { create: false });
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);
-    process.stderr.write(
-      `vendd fleet user: cannot open ${where}: ${isPostgresUrl(target) ? redact(msg, target) : msg}\n`,
-    );
+    process.stderr.write(`vendd fleet user: ${isPostgresUrl(target) ? redact(msg, target) : msg}\n`);
     return 1;
   }
   try {

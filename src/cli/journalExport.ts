@@ -3,10 +3,12 @@
  * the journal's finished sessions as JSON lines of fleetWire `SessionData`, read-only (safe while vendd runs).
  * Days are local calendar days (the process's time zone), both included.
  */
+
 import { existsSync } from "node:fs";
 import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig } from "../config/load.js";
 import { writeFileAtomic } from "../core/atomicFile.js";
-import { dayStart, isDay, nextDay } from "../fleet/reconcile/run.js";
+import { dayRefusal } from "../core/days.js";
+import { dayStart, nextDay } from "../fleet/reconcile/run.js";
 import { exportSessions } from "../journal/export.js";
 import { describeRefusal } from "../journal/problems.js";
 import type { CliIo } from "./config.js";
@@ -45,11 +47,20 @@ export function journalSource(
 }
 
 export function journalExportCommand(values: ExportValues, out: CliIo): number {
-  for (const d of [values.from, values.to])
-    if (d !== undefined && !isDay(d)) {
-      out.stderr.write(`vendd journal export: --from and --to must be days YYYY-MM-DD\n`);
+  for (const [name, d] of [
+    ["--from", values.from],
+    ["--to", values.to],
+  ] as const) {
+    const refusal = d === undefined ? null : dayRefusal(name, d);
+    if (refusal !== null) {
+      out.stderr.write(`vendd journal export: ${refusal}\n`);
       return 2;
     }
+  }
+  if (values.from !== undefined && values.to !== undefined && values.to < values.from) {
+    out.stderr.write(`vendd journal export: --to ${values.to} is before --from ${values.from}\n`);
+    return 2;
+  }
   const src = journalSource(values, out, "vendd journal export");
   if (src === null) return 1;
   if (!existsSync(src.path)) {

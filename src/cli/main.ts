@@ -3,8 +3,10 @@
  * The `vendd` command. Each subcommand lives in its own module, loaded only when used, and returns the
  * process exit code.
  */
+import { causeOf, closeAll } from "../core/fatal.js";
 import { printable } from "../core/printable.js";
 import { renderUsage } from "./commands.js";
+import { holdInterrupts } from "./interrupts.js";
 import { packageVersion } from "./version.js";
 
 /** Rendered from the option tables the subcommands parse with (commands.ts). */
@@ -57,6 +59,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`vendd ${packageVersion()}\n`);
     return 0;
   }
+  if (name === "demo") holdInterrupts();
   const command = await load(name);
   if (!command) {
     process.stderr.write(`vendd: unknown command '${printable(name, 64)}'\n${USAGE}`);
@@ -65,12 +68,23 @@ async function main(argv: string[]): Promise<number> {
   return command(rest);
 }
 
+/**
+ * The one fatal path: a command that fails (a non-zero code, or a throw) has its cause printed, what it
+ * registered as open is closed (src/core/fatal.ts), and the process exits at once with that code; nothing
+ * left open (a listening socket, a pool, a timer) can keep a failed process alive.
+ */
+async function finish(code: number): Promise<never> {
+  await closeAll();
+  process.exit(code);
+}
+
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
+    if (code !== 0) void finish(code);
   },
   (err: unknown) => {
-    process.stderr.write(`vendd: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exitCode = 1;
+    process.stderr.write(`vendd: ${printable(causeOf(err), 1000)}\n`);
+    void finish(1);
   },
 );

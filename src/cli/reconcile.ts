@@ -7,10 +7,13 @@
  * (a shared point's transfer covers other units' sales too). Nothing is stored. Exit codes: 0 everything
  * reconciles, 1 something does not (or a source could not be read), 2 usage error.
  */
+
 import { existsSync } from "node:fs";
+import { rangeRefusal } from "../core/days.js";
+import { printable } from "../core/printable.js";
 import { dayOf } from "../fleet/context.js";
 import { reconcile, type SaleRow } from "../fleet/reconcile/match.js";
-import { dayStart, fetchReport, isDay, nextDay } from "../fleet/reconcile/run.js";
+import { dayStart, fetchReport, nextDay } from "../fleet/reconcile/run.js";
 import { loadReportingSettings } from "../fleet/reconcile/settings.js";
 import { exportSessions, journalIdentity } from "../journal/export.js";
 import { describeRefusal } from "../journal/problems.js";
@@ -94,17 +97,15 @@ export async function reconcileCommand(argv: string[], io?: CliIo): Promise<numb
   if (typeof values === "number") return values;
   const format = values.format ?? "table";
   const { from, to } = values;
-  if (
-    from === undefined ||
-    to === undefined ||
-    !isDay(from) ||
-    !isDay(to) ||
-    to < from ||
-    !["table", "csv", "json"].includes(format)
-  ) {
-    out.stderr.write(
-      `vendd reconcile: --from and --to must be days YYYY-MM-DD (from <= to); --format table|csv|json\n${HELP}`,
-    );
+  if (from === undefined || to === undefined) {
+    out.stderr.write(`vendd reconcile: --from and --to are required (days YYYY-MM-DD)\n${HELP}`);
+    return 2;
+  }
+  const refusal = ["table", "csv", "json"].includes(format)
+    ? rangeRefusal(from, to)
+    : `--format ${printable(format, 32)}: one of table, csv, json`;
+  if (refusal !== null) {
+    out.stderr.write(`vendd reconcile: ${refusal}\n${HELP}`);
     return 2;
   }
   const src = journalSource(values, out, "vendd reconcile");

@@ -118,6 +118,7 @@ describe("config files: parsing stays linear", () => {
     expect(parseStructured("a: {k: 1}\nb: {k: 1}\n", "d.yaml", label)).toEqual({
       ok: true,
       value: { a: { k: 1 }, b: { k: 1 } },
+      keyLine: expect.any(Function),
     });
   });
 

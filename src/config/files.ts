@@ -12,7 +12,16 @@
  *   reported as file, line, column and the parser's error code with a fixed hint, never with its message.
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
-import { type Document, isMap, isScalar, LineCounter, parseDocument, visit } from "yaml";
+import {
+  type Document,
+  isMap,
+  isScalar,
+  LineCounter,
+  type Pair,
+  parseDocument,
+  visit,
+  type YAMLMap,
+} from "yaml";
 import { printable } from "../core/printable.js";
 import type { ConfigIssue } from "./issues.js";
 
@@ -28,8 +37,13 @@ export type ReadResult =
       value: unknown;
       /** Permission bits of the file read (from the same open file, so no race with a swap). */
       mode: number;
+      /** The line of the key at `path` (mapping keys from the top), for messages that must not quote it. */
+      keyLine: KeyLine;
     }
   | { ok: false; issues: ConfigIssue[] };
+
+/** The 1-based line of the key at `path` in the document, or null when there is none. */
+export type KeyLine = (path: readonly string[]) => number | null;
 
 export interface ReadOptions {
   /** The issue path for problems with the file as a whole, e.g. `(config file)` or `secrets.file`. */
@@ -44,6 +58,20 @@ export function readStructuredFile(file: string, opts: ReadOptions): ReadResult 
   if (typeof read === "string") return { ok: false, issues: [{ path: opts.label, message: read }] };
   const parsed = parseStructured(read.text, file, opts);
   return parsed.ok ? { ...parsed, mode: read.mode } : parsed;
+}
+
+/**
+ * The one loader of every YAML or JSON file vendd reads (unit config and secrets, fleet config and secrets,
+ * reporting settings and secrets, and any new one): the size limit, the linear duplicate-key check and
+ * messages that never quote the content, as `readStructuredFile`; a failure as one line naming the file.
+ */
+export function loadStructuredFile(
+  file: string,
+  what: string,
+): { ok: true; value: unknown; keyLine: KeyLine; mode: number } | { ok: false; message: string } {
+  const read = readStructuredFile(file, { label: what });
+  if (read.ok) return read;
+  return { ok: false, message: `${what}: ${read.issues.map((i) => i.message).join("; ")}` };
 }
 
 /** The file's text and mode, or what is wrong (naming the file, never its content). */
@@ -85,7 +113,7 @@ export function parseStructured(
   text: string,
   file: string,
   opts: Pick<ReadOptions, "label">,
-): { ok: true; value: unknown } | { ok: false; issues: ConfigIssue[] } {
+): { ok: true; value: unknown; keyLine: KeyLine } | { ok: false; issues: ConfigIssue[] } {
   const shown = printable(file);
   const fail = (messages: string[]) => ({
     ok: false as const,
@@ -110,7 +138,31 @@ export function parseStructured(
   const dups = duplicateKeys(doc);
   if (dups.offsets.length > 0) return fail(capped(dups.offsets.map((o) => at(o, "DUPLICATE_KEY"))));
   try {
-    return { ok: true, value: doc.toJS({ maxAliasCount: 100 }) };
+    // One index per mapping, built on first use: a file of 80,000 unknown keys is located in linear time.
+    const indexes = new WeakMap<object, Map<unknown, Pair>>();
+    const indexOf = (map: YAMLMap): Map<unknown, Pair> => {
+      let index = indexes.get(map);
+      if (index === undefined) {
+        index = new Map();
+        for (const pair of map.items)
+          if (isScalar(pair.key) && !index.has(pair.key.value)) index.set(pair.key.value, pair);
+        indexes.set(map, index);
+      }
+      return index;
+    };
+    const keyLine: KeyLine = (path) => {
+      let node: unknown = doc.contents;
+      let line: number | null = null;
+      for (const segment of path) {
+        if (!isMap(node)) return null;
+        const pair = indexOf(node).get(segment);
+        if (pair === undefined || !isScalar(pair.key)) return null;
+        line = lineCounter.linePos(pair.key.range?.[0] ?? 0).line;
+        node = pair.value;
+      }
+      return line;
+    };
+    return { ok: true, value: doc.toJS({ maxAliasCount: 100 }), keyLine };
   } catch {
     // toJS throws on unresolved aliases or alias bombs; its message may name document content.
     return fail([`${shown}: cannot resolve YAML aliases`]);

@@ -13,7 +13,7 @@ import {
   loadBoard,
   mergeUnder,
 } from "./boards.js";
-import { readStructuredFile, secretsModeCheck } from "./files.js";
+import { type KeyLine, readStructuredFile, secretsModeCheck } from "./files.js";
 import { ConfigError, type ConfigIssue, describeIssue, toConfigIssues } from "./issues.js";
 import { isRecord } from "./rules.js";
 import {
@@ -91,6 +91,7 @@ export function loadConfig(file: string, opts: LoadOptions = {}): LoadedConfig {
   const issues: ConfigIssue[] = [];
   const warnings: string[] = [];
   let secretsRaw: unknown;
+  let keyLine: KeyLine | undefined;
   const secretsFile = secretsFilePath(file, main.value, opts.secretsFile, env);
   if (secretsFile !== null) {
     const read = readStructuredFile(secretsFile, { label: "secrets.file", ...limit });
@@ -98,6 +99,7 @@ export function loadConfig(file: string, opts: LoadOptions = {}): LoadedConfig {
       // Judged on the file just read (fstat of the same descriptor). A refused file is still validated, so
       // that one run lists every problem; the refusal alone keeps its secrets from being used.
       secretsRaw = read.value;
+      keyLine = read.keyLine;
       const mode = secretsModeCheck(secretsFile, read.mode);
       if (mode.error !== null) issues.push({ path: "secrets.file", message: mode.error });
       if (mode.warning !== null) warnings.push(mode.warning);
@@ -105,7 +107,7 @@ export function loadConfig(file: string, opts: LoadOptions = {}): LoadedConfig {
       issues.push(...read.issues);
     }
   }
-  const result = validate(main.value, secretsRaw, env, opts);
+  const result = validate(main.value, secretsRaw, env, opts, keyLine);
   issues.push(...result.issues);
   if (issues.length > 0 || result.config === undefined) throw new ConfigError(issues, source);
   return { config: result.config, secrets: result.secrets, warnings: [...warnings, ...result.warnings] };
@@ -166,7 +168,13 @@ interface Validation {
   warnings: string[];
 }
 
-function validate(raw: unknown, secretsRaw: unknown, env: NodeJS.ProcessEnv, opts: ParseOptions): Validation {
+function validate(
+  raw: unknown,
+  secretsRaw: unknown,
+  env: NodeJS.ProcessEnv,
+  opts: ParseOptions,
+  keyLine?: KeyLine,
+): Validation {
   const board = withBoard(raw, opts);
   const parsed = configSchema.safeParse(board.merged, { error: describeIssue });
   const issues = [...board.issues, ...(parsed.success ? [] : board.explain(parsed.error.issues))];
@@ -174,7 +182,7 @@ function validate(raw: unknown, secretsRaw: unknown, env: NodeJS.ProcessEnv, opt
   // is reported in the same run as the config's own errors.
   const driver = parsed.success ? parsed.data.payment.driver : rawDriver(raw);
   const required = opts.requireSecrets === false ? undefined : driver;
-  const { secrets, issues: secretIssues } = resolveSecrets(secretsRaw, env, required);
+  const { secrets, issues: secretIssues } = resolveSecrets(secretsRaw, env, required, keyLine);
   issues.push(...secretIssues);
   if (!parsed.success) return { secrets, issues, warnings: [] };
   return { config: parsed.data, secrets, issues, warnings: configWarnings(parsed.data) };

@@ -4,6 +4,7 @@
  * here contains a secret value (reliability.md §5).
  */
 import * as z from "zod";
+import type { KeyLine } from "./files.js";
 import { type ConfigIssue, describeIssue, toConfigIssues } from "./issues.js";
 import { isRecord } from "./rules.js";
 import type { PaymentDriverName } from "./schema-payment.js";
@@ -47,11 +48,12 @@ export function resolveSecrets(
   raw: unknown,
   env: NodeJS.ProcessEnv,
   driver: PaymentDriverName | undefined,
+  keyLine: KeyLine = () => null,
 ): { secrets: Secrets; issues: ConfigIssue[] } {
   const issues: ConfigIssue[] = [];
   if (raw !== undefined && raw !== null) {
     const parsed = secretsFileSchema.safeParse(raw, { error: describeIssue });
-    if (!parsed.success) issues.push(...toConfigIssues(parsed.error.issues, "secrets", false));
+    if (!parsed.success) issues.push(...secretsFileIssues(parsed.error.issues, keyLine));
   }
   // Valid values are used even when a sibling is malformed, so that one run reports only real problems.
   const pick = (section: "v10" | "legacy", name: keyof typeof SECRET_ENV): string | undefined => {
@@ -87,6 +89,38 @@ export function resolveSecrets(
     }
   }
   return { secrets, issues };
+}
+
+/**
+ * The problems of a secrets file, never quoting it: a key there may be a secret (a password pasted as a
+ * line of its own, another program's file given by mistake), so unknown keys are counted and located by
+ * line, never named.
+ */
+function secretsFileIssues(issues: readonly z.core.$ZodIssue[], keyLine: KeyLine): ConfigIssue[] {
+  const out: ConfigIssue[] = [];
+  for (const iss of issues) {
+    if (iss.code !== "unrecognized_keys") {
+      out.push(...toConfigIssues([iss], "secrets", false));
+      continue;
+    }
+    const at = iss.path.map(String);
+    out.push({
+      path: ["secrets", ...at].join("."),
+      message: unknownKeysMessage(
+        iss.keys.map((k) => keyLine([...at, k])),
+        "a unit's secrets file holds only v10.clientSecret, legacy.apiKey and legacy.merchantKey",
+      ),
+    });
+  }
+  return out;
+}
+
+/** `N unknown key(s) (lines a, b, c)`, then what may be there; the keys themselves are never shown. */
+export function unknownKeysMessage(lines: readonly (number | null)[], allowed: string): string {
+  const known = lines.filter((l): l is number => l !== null).sort((a, b) => a - b);
+  const shown = known.slice(0, 20).join(", ") + (known.length > 20 ? `, … (${known.length - 20} more)` : "");
+  const where = known.length === 0 ? "" : ` (line${known.length === 1 ? "" : "s"} ${shown})`;
+  return `${lines.length} unknown key${lines.length === 1 ? "" : "s"}${where}, not shown because a secrets file's keys may be secrets; ${allowed}`;
 }
 
 /** Every secret value held, for a `SecretRegistry` that scrubs them from log lines. */

@@ -2,6 +2,7 @@
  * The technician console's command words: help text, parsing a typed line into a control request, and
  * tab completion. Pure (no I/O), so it is tested on its own.
  */
+import { dayRefusal, rangeRefusal } from "../core/days.js";
 
 export interface ConsoleCommand {
   name: string;
@@ -111,16 +112,16 @@ export function parseLine(line: string, today: string): Parsed {
     case "sales": {
       if (rest.length === 0 || (rest.length === 1 && rest[0] === "today"))
         return { kind: "request", cmd, args: { from: today, to: today } };
-      if (rest.length === 1 && DATE.test(rest[0] ?? ""))
+      if (rest.length === 1 && DATE.test(rest[0] ?? "")) {
+        const bad = dayRefusal("sales", rest[0] ?? "");
+        if (bad !== null) return { kind: "error", text: bad };
         return { kind: "request", cmd, args: { from: rest[0], to: rest[0] } };
-      if (
-        rest.length === 4 &&
-        rest[0] === "--from" &&
-        rest[2] === "--to" &&
-        DATE.test(rest[1] ?? "") &&
-        DATE.test(rest[3] ?? "")
-      )
+      }
+      if (rest.length === 4 && rest[0] === "--from" && rest[2] === "--to") {
+        const bad = rangeRefusal(rest[1] ?? "", rest[3] ?? "");
+        if (bad !== null) return { kind: "error", text: bad };
         return { kind: "request", cmd, args: { from: rest[1], to: rest[3] } };
+      }
       return usage(cmd);
     }
     case "journal": {

@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, openSync, renameSync, writeSync } from "node:fs";
+import { closeSync, fchmodSync, fsyncSync, openSync, renameSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 
 export interface AtomicWriteOptions {
@@ -25,6 +25,8 @@ export function writeFileAtomic(
   const tmp = join(dirname(path), `.${basename(path)}.tmp`);
   const fd = openSync(tmp, "w", opts.mode ?? 0o644);
   try {
+    // Exactly the mode asked for, whatever the umask (and over a stale temporary file's mode).
+    if (opts.mode !== undefined) fchmodSync(fd, opts.mode);
     writeSync(fd, typeof data === "string" ? Buffer.from(data, "utf8") : data);
     if (durable) fsyncSync(fd);
   } finally {
@@ -32,6 +34,26 @@ export function writeFileAtomic(
   }
   renameSync(tmp, path);
   if (durable) fsyncDirectory(dirname(path));
+}
+
+/**
+ * Creates the empty file `path` mode 0600 whatever the umask, unless it exists: a database that will hold
+ * money or secrets (the journal, the fleet's database, their lock files). SQLite gives its -wal and -shm
+ * files the mode of the database file.
+ */
+export function createPrivateFile(path: string): void {
+  let fd: number;
+  try {
+    fd = openSync(path, "wx", 0o600);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "EEXIST") return;
+    throw err;
+  }
+  try {
+    fchmodSync(fd, 0o600);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** fsyncs a directory, so that a rename or a new entry in it survives power loss. */

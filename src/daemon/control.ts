@@ -7,7 +7,7 @@
  * that does not read its answers is dropped once they pile up.
  */
 import { lstatSync, unlinkSync } from "node:fs";
-import { createServer, type Server, type Socket } from "node:net";
+import { connect, createServer, type Server, type Socket } from "node:net";
 import type { Logger } from "pino";
 import { type BadgeEntry, createBadgeCheck, normaliseUid } from "../../drivers/nfc/badges.js";
 import type { Clock } from "../core/clock.js";
@@ -115,7 +115,7 @@ export class ControlServer {
    * journal lock already guarantees that no other daemon runs); any other file there is refused.
    */
   static async start(opts: ControlServerOptions): Promise<ControlServer> {
-    removeStaleSocket(opts.path);
+    await removeStaleSocket(opts.path);
     const server = createServer({ allowHalfOpen: false });
     const control = new ControlServer(server, opts);
     const mask = process.umask(0o177);
@@ -388,7 +388,12 @@ export class ControlServer {
   }
 }
 
-function removeStaleSocket(path: string): void {
+/** Another process listens on the control socket's path: the daemon refuses to start. */
+export class ControlSocketInUse extends Error {
+  override readonly name = "ControlSocketInUse";
+}
+
+async function removeStaleSocket(path: string): Promise<void> {
   let isSocket: boolean;
   try {
     isSocket = lstatSync(path).isSocket();
@@ -396,5 +401,23 @@ function removeStaleSocket(path: string): void {
     return;
   }
   if (!isSocket) throw new Error(`${path} exists and is not a socket: refusing to replace it`);
+  if (await answers(path))
+    throw new ControlSocketInUse(
+      `control socket ${path} is in use by another process (a second daemon with the same console.socket?); stop it, or set console.socket in the config to another path`,
+    );
   unlinkSync(path);
+}
+
+/** Whether a process listens on the socket at `path` (a stale one refuses the connection). */
+function answers(path: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = connect(path);
+    const done = (live: boolean) => {
+      probe.destroy();
+      resolve(live);
+    };
+    probe.once("connect", () => done(true));
+    probe.once("error", () => done(false));
+    probe.setTimeout(1000, () => done(false));
+  });
 }

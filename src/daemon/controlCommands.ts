@@ -4,6 +4,7 @@
  * holds the table and the read and service commands; `status`, `config` and `test-vend` are in
  * statusCommand.ts, configCommand.ts and testVend.ts.
  */
+import { rangeRefusal } from "../core/days.js";
 import { formatAmount } from "../core/money.js";
 import { printable } from "../core/printable.js";
 import type { SqliteJournal } from "../journal/sqlite.js";
@@ -14,8 +15,6 @@ import { CommandError, type CommandSpec } from "./control.js";
 import { dexCommand } from "./dexCommand.js";
 import { controlStatus } from "./statusCommand.js";
 import { cancelRunning, testVend } from "./testVend.js";
-
-const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
 function localDay(ms: number): string {
   const d = new Date(ms);
@@ -62,9 +61,8 @@ export function consoleCommands(u: ConsoleUnit): Map<string, CommandSpec> {
       const today = localDay(u.now());
       const from = str(a, "from") ?? today;
       const to = str(a, "to") ?? from;
-      if (!DAY.test(from) || !DAY.test(to) || Number.isNaN(Date.parse(from)) || Number.isNaN(Date.parse(to)))
-        throw new CommandError("badArgs", "dates are YYYY-MM-DD");
-      if (from > to) throw new CommandError("badArgs", "--from is after --to");
+      const refusal = rangeRefusal(from, to);
+      if (refusal !== null) throw new CommandError("badArgs", refusal);
       const lines = u.journal.console().sales(from, to);
       const days = new Map<string, { count: number; total: number }>();
       for (const l of lines) {

@@ -10,7 +10,7 @@ import { printable } from "../core/printable.js";
 import type { SqliteJournal } from "../journal/sqlite.js";
 import { readUpdateOutcome } from "../update/state.js";
 import type { ConsoleUnit } from "./consoleUnit.js";
-import { ControlServer } from "./control.js";
+import { ControlServer, ControlSocketInUse } from "./control.js";
 import { consoleCommands } from "./controlCommands.js";
 
 export function controlSocketPath(config: VenddConfig): string {
@@ -37,6 +37,7 @@ export async function startControl(
       commands: consoleCommands(unit),
     });
   } catch (err) {
+    if (err instanceof ControlSocketInUse) throw err;
     logger.error({ err }, "control socket unavailable: no technician console");
     return null;
   }

@@ -19,7 +19,7 @@ export interface JournalProblem {
 }
 
 const DEFAULT_NEXT_STEP =
-  'Run `vendd doctor`; README "Recovering a unit" says how to restore the journal from a backup, or move it aside and start fresh.';
+  'Run `vendd doctor`; docs/operators.md "Recovering a unit" says how to restore the journal from a backup, or move it aside and start fresh.';
 
 /** Reads the problem out of whatever opening the journal threw. */
 export function journalProblem(err: unknown, configuredPath: string): JournalProblem {

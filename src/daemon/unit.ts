@@ -332,6 +332,12 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
   const failed = new Promise<Error>((resolve) => {
     fail = resolve;
   });
+  // Another process serving this unit's control socket is a second daemon configured like this one: fatal.
+  void controlServer.catch((err: unknown) => {
+    const error = err instanceof Error ? err : new Error(String(err));
+    logger.fatal({ err: error }, "the unit cannot run");
+    fail(error);
+  });
   const serving = serve().catch((err: unknown) => {
     const error = err instanceof Error ? err : new Error(String(err));
     logger.fatal({ err: error }, "the unit cannot run");
@@ -347,7 +353,7 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
     restartRequested,
     onStatus: (listener) => state.onStatus(listener),
     async stop() {
-      await (await controlServer)?.close();
+      await (await controlServer.catch(() => null))?.close();
       state.setStopping();
       deps.notifier.stopping();
       stopping.abort(new Error("daemon stopping"));

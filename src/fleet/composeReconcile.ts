@@ -1,6 +1,8 @@
 /** The reconciliation pages of the composed fleet server (issue 17). */
+
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
+import { isDay } from "../core/days.js";
 import type { PageTools } from "./composeTools.js";
 import type { FleetContext } from "./context.js";
 import {
@@ -18,10 +20,7 @@ import { messagePage } from "./web/pages.js";
 
 const RunParams = z.object({ runId: z.coerce.number().int().positive() });
 const LinesQuery = z.object({
-  day: z
-    .string()
-    .regex(/^\d{4}-\d{2}-\d{2}$/)
-    .optional(),
+  day: z.string().refine(isDay, "a day YYYY-MM-DD that exists").optional(),
   unit: z.string().min(1).max(200).optional(),
   all: z.literal("1").optional(),
 });

@@ -7,10 +7,11 @@
  * in this file: they come from the file named by `secretsFile` or from environment variables, and a key that
  * looks like a secret in the main file is refused. Errors name the file and the field, never a value.
  */
-import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import YAML from "yaml";
+import { Cron } from "croner";
 import { z } from "zod";
+import { type KeyLine, loadStructuredFile } from "../config/files.js";
+import { unknownKeysMessage } from "../config/secrets.js";
 import { type AlertSettings, AlertsSection } from "./alerts/settings.js";
 
 export class FleetConfigError extends Error {
@@ -36,8 +37,23 @@ const timeZone = z.string().refine((tz) => {
     return false;
   }
 }, "not an IANA time zone (e.g. Europe/Oslo, UTC)");
-/** A 5-field cron pattern (minute hour day month weekday), checked loosely here and by croner at start. */
-const cronPattern = z.string().regex(/^\S+( \S+){4}$/, "a cron pattern of 5 fields, e.g. '30 4 * * *'");
+/** A 5-field cron pattern (minute hour day month weekday), checked here by croner itself. */
+const cronPattern = z
+  .string()
+  .regex(/^\S+( \S+){4}$/, "a cron pattern of 5 fields, e.g. '30 4 * * *'")
+  .refine(
+    validCron,
+    "not a valid cron pattern (minute 0-59, hour 0-23, day 1-31, month 1-12, weekday 0-7), e.g. '30 4 * * *'",
+  );
+
+function validCron(pattern: string): boolean {
+  try {
+    new Cron(pattern, { paused: true }).stop();
+    return true;
+  } catch {
+    return false;
+  }
+}
 const hhmm = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, "HH:MM, e.g. 06:00");
 
 const Main = z.strictObject({
@@ -193,30 +209,35 @@ export interface FleetConfig {
   secrets: string[];
 }
 
-function readYaml(path: string, what: string): unknown {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (e) {
-    throw new FleetConfigError(`${what} ${path}: ${(e as NodeJS.ErrnoException).code ?? "unreadable"}`);
-  }
-  try {
-    return YAML.parse(text) as unknown;
-  } catch (e) {
-    const line = e instanceof YAML.YAMLParseError ? ` (line ${e.linePos?.[0]?.line ?? "?"})` : "";
-    throw new FleetConfigError(`${what} ${path}: not valid YAML${line}`);
-  }
+/** Reads a YAML or JSON file through the project's one loader (size limit, linear duplicate check). */
+function readYaml(path: string, what: string): { value: unknown; keyLine: KeyLine } {
+  const read = loadStructuredFile(path, what);
+  if (!read.ok) throw new FleetConfigError(read.message);
+  return read;
 }
 
-function check<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
+/**
+ * `value` checked against `schema`; FleetConfigError with paths and messages only, never a value. With
+ * `secretKeys` (a secrets file: its keys may be secrets), unknown keys are counted and located by line.
+ */
+function check<T>(
+  schema: z.ZodType<T>,
+  value: unknown,
+  what: string,
+  secretKeys?: { keyLine: KeyLine; allowed: string },
+): T {
   const r = schema.safeParse(value ?? {});
   if (r.success) return r.data;
-  // Paths and messages only, never the values.
   const list = r.error.issues
     .map((i) => {
       const where = i.path.join(".") || "(top)";
-      if (i.code === "unrecognized_keys") return `${where}: unknown key(s) ${i.keys.join(", ")}`;
-      return `${where}: ${i.message}`;
+      if (i.code !== "unrecognized_keys") return `${where}: ${i.message}`;
+      if (secretKeys === undefined) return `${where}: unknown key(s) ${i.keys.join(", ")}`;
+      const at = i.path.map(String);
+      return `${where}: ${unknownKeysMessage(
+        i.keys.map((k) => secretKeys.keyLine([...at, k])),
+        secretKeys.allowed,
+      )}`;
     })
     .join("; ");
   throw new FleetConfigError(`${what}: ${list}`);
@@ -240,7 +261,7 @@ function secretKeys(doc: unknown, at: string[] = []): string[] {
  */
 export function fleetConfigDb(path: string): string | undefined {
   const abs = resolve(path);
-  const doc = readYaml(abs, "fleet config");
+  const doc = readYaml(abs, `fleet config ${abs}`).value;
   const m = check(Main, doc, `fleet config ${abs}`);
   if (m.db === undefined) return undefined;
   return /^postgres(ql)?:\/\//.test(m.db) || m.db === ":memory:" ? m.db : resolve(dirname(abs), m.db);
@@ -271,7 +292,7 @@ export function defaultFleetConfig(): FleetConfig {
 export function loadFleetConfig(path: string, env: NodeJS.ProcessEnv = process.env): FleetConfig {
   const abs = resolve(path);
   const base = dirname(abs);
-  const doc = readYaml(abs, "fleet config");
+  const doc = readYaml(abs, `fleet config ${abs}`).value;
   const leaked = secretKeys(doc);
   if (leaked.length > 0)
     throw new FleetConfigError(
@@ -283,7 +304,11 @@ export function loadFleetConfig(path: string, env: NodeJS.ProcessEnv = process.e
   let fileSecrets: Secrets = {};
   if (m.secretsFile !== undefined) {
     const sp = at(m.secretsFile);
-    fileSecrets = check(Secrets, readYaml(sp, "fleet secrets"), `fleet secrets ${sp}`);
+    const read = readYaml(sp, `fleet secrets ${sp}`);
+    fileSecrets = check(Secrets, read.value, `fleet secrets ${sp}`, {
+      keyLine: read.keyLine,
+      allowed: `a fleet secrets file holds only ${Object.keys(SECRET_ENV).join(", ")}`,
+    });
   }
   const envSecrets: Record<string, string> = {};
   for (const [key, name] of Object.entries(SECRET_ENV)) {

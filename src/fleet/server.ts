@@ -13,6 +13,7 @@ import { createLogger } from "../core/log.js";
 import type { PublicKey } from "../update/minisign.js";
 import type { FleetContext } from "./context.js";
 import { isPostgresUrl, openFleetDb } from "./db/open.js";
+import { registerRequestLog } from "./requestLog.js";
 import { registerUnitApi, UNIT_BODY_LIMIT } from "./unitApi.js";
 import { messagePage } from "./web/pages.js";
 import { apiError, isApiPath, securityHeaders } from "./web/security.js";
@@ -57,6 +58,8 @@ export async function createFleetApp(
 ): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: ctx.logger,
+    // Per-request lines at debug and a summary a minute at info (requestLog.ts).
+    disableRequestLogging: true,
     bodyLimit: UNIT_BODY_LIMIT,
     trustProxy: opts.trustProxy ?? false,
     ...(opts.https === undefined ? {} : { https: opts.https }),
@@ -73,6 +76,7 @@ export async function createFleetApp(
       .type("text/html; charset=utf-8")
       .send(messagePage("Not found", "There is no page here."));
   });
+  registerRequestLog(app, ctx);
   const unitAuth = await registerUnitApi(app, ctx, {
     faults: opts.faults ?? NO_FLEET_SERVER_FAULTS,
     ...(opts.entitlements === undefined ? {} : { entitlements: opts.entitlements }),
@@ -171,7 +175,7 @@ export async function startFleetServer(opts: FleetServerOptions): Promise<Runnin
     timeZone: opts.timeZone,
     ...(opts.bundleKeys === undefined ? {} : { bundleKeys: opts.bundleKeys }),
   };
-  let app: FastifyInstance;
+  let app: FastifyInstance | undefined;
   try {
     await warmKeyCache(ctx);
     app = await createFleetApp(ctx, {
@@ -184,6 +188,8 @@ export async function startFleetServer(opts: FleetServerOptions): Promise<Runnin
     });
     await app.listen({ host: opts.host, port: opts.port });
   } catch (err) {
+    // Nothing may stay open (the nonce purge timer, the pools): the caller exits.
+    await app?.close().catch(() => undefined);
     await fdb.close();
     throw err;
   }

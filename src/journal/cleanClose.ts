@@ -55,7 +55,10 @@ function walHasContent(journalPath: string): boolean {
 export function stampCleanClose(journalPath: string): void {
   try {
     if (!existsSync(journalPath) || walHasContent(journalPath)) return;
-    writeFileAtomic(stampPath(journalPath), `${JSON.stringify(statBig(journalPath))}\n`, { durable: false });
+    writeFileAtomic(stampPath(journalPath), `${JSON.stringify(statBig(journalPath))}\n`, {
+      durable: false,
+      mode: 0o600,
+    });
   } catch {
     // The next start runs the full quick_check.
   }

@@ -231,6 +231,7 @@ export interface SessionRow {
  */
 export type JournalCause =
   | "corrupt"
+  | "not a journal"
   | "schema newer"
   | "data lost"
   | "disk full"
@@ -249,7 +250,7 @@ export interface JournalProblem {
   cause: JournalCause;
   /** What was found (SQLite's message, the check that failed); never a secret. */
   detail: string;
-  /** One or two sentences: what to do (README, "Recovering a unit"). */
+  /** One or two sentences: what to do (docs/operators.md, "Recovering a unit"). */
   nextStep: string;
 }
 

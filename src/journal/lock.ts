@@ -1,4 +1,5 @@
 import Database from "better-sqlite3";
+import { createPrivateFile } from "../core/atomicFile.js";
 import { describeHolder, readOwner } from "./owner.js";
 import { classifyJournalError, errorCode, refuse } from "./problems.js";
 
@@ -40,6 +41,7 @@ export function lockPath(journalPath: string): string {
 export function acquireJournalLock(journalPath: string): JournalLock {
   let db: Database.Database | null = null;
   try {
+    createPrivateFile(lockPath(journalPath));
     db = new Database(lockPath(journalPath), { timeout: 0 });
     db.pragma("locking_mode = EXCLUSIVE");
     db.pragma("journal_mode = MEMORY");

@@ -173,7 +173,8 @@ describe("start check: a journal that cannot be used is refused untouched", () =
   it("a file that is not a database", () => {
     writeFileSync(path, Buffer.alloc(8192, 0x41));
     const before = snapshot();
-    expect(refusal(() => openJournal())).toMatchObject({ code: "unusable", cause: "corrupt" });
+    // Issue 32: no SQLite header: another file given by mistake, or a journal whose header was destroyed.
+    expect(refusal(() => openJournal())).toMatchObject({ code: "unusable", cause: "not a journal" });
     expect(snapshot()).toBe(before);
   });
 

@@ -73,7 +73,7 @@ export function parseOwner(v: unknown): OwnerRecord | null {
  * a record that only names the holder and is made durable moments later.
  */
 export function writeOwner(journalPath: string, record: OwnerRecord, durable = true): void {
-  writeFileAtomic(ownerPath(journalPath), `${JSON.stringify(record)}\n`, { durable });
+  writeFileAtomic(ownerPath(journalPath), `${JSON.stringify(record)}\n`, { durable, mode: 0o600 });
 }
 
 /** "PID 1234, since 2025-01-01T10:00:00.000Z", or what is known when the record is missing. */

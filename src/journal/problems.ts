@@ -1,4 +1,13 @@
-import { accessSync, constants, type Stats, statfsSync, statSync } from "node:fs";
+import {
+  accessSync,
+  closeSync,
+  constants,
+  openSync,
+  readSync,
+  type Stats,
+  statfsSync,
+  statSync,
+} from "node:fs";
 import { dirname } from "node:path";
 import { wrongBuild } from "../core/nativeBuild.js";
 import { type JournalCause, JournalError, type JournalProblem } from "./journal.js";
@@ -6,7 +15,10 @@ import { type JournalCause, JournalError, type JournalProblem } from "./journal.
 /** Below this much free space at the journal's directory a start is refused as "disk full", bytes. */
 export const MIN_START_FREE_BYTES = 1024 * 1024;
 
-const RECOVERING = 'README, "Recovering a unit"';
+const RECOVERING = 'docs/operators.md, "Recovering a unit"';
+
+/** The first bytes of every SQLite database file. */
+const SQLITE_HEADER = Buffer.from("SQLite format 3\0", "latin1");
 
 /** The next step for each cause: one or two sentences an operator can act on. */
 export function nextStepFor(cause: JournalCause, path: string): string {
@@ -14,6 +26,8 @@ export function nextStepFor(cause: JournalCause, path: string): string {
   switch (cause) {
     case "corrupt":
       return `Stop vendd and keep a copy of the journal files, then restore the journal from a backup or move it aside and start fresh, and settle the payments the service still holds (${RECOVERING}).`;
+    case "not a journal":
+      return `${path} does not start like an SQLite database (nothing was changed). If the path is wrong (another file given as --journal or journal.path), fix it; if it is this unit's journal, it is damaged: keep a copy of the journal files, then restore it from a backup or move it aside and start fresh (${RECOVERING}).`;
     case "schema newer":
       return `This journal was written by a newer vendd: install that version again, or move the journal aside and start fresh (${RECOVERING}).`;
     case "data lost":
@@ -72,6 +86,7 @@ export function classifyJournalError(err: unknown, path: string, freeBytes = fre
   const code = errorCode(err) ?? "";
   const message = err instanceof Error ? err.message : String(err);
   const detail = code === "" || message.startsWith(code) ? message : `${code}: ${message}`;
+  if (code === "SQLITE_NOTADB" && !startsLikeSqlite(path)) return refuse(path, "not a journal", detail, err);
   if (code.startsWith("SQLITE_CORRUPT") || code === "SQLITE_NOTADB")
     return refuse(path, "corrupt", detail, err);
   if (code === "SQLITE_FULL" || code === "ENOSPC" || code === "EDQUOT")
@@ -87,6 +102,21 @@ export function classifyJournalError(err: unknown, path: string, freeBytes = fre
   if (code.startsWith("SQLITE_READONLY") || code === "EROFS" || code === "EACCES" || code === "EPERM")
     return refuse(path, "not writable", detail, err);
   return refuse(path, "i/o error", detail, err);
+}
+
+/** Whether the file at `path` begins with SQLite's header (a damaged journal does; another file does not). */
+function startsLikeSqlite(path: string): boolean {
+  let fd: number | null = null;
+  try {
+    fd = openSync(path, "r");
+    const head = Buffer.alloc(SQLITE_HEADER.length);
+    readSync(fd, head, 0, head.length, 0);
+    return head.equals(SQLITE_HEADER);
+  } catch {
+    return true;
+  } finally {
+    if (fd !== null) closeSync(fd);
+  }
 }
 
 /**

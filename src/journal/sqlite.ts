@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import Database from "better-sqlite3";
+import { createPrivateFile } from "../core/atomicFile.js";
 import type { Clock } from "../core/clock.js";
 import type { UnitEvent } from "../core/fleetWire.js";
 import type { Minor } from "../core/money.js";
@@ -64,6 +65,8 @@ export function openSqliteJournal(opts: SqliteJournalOptions): SqliteJournal {
   });
   let db: Database.Database | null = null;
   try {
+    // It holds money: mode 0600 whatever the umask (its -wal and -shm inherit it).
+    createPrivateFile(opts.path);
     db = new Database(opts.path);
     return new SqliteJournal(db, opts, claim);
   } catch (e) {

@@ -45,7 +45,13 @@ export function openPty(
   return new Promise((resolve, reject) => {
     let child: ChildProcessWithoutNullStreams;
     try {
-      child = spawn("socat", ["-d", "-d", `pty,raw,echo=0,link=${linkPath}`, "STDIO"], { stdio: "pipe" });
+      // Its own process group: a Ctrl-C in the terminal (SIGINT to the whole foreground group) must not end
+      // the simulated machine's PTY under the vend the demo is finishing. It still ends with its owner:
+      // kill() below, or the end of its standard input when the owner dies.
+      child = spawn("socat", ["-d", "-d", `pty,raw,echo=0,link=${linkPath}`, "STDIO"], {
+        stdio: "pipe",
+        detached: true,
+      });
     } catch (err) {
       reject(new PtyError("socat-missing", `cannot run socat: ${String(err)}`));
       return;

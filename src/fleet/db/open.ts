@@ -2,14 +2,61 @@
  * Opens the fleet's database: the embedded default (one SQLite file, WAL, `synchronous=FULL`, zero setup)
  * or PostgreSQL (`postgres://…`, shared by several fleet processes), migrated to the current schema.
  */
+import { existsSync } from "node:fs";
 import Database from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteDialect } from "kysely";
 import pg from "pg";
+import { createPrivateFile } from "../../core/atomicFile.js";
+import { safeUrl } from "../../core/safeUrl.js";
 import type { HotPath } from "./hot.js";
 import { postgresHotPath } from "./hotPostgres.js";
 import { sqliteHotPath } from "./hotSqlite.js";
 import { type FleetDialect, migrate } from "./migrations.js";
 import type { FleetDatabase } from "./schema.js";
+
+/** The fleet database could not be opened: the message names it (never a password) and the next step. */
+export class FleetDbError extends Error {
+  override readonly name = "FleetDbError";
+}
+
+/** Why `target` could not be opened, as a FleetDbError saying what, where and what to do. */
+export function fleetDbError(target: string, err: unknown): FleetDbError {
+  if (err instanceof FleetDbError) return err;
+  const code = (err as { code?: unknown }).code;
+  const msg = err instanceof Error ? err.message : String(err);
+  if (isPostgresUrl(target)) {
+    const where = redactUrl(target);
+    const u = (() => {
+      try {
+        return new URL(target);
+      } catch {
+        return null;
+      }
+    })();
+    const pw = u === null ? "" : decodeURIComponent(u.password);
+    const cause = (pw === "" ? msg : msg.split(pw).join("***")).replace(
+      /^fleet database migration unknown failed: /,
+      "",
+    );
+    const why =
+      code === "ECONNREFUSED" || code === "ENOTFOUND" || code === "ETIMEDOUT" || code === "EHOSTUNREACH"
+        ? `PostgreSQL is unreachable (${String(code)})`
+        : cause;
+    return new FleetDbError(
+      `fleet database ${where}: ${why}; check that PostgreSQL runs there and the URL (--db, $VENDD_FLEET_DB or db in the fleet config)`,
+    );
+  }
+  const next = "check the path given by --db, $VENDD_FLEET_DB or db in the fleet config";
+  if (code === "SQLITE_NOTADB")
+    return new FleetDbError(
+      `fleet database ${target}: not a SQLite database; ${next} (is it the fleet's fleet.db?)`,
+    );
+  if (code === "SQLITE_CANTOPEN")
+    return new FleetDbError(
+      `fleet database ${target}: cannot be opened as a file (a directory, a missing directory or no permission); ${next}`,
+    );
+  return new FleetDbError(`fleet database ${target}: ${msg}; ${next}`);
+}
 
 export interface FleetDb {
   db: Kysely<FleetDatabase>;
@@ -36,15 +83,10 @@ export function isPostgresUrl(target: string): boolean {
   return /^postgres(ql)?:\/\//.test(target);
 }
 
-/** The URL with any password replaced, safe for a log line or an error message. */
+/** The URL without its user info (user name and password), safe for a log line or an error message. */
 export function redactUrl(target: string): string {
-  try {
-    const u = new URL(target);
-    if (u.password !== "") u.password = "***";
-    return u.toString();
-  } catch {
-    return "postgres://(unparsable URL)";
-  }
+  const shown = safeUrl(target);
+  return shown.startsWith("(") ? "postgres://(unparsable URL)" : shown;
 }
 
 /** Most prepared statements kept; a query of another shape beyond it is prepared again. */
@@ -83,6 +125,11 @@ export interface OpenFleetDbOptions {
    * every unit's request arrives at once, also pay for the server's new backends one by one.
    */
   warm?: boolean;
+  /**
+   * Create (and migrate) the SQLite file when it does not exist. Only `vendd fleet serve` and
+   * `vendd fleet init` do: an admin command given a mistyped path refuses instead of making an empty fleet.
+   */
+  create?: boolean;
 }
 
 /** Opens `n` connections of `pool` at once and returns them to it. */
@@ -91,7 +138,24 @@ async function warmPool(pool: pg.Pool, n: number): Promise<void> {
   for (const c of clients) c.release();
 }
 
+/**
+ * Opens (and migrates) the fleet database at `target`; a failure is a FleetDbError naming it and the next
+ * step. A SQLite file that does not exist is created only with `opts.create` (default true for callers in
+ * code; the admin commands pass false).
+ */
 export async function openFleetDb(target: string, opts: OpenFleetDbOptions = {}): Promise<FleetDb> {
+  if (!isPostgresUrl(target) && target !== ":memory:" && opts.create === false && !existsSync(target))
+    throw new FleetDbError(
+      `fleet database ${target}: no such file; give the fleet's database (--db, $VENDD_FLEET_DB or db in the fleet config), or create one with \`vendd fleet init --db ${target}\` or \`vendd fleet serve\``,
+    );
+  try {
+    return await openFleetDbOrThrow(target, opts);
+  } catch (err) {
+    throw fleetDbError(target, err);
+  }
+}
+
+async function openFleetDbOrThrow(target: string, opts: OpenFleetDbOptions): Promise<FleetDb> {
   if (isPostgresUrl(target)) {
     const poolMax = opts.poolSize ?? 10;
     const lightMax = Math.max(2, Math.ceil(poolMax / 2));
@@ -143,8 +207,14 @@ export async function openFleetDb(target: string, opts: OpenFleetDbOptions = {})
       },
     };
   }
+  if (target !== ":memory:") createPrivateFile(target);
   const file = new Database(target);
-  file.pragma("journal_mode = WAL");
+  try {
+    file.pragma("journal_mode = WAL");
+  } catch (err) {
+    file.close();
+    throw err;
+  }
   file.pragma("synchronous = FULL");
   file.pragma("foreign_keys = ON");
   file.pragma("busy_timeout = 5000");

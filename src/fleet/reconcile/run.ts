@@ -12,12 +12,8 @@ import { type BillingRow, type ReconLine, type ReconResult, reconcile, type Sale
 import { refundTimeline } from "./refunds.js";
 import type { FeeAgreement } from "./settings.js";
 
-const DAY = /^\d{4}-\d{2}-\d{2}$/;
-
-/** Checks a `YYYY-MM-DD` day (a real calendar date). */
-export function isDay(text: string): boolean {
-  return DAY.test(text) && new Date(`${text}T00:00:00Z`).toISOString().slice(0, 10) === text;
-}
+/** The one day parser (src/core/days.ts). */
+export { isDay } from "../../core/days.js";
 
 /** The day after `day` (`YYYY-MM-DD`). */
 export function nextDay(day: string): string {

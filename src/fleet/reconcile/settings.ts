@@ -18,10 +18,10 @@
  * mode 0600); from the environment (`VENDD_REPORTING_CLIENT_SECRET`, `VENDD_REPORTING_REFRESH_TOKEN`) it
  * cannot be, and the settings say so (`persistable: false`).
  */
-import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import YAML from "yaml";
 import { z } from "zod";
+import { type KeyLine, loadStructuredFile } from "../../config/files.js";
+import { unknownKeysMessage } from "../../config/secrets.js";
 import { writeFileAtomic } from "../../core/atomicFile.js";
 import type { ReportingCredentials } from "../../payment/reporting/client.js";
 
@@ -70,36 +70,43 @@ export interface ReportingSettings {
   saveRefreshToken(token: string): void;
 }
 
-function readDoc(path: string, what: string): unknown {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (e) {
-    throw new ReportingSettingsError(`${what} ${path}: ${(e as NodeJS.ErrnoException).code ?? "unreadable"}`);
-  }
-  try {
-    return YAML.parse(text) as unknown;
-  } catch {
-    throw new ReportingSettingsError(`${what} ${path}: not YAML or JSON`);
-  }
+/** Reads a YAML or JSON file through the project's one loader (size limit, linear duplicate check). */
+function readDoc(path: string, what: string): { value: unknown; keyLine: KeyLine } {
+  const read = loadStructuredFile(path, what);
+  if (!read.ok) throw new ReportingSettingsError(read.message);
+  return read;
 }
 
-function check<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
+/**
+ * `value` checked against `schema`: paths and messages only, never a value. A secrets file's unknown keys
+ * (they may be secrets) are counted and located by line, never named.
+ */
+function check<T>(schema: z.ZodType<T>, value: unknown, what: string, keyLine?: KeyLine): T {
   const r = schema.safeParse(value);
   if (r.success) return r.data;
-  // Paths and messages only: never the values (a secret could be one).
-  const list = r.error.issues.map((i) => `${i.path.join(".") || "(top)"}: ${i.message}`).join("; ");
+  const list = r.error.issues
+    .map((i) => {
+      const where = i.path.join(".") || "(top)";
+      if (i.code !== "unrecognized_keys" || keyLine === undefined) return `${where}: ${i.message}`;
+      const at = i.path.map(String);
+      return `${where}: ${unknownKeysMessage(
+        i.keys.map((k) => keyLine([...at, k])),
+        "a reporting secrets file holds only clientSecret and refreshToken",
+      )}`;
+    })
+    .join("; ");
   throw new ReportingSettingsError(`${what}: ${list}`);
 }
 
 /** Loads the settings file and its secrets. */
 export function loadReportingSettings(path: string, env: NodeJS.ProcessEnv = process.env): ReportingSettings {
-  const s = check(Settings, readDoc(path, "reporting settings"), `reporting settings ${path}`);
+  const s = check(Settings, readDoc(path, `reporting settings ${path}`).value, `reporting settings ${path}`);
   let secrets: z.infer<typeof Secrets>;
   let secretsPath: string | null = null;
   if (s.secretsFile !== undefined) {
     secretsPath = resolve(dirname(path), s.secretsFile);
-    secrets = check(Secrets, readDoc(secretsPath, "reporting secrets"), `reporting secrets ${secretsPath}`);
+    const read = readDoc(secretsPath, `reporting secrets ${secretsPath}`);
+    secrets = check(Secrets, read.value, `reporting secrets ${secretsPath}`, read.keyLine);
   } else {
     const clientSecret = env.VENDD_REPORTING_CLIENT_SECRET;
     const refreshToken = env.VENDD_REPORTING_REFRESH_TOKEN;

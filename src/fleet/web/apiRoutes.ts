@@ -19,13 +19,7 @@ export function registerApiRoutes(web: FastifyInstance, ctx: FleetContext): void
   });
   web.get("/api/v1/sales", async (req, reply) => {
     const f = salesFilter(ctx, req.query);
-    if (f === null)
-      return apiError(
-        reply,
-        400,
-        "bad_request",
-        "from and to are days (YYYY-MM-DD), from <= to, at most a year apart",
-      );
+    if ("refusal" in f) return apiError(reply, 400, "bad_request", f.refusal);
     const body = {
       from: f.from,
       to: f.to,

@@ -3,13 +3,8 @@
  * (no time zone involved), and a currency's minor-unit digits.
  */
 
-const DAY = /^\d{4}-\d{2}-\d{2}$/;
-
-export function isDay(text: string): boolean {
-  if (!DAY.test(text)) return false;
-  const d = new Date(`${text}T00:00:00Z`);
-  return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === text;
-}
+/** The one day parser (src/core/days.ts). */
+export { isDay } from "../../core/days.js";
 
 /** `day` plus `n` days (calendar arithmetic on the date, no time zone involved). */
 export function addDays(day: string, n: number): string {

@@ -1,31 +1,46 @@
 /** The sales page and its CSV export, filtered by days, unit and grouping. */
 import type { FastifyInstance } from "fastify";
-import { z } from "zod";
+import { dayRefusal, rangeRefusal } from "../../core/days.js";
 import type { FleetContext } from "../context.js";
 import { dayOf } from "../context.js";
 import { csvCell } from "./csv.js";
 import type { DashboardScope } from "./options.js";
 import { messagePage, money, salesPage } from "./pages.js";
-import { addDays, isDay, listUnits, type SalesGroup, salesBy, totals } from "./queries.js";
+import { addDays, listUnits, type SalesGroup, salesBy, totals } from "./queries.js";
 
-const Day = z.string().refine(isDay, "a day is YYYY-MM-DD");
-const SalesQuery = z.object({
-  from: Day.optional(),
-  to: Day.optional(),
-  unit: z.string().max(200).optional(),
-  group: z.enum(["day", "unit", "item"]).optional(),
-});
+const GROUPS = ["day", "unit", "item"] as const;
 
-/** The sales filter of a query string: default the last 30 days, to ≥ from, at most 366 days. */
-export function salesFilter(ctx: FleetContext, query: unknown) {
-  const q = SalesQuery.safeParse(query);
-  if (!q.success) return null;
+/**
+ * The sales filter of a query string: default the last 30 days; the range rule of every day range
+ * (src/core/days.ts: days that exist, from ≤ to, at most a year). A refusal names the parameter at fault.
+ */
+export function salesFilter(
+  ctx: FleetContext,
+  query: unknown,
+): { from: string; to: string; unit: string | undefined; group: SalesGroup } | { refusal: string } {
+  const q = (typeof query === "object" && query !== null ? query : {}) as Record<string, unknown>;
+  const text = (name: string): string | undefined | null => {
+    const v = q[name];
+    return v === undefined ? undefined : typeof v === "string" ? v : null;
+  };
+  const group = text("group");
+  if (group === null || (group !== undefined && !(GROUPS as readonly string[]).includes(group)))
+    return { refusal: `group: one of ${GROUPS.join(", ")}` };
+  const unitText = text("unit");
+  if (unitText === null || (unitText !== undefined && unitText.length > 200))
+    return { refusal: "unit: a unit id (at most 200 characters)" };
+  const fromText = text("from");
+  const toText = text("to");
+  if (fromText === null || toText === null) return { refusal: "from, to: one day each (YYYY-MM-DD)" };
   const today = dayOf(ctx.clock.now(), ctx.timeZone);
-  const to = q.data.to ?? today;
-  const from = q.data.from ?? addDays(to, -29);
-  if (from > to || addDays(from, 366) < to) return null;
-  const unit = q.data.unit === "" ? undefined : q.data.unit;
-  return { from, to, unit, group: (q.data.group ?? "day") as SalesGroup };
+  const to = toText ?? today;
+  const badTo = dayRefusal("to", to);
+  if (badTo !== null) return { refusal: badTo };
+  const from = fromText ?? addDays(to, -29);
+  const refusal = rangeRefusal(from, to, { from: "from", to: "to" });
+  if (refusal !== null) return { refusal };
+  const unit = unitText === "" ? undefined : unitText;
+  return { from, to, unit, group: (group ?? "day") as SalesGroup };
 }
 
 export function registerSalesRoutes(web: FastifyInstance, scope: DashboardScope): void {
@@ -33,12 +48,7 @@ export function registerSalesRoutes(web: FastifyInstance, scope: DashboardScope)
 
   web.get("/sales", async (req, reply) => {
     const f = salesFilter(ctx, req.query);
-    if (f === null)
-      return sendHtml(
-        reply,
-        messagePage("Bad request", "from and to are days (YYYY-MM-DD), from ≤ to, at most a year apart."),
-        400,
-      );
+    if ("refusal" in f) return sendHtml(reply, messagePage("Bad request", f.refusal), 400);
     return sendHtml(
       reply,
       salesPage(pc(req), {
@@ -54,8 +64,7 @@ export function registerSalesRoutes(web: FastifyInstance, scope: DashboardScope)
 
   web.get("/sales.csv", async (req, reply) => {
     const f = salesFilter(ctx, req.query);
-    if (f === null)
-      return reply.code(400).type("text/plain").send("from and to are days (YYYY-MM-DD), from <= to\n");
+    if ("refusal" in f) return reply.code(400).type("text/plain").send(`${f.refusal}\n`);
     const rows = await salesBy(ctx, f, f.group);
     const lines = [
       [

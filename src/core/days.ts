@@ -1,0 +1,50 @@
+/**
+ * The one day parser and range rule of vendd: the CLI (`--from`, `--to`), the technician console
+ * (`sales DAY`), the dashboard and the API (`from`, `to`) all check days here, so a day that does not exist
+ * (2026-02-30, 2026-13-01) is refused the same way everywhere, naming the option or parameter at fault.
+ * A day is a calendar date `YYYY-MM-DD` without a time zone; each caller says which zone it counts in.
+ */
+import { printable } from "./printable.js";
+
+/** The longest range of days one request may cover: a year (366 days with a leap day). */
+export const MAX_RANGE_DAYS = 366;
+
+const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** Whether `text` is a day `YYYY-MM-DD` that exists in the calendar. */
+export function isDay(text: string): boolean {
+  const m = DAY.exec(text);
+  if (m === null) return false;
+  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+  return d.getUTCFullYear() === Number(m[1]) && d.toISOString().slice(0, 10) === text;
+}
+
+/** Why `text` given as `name` is not a day, or null when it is one. */
+export function dayRefusal(name: string, text: string): string | null {
+  if (isDay(text)) return null;
+  return `${name} ${printable(text, 40)}: not a day; give a date YYYY-MM-DD that exists, e.g. 2026-02-28`;
+}
+
+/** Days from `from` to `to`, both included (calendar arithmetic, no time zone). */
+export function daysInRange(from: string, to: string): number {
+  return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000) + 1;
+}
+
+/**
+ * The range rule: both days exist, `from` ≤ `to`, at most MAX_RANGE_DAYS days. Null when it holds, else
+ * the refusal naming the option or parameter at fault (`names`: `--from`/`--to`, or `from`/`to`).
+ */
+export function rangeRefusal(
+  from: string,
+  to: string,
+  names: { from: string; to: string } = { from: "--from", to: "--to" },
+): string | null {
+  const bad = dayRefusal(names.from, from) ?? dayRefusal(names.to, to);
+  if (bad !== null) return bad;
+  if (to < from)
+    return `${names.to} ${to} is before ${names.from} ${from}; give ${names.from} <= ${names.to}`;
+  const n = daysInRange(from, to);
+  if (n > MAX_RANGE_DAYS)
+    return `${names.from} ${from} to ${names.to} ${to} is ${n} days; at most ${MAX_RANGE_DAYS} (a year) at once`;
+  return null;
+}
