@@ -76,6 +76,25 @@ describe("vendd --help and --version", () => {
     }
   });
 
+  it("fleet serve's and demo's own usage lines are the tables' synopses (issue 32: no hand-written usage)", async () => {
+    for (const [args, lines] of [
+      [
+        ["fleet", "serve", "--help"],
+        COMMANDS.filter((c) => /^fleet (serve|init|units|approve|revoke|bundle upload)\b/.test(c.words)),
+      ],
+      [["demo", "--help"], COMMANDS.filter((c) => c.command === "demo")],
+    ] as const) {
+      const r = await vendd([...args]);
+      expect(r.code).toBe(0);
+      for (const line of lines) {
+        expect(r.stdout, line.words).toContain(`vendd ${line.words}`);
+        for (const [name, spec] of Object.entries(line.options))
+          if (name !== "help" && (line.only === undefined || line.only.includes(name)))
+            expect(r.stdout, `${line.words} --${name}`).toContain(formatOption(name, spec));
+      }
+    }
+  });
+
   it("the hand-written parsers of emulator and sim-vmc take exactly their table's options", () => {
     const cases = [
       { line: COMMANDS.find((c) => c.command === "emulator"), parse: parseEmulatorArgs },

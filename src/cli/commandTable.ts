@@ -47,3 +47,47 @@ export function helpLines<O extends OptionSpecs>(
 ): CommandHelp[] {
   return lines.map((line) => ({ command, options, ...line }));
 }
+
+/** `--name VALUE` or `--name`, bracketed unless required. */
+export function formatOption(name: string, spec: OptionSpec): string {
+  const text = spec.value === undefined ? `--${name}` : `--${name} ${spec.value}`;
+  return spec.required ? text : `[${text}]`;
+}
+
+const WIDTH = 100;
+export const INDENT = "  ";
+export const SUMMARY_INDENT = "      ";
+
+/** The synopsis of one command line, wrapped at 100 columns. */
+export function synopsis(line: CommandHelp): string[] {
+  const parts = Object.entries(line.options)
+    .filter(([name]) => name !== "help" && (line.only === undefined || line.only.includes(name)))
+    .map(([name, spec]) => formatOption(name, spec));
+  const lines: string[] = [];
+  let current = `${INDENT}${line.words}`;
+  const lead = " ".repeat(INDENT.length + (line.words.split(" ")[0] ?? "").length + 1);
+  for (const part of parts) {
+    if (current.length + 1 + part.length > WIDTH) {
+      lines.push(current);
+      current = `${lead}${part}`;
+    } else current += ` ${part}`;
+  }
+  lines.push(current);
+  return lines;
+}
+
+/**
+ * A command's own usage text, `usage: vendd WORDS [options]` and one line per further form, rendered from
+ * the same help lines as `vendd --help`, so a command's usage cannot drift from the options it parses.
+ */
+export function renderCommandUsage(lines: readonly CommandHelp[]): string {
+  const out: string[] = [];
+  for (const line of lines) {
+    const rows = synopsis({ ...line, words: `vendd ${line.words}` });
+    rows.forEach((row, i) => {
+      const body = row.slice(INDENT.length);
+      out.push(i === 0 ? `${out.length === 0 ? "usage: " : "       "}${body}` : `       ${body}`);
+    });
+  }
+  return `${out.join("\n")}\n`;
+}

@@ -3,17 +3,12 @@ import { createLogger } from "../core/log.js";
 import { printable } from "../core/printable.js";
 import { SecretRegistry } from "../core/secrets.js";
 import { runDemo } from "../demo/unit.js";
+import { renderCommandUsage } from "./commandTable.js";
 import { LOG_LEVELS, parseListen } from "./fleetOptions.js";
 import { handleInterrupts } from "./interrupts.js";
-import { DEMO_OPTIONS } from "./simCommands.js";
+import { DEMO_OPTIONS, SIMULATION_COMMANDS } from "./simCommands.js";
 
-const HELP = `usage: vendd demo [--vends N] [--json] [--driver v10|legacy] [--legacy-mode reservation|payment]
-                  [--board sim|sim-pulse] [--flow selection|checkin] [--vmc auto|pty|sim]
-                  [--chaos SEED] [--journal FILE] [--seed N]
-                  [--log-level LEVEL]
-       vendd demo --fleet [--vends N] [--json] [--seed N] [--fleet-db FILE]
-                  [--fleet-password-file FILE] [--fleet-listen HOST:PORT] [--log-level LEVEL]
-
+const HELP = `${renderCommandUsage(SIMULATION_COMMANDS.filter((c) => c.command === "demo"))}
 Runs a simulated unit against the local payment-service emulator: a simulated vending machine requests
 vends, simulated customers check in with the app and pay, and the unit shows its screen (QR code, price,
 state) until Ctrl-C. With --vends N it stops after N vends; with --json it prints one summary line:

@@ -4,16 +4,13 @@
  */
 import { parseArgs } from "node:util";
 import { printable } from "../core/printable.js";
-import { FLEET_SERVER_OPTIONS } from "./fleetCommands.js";
+import { renderCommandUsage } from "./commandTable.js";
+import { FLEET_COMMANDS, FLEET_SERVER_OPTIONS } from "./fleetCommands.js";
 
-export const FLEET_SERVER_USAGE = `usage: vendd fleet serve [--config FILE] [--db FILE|URL] [--listen HOST:PORT] [--time-zone TZ]
-                         [--bundle-key FILE]... [--log-level LEVEL]
-       vendd fleet init [--db FILE|URL]
-       vendd fleet units [--db FILE|URL] [--json]
-       vendd fleet approve UNIT [--db FILE|URL] [--by NAME]
-       vendd fleet revoke UNIT [--db FILE|URL] [--by NAME]
-       vendd fleet bundle upload FILE [--db FILE|URL] [--bundle-key FILE]... [--by NAME]
+/** The usage of the fleet server's own commands, rendered from their help lines (fleetCommands.ts). */
+const SERVER_WORDS = /^fleet (serve|init|units|approve|revoke|bundle upload)\b/;
 
+export const FLEET_SERVER_USAGE = `${renderCommandUsage(FLEET_COMMANDS.filter((c) => SERVER_WORDS.test(c.words)))}
   --config      fleet config (YAML, see config/fleet.example.yaml); the flags below override it
   --db          SQLite file (default ./fleet.db, or $VENDD_FLEET_DB) or postgres://user@host/db
   --listen      where the server listens (default 127.0.0.1:8380)
