@@ -4,6 +4,7 @@
  * units and currency; CSV and a plain-text table of them.
  */
 import { formatAmount, type Minor } from "../../core/money.js";
+import { csvCell } from "../web/csv.js";
 import type { DexReport } from "./load.js";
 import { HONEST } from "./threeWay.js";
 
@@ -93,17 +94,10 @@ const COLUMNS = [
   "note",
 ] as const;
 
-function csvCell(v: string | number | null): string {
-  const s = v === null ? "" : String(v);
-  // A cell a spreadsheet would run as a formula starts with a quote.
-  const safe = /^[=+\-@\t\r]/.test(s) && typeof v === "string" ? `'${s}` : s;
-  return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
-}
-
 /** Every row as CSV (amounts in minor units). */
 export function dexCsv(rows: readonly DexRow[]): string {
   let s = `${COLUMNS.join(",")}\r\n`;
-  for (const r of rows) s += `${COLUMNS.map((c) => csvCell(r[c])).join(",")}\r\n`;
+  for (const r of rows) s += `${COLUMNS.map((c) => csvCell(r[c] ?? "")).join(",")}\r\n`;
   return s;
 }
 

@@ -16,7 +16,10 @@ const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
 /** Checks a `YYYY-MM-DD` day (a real calendar date). */
 export function isDay(text: string): boolean {
-  return DAY.test(text) && new Date(`${text}T00:00:00Z`).toISOString().slice(0, 10) === text;
+  if (!DAY.test(text)) return false;
+  // An impossible date (month 13) is an invalid Date, whose toISOString throws.
+  const ms = Date.parse(`${text}T00:00:00Z`);
+  return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 10) === text;
 }
 
 /** The day after `day` (`YYYY-MM-DD`). */
