@@ -35,7 +35,13 @@ const at = (hhmm: string) => Date.parse(`${DAY}T${hhmm}:00Z`);
 const files = postgresAndDir("vendd-dex-3way-");
 const price = (sel: string) => DEFAULT_SELECTIONS.find((s) => s.selection === sel)?.price ?? 0;
 
-type Case = "clean" | "machineNotUnit" | "capturedNoVend" | "cashShortfall";
+type Case =
+  | "clean"
+  | "machineNotUnit"
+  | "capturedNoVend"
+  | "cashShortfall"
+  | "unitNotService"
+  | "noSettlement";
 
 /** The unit's journal events of the day (sessions and two DEX reads), as the outbox holds them. */
 function simulatedDay(unitId: string, c: Case): UnitEvent[] {
@@ -117,16 +123,11 @@ async function fleetDay(target: string, c: Case) {
     const res = await send(app, u.key, "POST", "/events", { unitId: u.id, events }, clock.now());
     expect(res.status).toBe(200);
     expect(await ctx.db.selectFrom("dex_reads").select("read_id").orderBy("at").execute()).toHaveLength(2);
-    const sales = await ctx.db.selectFrom("sales").selectAll().execute();
-    const result = reconcile({
-      from: DAY,
-      to: DAY,
-      sales,
-      lines: reportOf(sales),
-      transfers: [],
-      timeZone: "UTC",
-    });
-    await saveRun(ctx.db, result, clock.now());
+    const sales = await ctx.db.selectFrom("sales").selectAll().orderBy("closed_at").execute();
+    // the service's report: every capture, except (unitNotService) the day's third sale's
+    const lines = reportOf(sales).filter((_, i) => c !== "unitNotService" || i !== 2);
+    const result = reconcile({ from: DAY, to: DAY, sales, lines, transfers: [], timeZone: "UTC" });
+    if (c !== "noSettlement") await saveRun(ctx.db, result, clock.now());
     const report = await loadDexReport(ctx.db, { from: DAY, to: DAY, timeZone: "UTC" });
     return { report, rows: dexRows(report) };
   } finally {
@@ -189,6 +190,7 @@ describe("three-way DEX reconciliation over a simulated day", () => {
     ["machineNotUnit", 270, 1],
     ["capturedNoVend", 200, 1],
     ["cashShortfall", 70, 0],
+    ["unitNotService", 200, 1],
   ] as const)(
     "%s appears in its class with its amount (%i), through the CLI too",
     async (c, amount, count) => {
@@ -205,4 +207,12 @@ describe("three-way DEX reconciliation over a simulated day", () => {
     },
     60_000,
   );
+
+  it("without a settlement run the service is not compared, and the rows say which days to reconcile", async () => {
+    const { report, rows } = await fleetDay(join(files.dir, "nosettle.db"), "noSettlement");
+    expect(report.clean).toBe(true);
+    expect(report.units[0]?.uncoveredDays).toEqual([DAY]);
+    expect(rows.map((r) => [r.class, r.serviceValue])).toEqual([["matched", null]]);
+    expect(rows[0]?.note).toContain(`service not compared: no reconciliation run for ${DAY}`);
+  }, 60_000);
 });

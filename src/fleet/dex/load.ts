@@ -130,7 +130,8 @@ async function runsByDay(db: Kysely<FleetDatabase>, list: readonly string[]): Pr
   return out;
 }
 
-const CAPTURE = new Set(["matched", "amountMismatch", "unknownInFleet", "missingInReport"]);
+/** Lines holding a payment the service reported (a `missingInReport` line holds none: the order is absent). */
+const CAPTURE = new Set(["matched", "amountMismatch", "unknownInFleet"]);
 const REFUND = new Set(["refundMatched", "refundUnmatched"]);
 
 /** The service's captured minus refunded per order id of one unit, from the stored reconciliation lines. */
