@@ -35,6 +35,10 @@ export const FLEET_RECONCILE_OPTIONS = {
   format: { type: "string", value: "table|csv|json" },
   db: { type: "string", value: "FILE|URL" },
   reporting: { type: "string", value: "FILE" },
+  /** Issue 36: the three-way DEX reconciliation instead (src/cli/fleetReconcileDex.ts). */
+  dex: { type: "boolean" },
+  unit: { type: "string", value: "ID" },
+  json: { type: "boolean" },
   help,
 } as const satisfies OptionSpecs;
 

@@ -14,10 +14,13 @@ import { loadReportingSettings } from "../fleet/reconcile/settings.js";
 import { ReportingClient } from "../payment/reporting/client.js";
 import { parseOptionsOrExit } from "./cliArgs.js";
 import { FLEET_RECONCILE_OPTIONS } from "./fleetCommands.js";
+import { fleetReconcileDex } from "./fleetReconcileDex.js";
 import { writeResult } from "./reconcileOutput.js";
 
 const HELP = `usage: vendd fleet reconcile --from DATE --to DATE [--format table|csv|json] [--db FILE|URL]
                              [--reporting FILE]
+       vendd fleet reconcile --dex --from DATE --to DATE [--unit ID] [--format table|csv|json] [--json]
+                             [--db FILE|URL]
 
 Matches every vend of the fleet's sales for the days (YYYY-MM-DD, both included) against the payment
 service's transaction report (fetched now, never stored) and the transfers made for them, stores the result
@@ -27,6 +30,11 @@ and prints it. Exits 1 when anything does not reconcile.
                       client secret and refresh token come from its secretsFile or the environment
   --format            table (default): summary, transfers, lines that do not reconcile;
                       csv: every line; json: the whole result
+  --dex               the three-way DEX reconciliation instead: per unit and window between two DEX reads,
+                      the machine's cashless counters against the unit's vends and the payment service's
+                      captures as the last settlement run stored them (docs/dex.md); exits 1 on a difference
+  --unit ID           with --dex: one unit only
+  --json              with --dex: the same as --format json
 `;
 
 export interface CliIo {
@@ -40,6 +48,7 @@ export async function fleetReconcileCommand(argv: string[], io?: CliIo): Promise
   const out = io ?? { stdout: process.stdout, stderr: process.stderr, env: process.env };
   const values = parseOptionsOrExit("fleet reconcile", argv, FLEET_RECONCILE_OPTIONS, HELP, out);
   if (typeof values === "number") return values;
+  if (values.dex === true) return fleetReconcileDex(values, HELP, out);
   const format = values.format ?? "table";
   if (values.from === undefined || values.to === undefined) {
     out.stderr.write(`vendd fleet reconcile: --from and --to are required (days YYYY-MM-DD)\n${HELP}`);

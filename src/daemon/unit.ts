@@ -55,6 +55,12 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
   const state = new ServiceState({ unitId: config.unit.id, clock, notifier: deps.notifier, display });
   let engine: VendEngine | null = null;
   let peripherals: Peripherals | null = null;
+  /**
+   * A DEX read is running (the machine's port is in use): part of every recomputed reason, so neither the
+   * console's `service in` nor a peripheral's change enables the cashless device mid-read.
+   */
+  let dexBusy = false;
+  const dexReason = (): string | null => (dexBusy ? DEX_BUSY_REASON : null);
   let housekeeping: Promise<void> = Promise.resolve();
   let healing: Promise<unknown> = Promise.resolve();
   /** DEX audit reads (issue 36), when dex.enabled. */
@@ -179,7 +185,7 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
           peripherals?.doorOpen ?? false,
           (peripherals?.serviceMode ?? false) || consoleReason !== null,
         );
-        await e.setOutOfService(reason ?? consoleReason);
+        await e.setOutOfService(reason ?? consoleReason ?? dexReason());
       },
     };
     if (consoleReason !== null) await control.setOutOfService(null);
@@ -248,8 +254,10 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
       journal,
       vmc,
       engineIdle: () => live.current.tag === "idle" && live.failure === null,
-      setBusy: (busy) =>
-        live.setOutOfService(consoleReason ?? peripherals?.reason ?? (busy ? DEX_BUSY_REASON : null)),
+      setBusy: (busy) => {
+        dexBusy = busy;
+        return live.setOutOfService(consoleReason ?? peripherals?.reason ?? dexReason());
+      },
     });
     housekeeping = startHousekeeping({
       clock,
@@ -288,7 +296,7 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
         status: () => state.status(),
         engine: () => engine,
         beacon: () => (peripherals?.beacon === null || peripherals === null ? "off" : "on"),
-        serviceReason: () => consoleReason ?? peripherals?.reason ?? null,
+        serviceReason: () => consoleReason ?? peripherals?.reason ?? dexReason(),
         async setService(reason) {
           consoleReason = reason;
           const e = engine;
@@ -300,7 +308,7 @@ export function runUnit(loaded: LoadedConfig, deps: DaemonDeps & { clock: Clock 
             peripherals?.doorOpen ?? false,
             (peripherals?.serviceMode ?? false) || reason !== null,
           );
-          await e.setOutOfService(reason ?? peripherals?.reason ?? null);
+          await e.setOutOfService(reason ?? peripherals?.reason ?? dexReason());
         },
         logs: deps.logRing ?? null,
         restart: (why) => requestRestart(why),

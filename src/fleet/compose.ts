@@ -9,6 +9,7 @@
 import type { FastifyInstance } from "fastify";
 import { mountAlertPages } from "./alerts/routes.js";
 import { mountCompanyPages } from "./composeCompanies.js";
+import { mountDexPages } from "./composeDex.js";
 import { mountInvoicePages } from "./composeInvoices.js";
 import { mountPlanPages } from "./composePlans.js";
 import { mountReconcilePages } from "./composeReconcile.js";
@@ -27,7 +28,10 @@ export { MAX_UPLOAD_BYTES } from "./composeUpload.js";
 
 /** Nav entries for the sections configured, in the dashboard's order. */
 export function fleetNav(s: FleetServices): [string, string][] {
-  const nav: [string, string][] = [["/reconcile", "Reconciliation"]];
+  const nav: [string, string][] = [
+    ["/reconcile", "Reconciliation"],
+    ["/dex", "DEX audits"],
+  ];
   if (s.plans !== undefined)
     nav.push(["/plans", "Plans"], ["/plans/members", "Members"], ["/plans/usage", "Usage"]);
   nav.push(["/companies", "Companies"], ["/invoices", "Invoices"], ["/alerts", "Alerts"]);
@@ -42,6 +46,7 @@ async function mountPages(
 ): Promise<void> {
   const p = pageTools(t);
   mountReconcilePages(web, ctx, t, p);
+  mountDexPages(web, ctx, t, p);
   await mountPlanPages(web, ctx, s, t, p);
   mountCompanyPages(web, ctx, s, t, p);
   mountInvoicePages(web, ctx, s, t, p);

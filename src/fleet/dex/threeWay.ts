@@ -75,6 +75,8 @@ export interface DexReconInput {
   payments: readonly ServicePayment[];
   /** A journal vend this close to a read may be counted by the next read (default 120 s). */
   edgeMs?: number;
+  /** False when the service's side is not known (no settlement run): the unit is not compared with it. */
+  serviceCompared?: boolean;
 }
 
 const sum = (xs: readonly { amount: Minor }[]): CountValue => ({
@@ -264,7 +266,7 @@ export function reconcileDex(input: DexReconInput): { windows: DexWindow[]; clea
       clean: true,
     };
     compare(w, vends, paidIds);
-    serviceCheck(w, vends, pays);
+    if (input.serviceCompared !== false) serviceCheck(w, vends, pays);
     windows.push(w);
   }
   classifyEdges(windows, input.vends, input.edgeMs ?? 120_000);

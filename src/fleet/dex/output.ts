@@ -1,0 +1,122 @@
+/**
+ * The three-way report's rows (issue 36), shared by `vendd fleet reconcile --dex` and the dashboard: one row per
+ * finding of each window (a window without findings is one `matched` row), with its unit, amounts in minor
+ * units and currency; CSV and a plain-text table of them.
+ */
+import { formatAmount, type Minor } from "../../core/money.js";
+import { csvCell } from "../web/csv.js";
+import type { DexReport } from "./load.js";
+import { HONEST } from "./threeWay.js";
+
+export interface DexRow {
+  unit: string;
+  from: string;
+  to: string;
+  fromRead: string;
+  toRead: string;
+  class: string;
+  honest: boolean;
+  count: number;
+  amount: Minor;
+  currency: string;
+  dexCount: number | null;
+  dexValue: Minor | null;
+  journalCount: number;
+  journalValue: Minor;
+  serviceCount: number | null;
+  serviceValue: Minor | null;
+  note: string;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+
+export function dexRows(r: DexReport): DexRow[] {
+  const rows: DexRow[] = [];
+  for (const u of r.units) {
+    const compared = u.uncoveredDays.length === 0;
+    for (const w of u.windows) {
+      const base = {
+        unit: u.unit,
+        from: iso(w.from),
+        to: iso(w.to),
+        fromRead: w.fromRead,
+        toRead: w.toRead,
+        currency: u.currency ?? "",
+        dexCount: w.dex?.count ?? null,
+        dexValue: w.dex?.value ?? null,
+        journalCount: w.journal.count,
+        journalValue: w.journal.value,
+        serviceCount: compared ? w.service.count : null,
+        serviceValue: compared ? w.service.value : null,
+      };
+      const serviceNote = compared
+        ? ""
+        : ` (service not compared: no reconciliation run for ${u.uncoveredDays.join(", ")})`;
+      if (w.findings.length === 0)
+        rows.push({
+          ...base,
+          class: "matched",
+          honest: true,
+          count: 0,
+          amount: 0,
+          note: `machine, unit and service agree${serviceNote}`,
+        });
+      for (const f of w.findings)
+        rows.push({
+          ...base,
+          class: f.class,
+          honest: HONEST.has(f.class),
+          count: f.count,
+          amount: f.amount,
+          note: `${f.note}${f.orderIds.length > 0 ? ` [${f.orderIds.join(" ")}]` : ""}${serviceNote}`,
+        });
+    }
+  }
+  return rows;
+}
+
+const COLUMNS = [
+  "unit",
+  "from",
+  "to",
+  "fromRead",
+  "toRead",
+  "class",
+  "count",
+  "amount",
+  "currency",
+  "dexCount",
+  "dexValue",
+  "journalCount",
+  "journalValue",
+  "serviceCount",
+  "serviceValue",
+  "note",
+] as const;
+
+/** Every row as CSV (amounts in minor units). */
+export function dexCsv(rows: readonly DexRow[]): string {
+  let s = `${COLUMNS.join(",")}\r\n`;
+  for (const r of rows) s += `${COLUMNS.map((c) => csvCell(r[c] ?? "")).join(",")}\r\n`;
+  return s;
+}
+
+const money = (m: Minor | null) => (m === null ? "-" : m < 0 ? `-${formatAmount(-m)}` : formatAmount(m));
+
+/** A plain-text table: a head line, then one line per row. */
+export function dexTable(r: DexReport, rows: readonly DexRow[]): string {
+  const head = `DEX three-way ${r.from}..${r.to} (${r.timeZone}): ${
+    r.units.length === 0
+      ? "no DEX reads in the period"
+      : r.clean
+        ? "machine, units and service agree"
+        : "DIFFERENCES"
+  }\n`;
+  const lines = rows.map(
+    (x) =>
+      `${x.unit}  ${x.from}..${x.to}  ${x.class}${x.honest ? "" : " !"}  ${money(x.amount)} ${x.currency}  ` +
+      `dex ${x.dexCount ?? "-"}/${money(x.dexValue)}  unit ${x.journalCount}/${money(x.journalValue)}  ` +
+      `service ${x.serviceCount ?? "-"}/${money(x.serviceValue)}  ${x.note}\n`,
+  );
+  return head + lines.join("");
+}
