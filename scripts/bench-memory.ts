@@ -30,7 +30,7 @@ export async function memorySeries(
 ): Promise<{ series: { vends: number; rssMb: number }[]; denied: number; seconds: number }> {
   const world = await startBenchWorld();
   const dir = mkdtempSync(join(journalBase("tmpfs"), "vendd-bench-memory-"));
-  const files = writeBenchUnit(world, dir);
+  const files = writeBenchUnit(world, dir, { readPacingMs: 0 });
   const socket = join(dir, "notify");
   const receiver = await notifyReceiver(socket);
   const child = spawnDaemon(files.configPath, files.secretsPath, socket);
