@@ -102,18 +102,22 @@ function benchNodeArgs(): string[] {
 }
 
 /**
- * The node options of the systemd unit's `ExecStart` (systemd/vendd.service): what comes between the node
- * binary and the script, so a bench runs the daemon as a unit does. Empty when the file is not there.
+ * The node options of the systemd unit (systemd/vendd.service): its `NODE_OPTIONS` (an `Environment=` line)
+ * and what comes between the node binary and the script in `ExecStart`, so a bench runs the daemon as a
+ * unit does. Empty when the file is not there.
  */
 export function unitNodeFlags(): string[] {
   const unit = fileURLToPath(new URL("../../systemd/vendd.service", import.meta.url));
   if (!existsSync(unit)) return [];
-  const line = readFileSync(unit, "utf8")
-    .split("\n")
-    .find((l) => l.startsWith("ExecStart="));
+  const lines = readFileSync(unit, "utf8").split("\n");
+  const env = lines
+    .map((l) => /^Environment="?NODE_OPTIONS=([^"]*)"?$/.exec(l)?.[1])
+    .find((v) => v !== undefined);
+  const fromEnv = (env ?? "").split(/\s+/).filter((w) => w.startsWith("--"));
+  const line = lines.find((l) => l.startsWith("ExecStart="));
   const words = (line ?? "").slice("ExecStart=".length).trim().split(/\s+/);
   const script = words.findIndex((w) => w.endsWith("/cli/main.js"));
-  return script > 1 ? words.slice(1, script).filter((w) => w.startsWith("--")) : [];
+  return [...fromEnv, ...(script > 1 ? words.slice(1, script).filter((w) => w.startsWith("--")) : [])];
 }
 
 /** SIGTERM, then waits for the exit (SIGKILL after 10 s). */
