@@ -78,6 +78,7 @@ export async function notifyReceiver(
  * Spawns `vendd run` for the unit; `notifySocket` becomes its NOTIFY_SOCKET. Node options for the daemon
  * come from `extraArgs`, else from `VENDD_BENCH_NODE_ARGS` (space-separated; e.g. `--cpu-prof
  * --cpu-prof-dir=/tmp/p` to profile a bench's unit), else are the ones the systemd unit starts node with.
+ * The CLI is this checkout's built one, or `VENDD_BENCH_CLI` (e.g. a release's esbuild bundle).
  */
 export function spawnDaemon(
   configPath: string,
@@ -87,7 +88,15 @@ export function spawnDaemon(
 ): ChildProcess {
   return spawn(
     process.execPath,
-    [...extraArgs, BUILT_CLI, "run", "--config", configPath, "--secrets", secretsPath],
+    [
+      ...extraArgs,
+      process.env.VENDD_BENCH_CLI || BUILT_CLI,
+      "run",
+      "--config",
+      configPath,
+      "--secrets",
+      secretsPath,
+    ],
     {
       env: { ...process.env, NOTIFY_SOCKET: notifySocket, VENDD_FAULT_POINT: "" },
       stdio: ["ignore", "ignore", "pipe"],
