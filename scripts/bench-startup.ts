@@ -78,6 +78,7 @@ export async function notifyReceiver(
  * Spawns `vendd run` for the unit; `notifySocket` becomes its NOTIFY_SOCKET. Node options for the daemon
  * come from `extraArgs`, else from `VENDD_BENCH_NODE_ARGS` (space-separated; e.g. `--cpu-prof
  * --cpu-prof-dir=/tmp/p` to profile a bench's unit), else are the ones the systemd unit starts node with.
+ * The CLI is this checkout's built one, or `VENDD_BENCH_CLI` (e.g. a release's esbuild bundle).
  */
 export function spawnDaemon(
   configPath: string,
@@ -87,7 +88,15 @@ export function spawnDaemon(
 ): ChildProcess {
   return spawn(
     process.execPath,
-    [...extraArgs, BUILT_CLI, "run", "--config", configPath, "--secrets", secretsPath],
+    [
+      ...extraArgs,
+      process.env.VENDD_BENCH_CLI || BUILT_CLI,
+      "run",
+      "--config",
+      configPath,
+      "--secrets",
+      secretsPath,
+    ],
     {
       env: { ...process.env, NOTIFY_SOCKET: notifySocket, VENDD_FAULT_POINT: "" },
       stdio: ["ignore", "ignore", "pipe"],
@@ -102,18 +111,22 @@ function benchNodeArgs(): string[] {
 }
 
 /**
- * The node options of the systemd unit's `ExecStart` (systemd/vendd.service): what comes between the node
- * binary and the script, so a bench runs the daemon as a unit does. Empty when the file is not there.
+ * The node options of the systemd unit (systemd/vendd.service): its `NODE_OPTIONS` (an `Environment=` line)
+ * and what comes between the node binary and the script in `ExecStart`, so a bench runs the daemon as a
+ * unit does. Empty when the file is not there.
  */
 export function unitNodeFlags(): string[] {
   const unit = fileURLToPath(new URL("../../systemd/vendd.service", import.meta.url));
   if (!existsSync(unit)) return [];
-  const line = readFileSync(unit, "utf8")
-    .split("\n")
-    .find((l) => l.startsWith("ExecStart="));
+  const lines = readFileSync(unit, "utf8").split("\n");
+  const env = lines
+    .map((l) => /^Environment="?NODE_OPTIONS=([^"]*)"?$/.exec(l)?.[1])
+    .find((v) => v !== undefined);
+  const fromEnv = (env ?? "").split(/\s+/).filter((w) => w.startsWith("--"));
+  const line = lines.find((l) => l.startsWith("ExecStart="));
   const words = (line ?? "").slice("ExecStart=".length).trim().split(/\s+/);
   const script = words.findIndex((w) => w.endsWith("/cli/main.js"));
-  return script > 1 ? words.slice(1, script).filter((w) => w.startsWith("--")) : [];
+  return [...fromEnv, ...(script > 1 ? words.slice(1, script).filter((w) => w.startsWith("--")) : [])];
 }
 
 /** SIGTERM, then waits for the exit (SIGKILL after 10 s). */

@@ -89,13 +89,14 @@ export async function startBenchWorld(): Promise<BenchWorld> {
 
 /**
  * The unit's files for `world`: the chaos rig's unit (V10, selection flow, the adapter on the simulator's
- * PTY) with its journal moved under `journalDir` and logging at `level`. `simBoard`: the sim board's own
+ * PTY) with its journal moved under `journalDir` and logging at `level`; `readPacingMs`: the adapter's
+ * read pacing (vmc.readPacingMs; 0 lets a vend run at the unit's own pace). `simBoard`: the sim board's own
  * devices instead (sim VMC, display, BLE, NFC and GPIO in process; no serial port).
  */
 export function writeBenchUnit(
   world: BenchWorld,
   journalDir: string,
-  opts: { level?: string; simBoard?: boolean } = {},
+  opts: { level?: string; simBoard?: boolean; readPacingMs?: number } = {},
 ): UnitFiles {
   const files = writeUnitFiles(world.emu.info, { driver: "v10", flow: "selection" }, world.sim.devicePath, {
     paymentTimeoutMs: 10_000,
@@ -109,6 +110,8 @@ export function writeBenchUnit(
     journal: { path: journalPath },
     logging: { level: opts.level ?? "info" },
   };
+  if (opts.readPacingMs !== undefined && typeof config.vmc === "object" && config.vmc !== null)
+    config.vmc = { ...config.vmc, readPacingMs: opts.readPacingMs };
   if (opts.simBoard) {
     config.board = "sim";
     for (const k of ["vmc", "display", "ble", "nfc"]) delete config[k];

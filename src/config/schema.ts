@@ -44,6 +44,12 @@ export const vmcSchema = z
     baudRate: intIn(1200, 4_000_000).default(115_200),
     commandTimeoutMs: intIn(10, 60_000).default(2000),
     linkTimeoutMs: intIn(100, 600_000).default(5000),
+    /**
+     * Minimum ms between two adapter reads that follow data (bounds the read rate under the VMC's `r,ACK`
+     * polls at up to this much latency per line); 0 disables pacing. The memory bench sets 0 to run
+     * 10,000 vends in minutes.
+     */
+    readPacingMs: intIn(0, 1000).default(50),
     /** Decimal places Y of the MDB price scale (vending-mdb.md: value = P × X × 10^-Y). */
     decimals: intIn(0, 4).default(2),
   })

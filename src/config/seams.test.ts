@@ -53,6 +53,14 @@ describe("seamOptions: the one mapping from config to every seam", () => {
     expect(seams.nfc.kind).toBe("pcsc");
   });
 
+  it("carries the adapter's read pacing: 50 ms by default, vmc.readPacingMs when set (0 = none)", () => {
+    const paced = load({ ...rawV10(), board: "pi-hat" });
+    expect(seamOptions(paced.config, paced.secrets).vmc).toMatchObject({ readPacingMs: 50 });
+    const vmc = { driver: "mdb-adapter", device: "/dev/ttyUSB0", readPacingMs: 0 };
+    const unpaced = load({ ...rawV10(), board: "pi-hat", vmc });
+    expect(seamOptions(unpaced.config, unpaced.secrets).vmc).toMatchObject({ readPacingMs: 0 });
+  });
+
   it("maps the pulse section to minor units and carries the GPIO port's options", () => {
     const { config } = load({ ...rawV10(), board: "sim-pulse" });
     expect(vmcOptions(config)).toMatchObject({

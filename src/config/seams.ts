@@ -136,6 +136,7 @@ export function vmcOptions(config: VenddConfig): VmcOptions {
         decimals: CURRENCY_DECIMALS,
         commandTimeoutMs: vmc.commandTimeoutMs,
         linkTimeoutMs: vmc.linkTimeoutMs,
+        readPacingMs: vmc.readPacingMs,
       };
     case "pulse": {
       const p = config.pulse;

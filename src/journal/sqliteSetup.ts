@@ -3,6 +3,9 @@ import type Database from "better-sqlite3";
 import { JournalError } from "./journal.js";
 import { MIGRATIONS } from "./migrations.js";
 
+/** SQLite's page cache of a journal connection, KiB. */
+export const JOURNAL_CACHE_KIB = 2048;
+
 /**
  * Sets a freshly opened journal connection up: WAL (file journals), `synchronous=FULL`, the size limit,
  * foreign keys, the migrations; then writes `opened_at`/`journal_id` and verifies `synchronous` after that
@@ -20,6 +23,11 @@ export function setUpConnection(
   db.pragma("synchronous = FULL");
   db.pragma(`journal_size_limit = ${Math.trunc(opts.sizeLimitBytes ?? 8 * 1024 * 1024)}`);
   db.pragma("foreign_keys = ON");
+  // Memory, not durability (docs/board.md, "Memory"): better-sqlite3 builds SQLite with a 16 MB page cache
+  // per connection, which the daemon filled as the journal grew (RSS +1.3 MB per 1,000 vends); 2 MiB holds
+  // the pages a vend touches (the newest sessions and the indexes), older pages come from the OS's cache.
+  db.pragma(`cache_size = -${JOURNAL_CACHE_KIB}`);
+  db.pragma("mmap_size = 0");
   migrate(db);
   // Verify after a write: on a fresh WAL database the pragma can read FULL before the first write and
   // NORMAL after it (reliability.md §1.2).
