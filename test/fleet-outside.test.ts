@@ -297,6 +297,8 @@ describe("vendd fleet serve and bundle upload from outside", () => {
     const db = join(dir, "upload.db");
     const config = join(dir, "fleet.yaml");
     writeFileSync(config, `db: ${db}\nbundleKeys: [k.pub]\n`);
+    // Admin commands never create a database (issue 32): `fleet init` does.
+    expect((await vendd(["fleet", "init", "--config", config])).code).toBe(0);
     const { bundle } = createBundle({
       configText: "unit: {id: vm-0001, name: Lobby}\n",
       version: 3,
@@ -324,6 +326,7 @@ describe("vendd fleet serve and bundle upload from outside", () => {
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout).toMatch(/^stored: bundle/);
     // No keys anywhere: stored, but said to be unchecked, and marked so.
+    expect((await vendd(["fleet", "init", "--db", join(dir, "bare.db")])).code).toBe(0);
     const bare = await vendd(["fleet", "bundle", "upload", foreignFile, "--db", join(dir, "bare.db")]);
     expect(bare.code, bare.stderr).toBe(0);
     expect(bare.stderr).toContain("warning: no bundle keys");

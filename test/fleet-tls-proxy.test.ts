@@ -103,6 +103,9 @@ describe.skipIf(NGINX === null)(
       db = join(dir, "fleet.db");
       const pw = join(dir, "pw");
       writeFileSync(pw, `${MANAGER.password}\n`, { mode: 0o600 });
+      // Admin commands never create a database (issue 32): `fleet init` does.
+      const init = await vendd(["fleet", "init", "--db", db]);
+      expect(init.code, init.stderr).toBe(0);
       const add = await vendd(
         ["fleet", "user", "add", MANAGER.username, "--role", "manager", "--db", db].concat([
           "--password-file",

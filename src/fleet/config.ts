@@ -270,7 +270,7 @@ export function fleetConfigDb(path: string): string | undefined {
 /** The bundle key files a fleet config names (`bundleKeys`, relative to the file), for `fleet bundle upload`. */
 export function fleetConfigBundleKeys(path: string): string[] {
   const abs = resolve(path);
-  const m = check(Main, readYaml(abs, "fleet config"), `fleet config ${abs}`);
+  const m = check(Main, readYaml(abs, `fleet config ${abs}`).value, `fleet config ${abs}`);
   return (m.bundleKeys ?? []).map((f) => resolve(dirname(abs), f));
 }
 
