@@ -4,6 +4,7 @@
  * them (a journal, through the journal's own API) and the way the payment service records them (the
  * emulator's ledger, read back through the real reporting interface and its transfers), in time order.
  */
+import { seededRandom } from "../../src/core/random.js";
 import { dayStart, nextDay } from "../../src/fleet/reconcile/run.js";
 
 export const ZONES: readonly { zone: string; day?: string }[] = [
@@ -40,17 +41,8 @@ export interface Case {
   injected: Injected;
 }
 
-/** A small deterministic generator (mulberry32). */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A small deterministic generator: the project's one (mulberry32, src/core/random.ts). */
+export const seeded = seededRandom;
 
 function plusDays(day: string, n: number): string {
   return new Date(Date.parse(`${day}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
