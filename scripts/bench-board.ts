@@ -9,13 +9,21 @@
  * Figures: spawn → "unit in service" (median of --starts, the journal already holding the vends of the
  * previous runs); a vend's wall time from the VMC's request to the end of its session (the customer pays
  * at once; includes the emulator's 50 ms status polls, the same for every build, so differences are the
- * unit's); the daemon's RSS (VmRSS, for qemu the emulator's process with its translated code) after N vends.
+ * unit's); the daemon's RSS (VmRSS, for qemu the emulator's process with its translated code) after N vends;
+ * a vend's two edges, from timestamps taken in this process (which hosts both ends), so that they need
+ * nothing inside the daemon and work under qemu:
+ * - approval: the emulator's answer to a status GET saying `Reserved` handed to the socket → the approval
+ *   line `C,VEND,<amount>` read by the simulator from the PTY (the last `Reserved` answer before it);
+ * - capture: the simulator's `c,VEND,SUCCESS` written to the PTY → the capture request (`POST
+ *   /v10/payments/{id}/capture`) arriving at the emulator.
+ * Both include this process's event-loop latency and the PTY's and loopback's, the same for every build.
  * Environment for the program: QEMU_LD_PREFIX when --node is an arm64 binary.
  */
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { pause, selectionVend, waitUntil } from "../src/chaos/actors.js";
+import type { World } from "../src/chaos/rig.js";
 import { startWorld, Unit } from "../src/chaos/rig.js";
 import { priceOf } from "../src/chaos/scenario.js";
 
@@ -33,6 +41,54 @@ function median(xs: number[]): number {
 function pct(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? Number.NaN;
+}
+
+const STATUS_PATH = /^\/v10\/payments\/[^/]+$/;
+const CAPTURE_PATH = /^\/v10\/payments\/[^/]+\/capture$/;
+
+function isReserved(body: unknown): boolean {
+  return typeof body === "object" && body !== null && "status" in body && body.status === "Reserved";
+}
+
+/** Pairs the edge timestamps of each vend (ms). */
+class EdgeProbe {
+  readonly approval: number[] = [];
+  readonly capture: number[] = [];
+  private reservedAt: number | null = null;
+  private successAt: number | null = null;
+  private readonly offs: Array<() => void>;
+
+  constructor(world: World) {
+    this.offs = [
+      world.emu.onHttp((e) => {
+        if (e.answer === undefined) {
+          if (e.method === "POST" && CAPTURE_PATH.test(e.path) && this.successAt !== null) {
+            this.capture.push(e.at - this.successAt);
+            this.successAt = null;
+          }
+        } else if (e.method === "GET" && STATUS_PATH.test(e.path) && isReserved(e.answer.body)) {
+          this.reservedAt = e.at;
+        }
+      }),
+      world.sim.onCommand((line) => {
+        if (!line.startsWith("C,VEND,") || line === "C,VEND,-1" || this.reservedAt === null) return;
+        this.approval.push(performance.now() - this.reservedAt);
+        this.reservedAt = null;
+      }),
+      world.sim.onSent((data) => {
+        if (data.startsWith("c,VEND,SUCCESS")) this.successAt = performance.now();
+      }),
+    ];
+  }
+
+  close(): void {
+    for (const off of this.offs) off();
+  }
+}
+
+function summary(xs: number[]): { p50: number; p99: number; n: number } {
+  const r = (x: number) => Math.round(x * 100) / 100;
+  return { p50: r(pct(xs, 50)), p99: r(pct(xs, 99)), n: xs.length };
 }
 
 async function main(): Promise<void> {
@@ -62,6 +118,7 @@ async function main(): Promise<void> {
     decideWithinMs: 20_000,
     random: () => 0.5,
   };
+  const probe = new EdgeProbe(world);
   try {
     const ready: number[] = [];
     const walls: number[] = [];
@@ -96,10 +153,13 @@ async function main(): Promise<void> {
         n: walls.length,
         notSold,
       },
+      reservedToApprovalMs: summary(probe.approval),
+      vendSuccessToCaptureMs: summary(probe.capture),
       rssMiB: rss,
     };
     process.stdout.write(`${JSON.stringify(out)}\n`);
   } finally {
+    probe.close();
     await world.close();
   }
 }

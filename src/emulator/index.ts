@@ -5,7 +5,7 @@ import { createVirtualClock } from "./clock.js";
 import { currencyOfMerchant } from "./currency.js";
 import { EmulatorInputError } from "./errors.js";
 import { type FaultRule, FaultSchedule } from "./http/faults.js";
-import { startHttpServer } from "./http/server.js";
+import { type EmuHttpEvent, startHttpServer } from "./http/server.js";
 import { HttpsCallbackClient } from "./invoices/https.js";
 import { createInvoicesInterface, type InvoicesInfo } from "./invoices/index.js";
 import { createLedger } from "./ledger.js";
@@ -25,6 +25,7 @@ import { UserSimulation } from "./usersim.js";
 import { createV10World } from "./wiring.js";
 
 export type { FaultRule } from "./http/faults.js";
+export type { EmuHttpEvent } from "./http/server.js";
 export type { ReportingControl, TransferInfo } from "./reporting/index.js";
 export type { SeedFile, SeedStore } from "./seed.js";
 export { parseSeedFile } from "./seed.js";
@@ -128,6 +129,12 @@ export interface Emulator {
   /** Registers a notification-service alias → URL (pos-v10 §16). */
   registerCallback(alias: string, url: string): void;
   stats(): EmulatorStats;
+  /**
+   * Subscribes to the HTTP exchanges (each request as it arrives, each answer once sent, timestamped with
+   * `performance.now()`): the edge latencies of a unit measured from outside it (scripts/bench-board.ts).
+   * Returns the unsubscribe function.
+   */
+  onHttp(listener: (event: EmuHttpEvent) => void): () => void;
   close(): Promise<void>;
 }
 
@@ -242,6 +249,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   });
   const faults = new FaultSchedule();
   const admin = createAdminHandler({ clock, ledger, faults, stats, users, callbacks });
+  const httpListeners = new Set<(event: EmuHttpEvent) => void>();
   const server = await startHttpServer(
     {
       handlers: [
@@ -258,6 +266,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       faults,
       stats,
       bodyLimitBytes: bounded("bodyLimitBytes", options.bodyLimitBytes, 64 * 1024, 1),
+      observe: (event) => {
+        for (const l of httpListeners) l(event);
+      },
     },
     host,
     options.port ?? 0,
@@ -318,6 +329,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     faults: { add: (rule) => faults.add(rule), clear: () => faults.clear() },
     registerCallback: (alias, url) => callbacks.register(alias, url),
     stats: () => stats.snapshot(),
+    onHttp(listener) {
+      httpListeners.add(listener);
+      return () => httpListeners.delete(listener);
+    },
     async close() {
       usersim.close();
       legacy.close();

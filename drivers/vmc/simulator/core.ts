@@ -44,6 +44,7 @@ export class VmcSimCore {
   private readonly autoEnable: boolean;
   private readonly splitter = new LineSplitter(1024);
   private readonly listeners = new Set<(line: string) => void>();
+  private readonly sentListeners = new Set<(data: string) => void>();
   private out: ((data: string) => void) | null = null;
 
   constructor(opts: VmcSimCoreOptions = {}) {
@@ -70,9 +71,21 @@ export class VmcSimCore {
     return () => this.listeners.delete(listener);
   }
 
+  /**
+   * Subscribes to the bytes sent to the host, called right after they were handed to the transport (a
+   * bench's timestamp of a line the VMC wrote); returns the unsubscribe function.
+   */
+  onSent(listener: (data: string) => void): () => void {
+    this.sentListeners.add(listener);
+    return () => this.sentListeners.delete(listener);
+  }
+
   /** Sends raw lines to the host (each gets `\n`). */
   send(...lines: string[]): void {
-    if (lines.length > 0) this.out?.(`${lines.join("\n")}\n`);
+    if (lines.length === 0 || !this.out) return;
+    const data = `${lines.join("\n")}\n`;
+    this.out(data);
+    for (const l of this.sentListeners) l(data);
   }
 
   /** The VMC's SETUP and READER ENABLE (§1.2): `DISABLED`, then `ENABLED`. */

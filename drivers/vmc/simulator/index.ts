@@ -61,6 +61,8 @@ export interface VmcSimulator {
   replug(): Promise<void>;
   /** Subscribes to host commands as they arrive; returns the unsubscribe function. */
   onCommand(listener: (line: string) => void): () => void;
+  /** Subscribes to the lines sent to the host, right after they were written to the PTY (benches). */
+  onSent(listener: (data: string) => void): () => void;
   /** Resolves with the first host command at index ≥ `from` (default: now) matching `pattern`. */
   waitForCommand(pattern: RegExp, timeoutMs?: number, from?: number): Promise<string>;
   close(): Promise<void>;
@@ -115,6 +117,7 @@ export async function startVmcSimulator(opts: VmcSimulatorOptions = {}): Promise
     overlongLine: (length = 1000) => core.send(`c,STATUS,VEND,1.00,${"9".repeat(Math.max(0, length - 18))}`),
     setAckRate: (n) => acks.setRate(n),
     onCommand: (listener) => core.onCommand(listener),
+    onSent: (listener) => core.onSent(listener),
     async unplug() {
       if (opts.attach) throw new VmcSimError("unplug needs a PTY made by the simulator");
       core.connect(null);

@@ -16,6 +16,16 @@ export interface HttpServerDeps {
    * own larger limits are in limits.ts.
    */
   bodyLimitBytes: number;
+  /** Told of every request as it arrives and of every answer once sent (a bench's timestamps); optional. */
+  observe?: (event: EmuHttpEvent) => void;
+}
+
+/** A request's arrival (`answer` absent) or its answer handed to the socket; `at` is `performance.now()`. */
+export interface EmuHttpEvent {
+  method: string;
+  path: string;
+  answer?: EmuResponse;
+  at: number;
 }
 
 export interface EmuHttpServer {
@@ -106,6 +116,7 @@ export async function startHttpServer(
     const raw = req.url ?? "/";
     const q = raw.indexOf("?");
     const path = q < 0 ? raw : raw.slice(0, q);
+    deps.observe?.({ method, path, at: performance.now() });
     deps.stats.request(method, path);
     const limit = bodyLimitFor(method, path, deps.bodyLimitBytes);
     const body = await readBody(req, limit);
@@ -174,6 +185,7 @@ export async function startHttpServer(
         return;
       default:
         send(res, answer);
+        deps.observe?.({ method, path, answer, at: performance.now() });
     }
   }
 
