@@ -45,6 +45,8 @@ export interface BadgeTap {
 export interface NfcStation {
   readonly kind: NfcKind;
   readerState(): ReaderState;
+  /** Why the station is `degraded` (the module could not load, PC/SC failed), or null. */
+  reason(): string | null;
   onReaderState(fn: (state: ReaderState) => void): () => void;
   /**
    * Calls `fn` for each tap; what `fn` returns (a promise: the member gate's hash) is waited for before
@@ -166,6 +168,7 @@ export function createNfcStation(o: StationOptions): NfcStation {
   return {
     kind: o.kind,
     readerState: state,
+    reason: () => (state() === "degraded" ? fault : null),
     onReaderState(fn) {
       stateFns.add(fn);
       return () => {

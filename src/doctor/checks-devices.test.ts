@@ -83,7 +83,28 @@ describe("vendd doctor: devices", () => {
     expect(row(results, "ble").detail).toBe(
       "adapter powered off: power the adapter on (rfkill unblock bluetooth; bluetoothctl power on)",
     );
-    expect(row(results, "nfc").detail).toMatch(/^PC\/SC not available: install pcscd/);
+    expect(row(results, "nfc").detail).toBe(
+      "PC/SC not available (module not available): install pcscd and nfc-pcsc (an optional dependency) and start pcscd (systemctl enable --now pcscd)",
+    );
+  });
+
+  it("the nfc row says the driver's own reason, at once, when the reader cannot load", async () => {
+    const reasons = [
+      "module not available: libpcsclite.so.1 is missing (apt-get install pcscd libccid)",
+      "module not available: pcsclite.node is built for x86-64; install the release for this board",
+    ];
+    for (const unavailable of reasons) {
+      const deps = fakeDeps({
+        openNfc: async () =>
+          createNfcStation({ kind: "pcsc", nfc: null, unavailable, badges: [], clock: deps.clock }),
+      });
+      // No clock advanced: a module that cannot load never recovers, so the row does not wait for a reader.
+      const results = await runChecks(
+        doctorChecks(loaded(), deps).filter((c) => c.name === "nfc"),
+        deps.clock,
+      );
+      expect(results[0]).toMatchObject({ check: "nfc", status: "fail", detail: unavailable });
+    }
   });
 
   it("a Bluetooth stack the kernel lacks fails at once with its own hint", async () => {

@@ -91,6 +91,17 @@ export function bleCheck(config: VenddConfig, deps: DoctorDeps): Check {
   };
 }
 
+/**
+ * The nfc row's sentence for a degraded station: the driver's own reason when it names what to do (a
+ * missing libpcsclite.so.1, a module built for another CPU or Node.js), the general PC/SC hint otherwise.
+ */
+function nfcDegraded(reason: string | null): string {
+  if (reason !== null && (reason.includes("libpcsclite.so") || reason.includes("install the release")))
+    return reason;
+  const why = reason === null ? "" : ` (${reason})`;
+  return `PC/SC not available${why}: install pcscd and nfc-pcsc (an optional dependency) and start pcscd (systemctl enable --now pcscd)`;
+}
+
 /** A PC/SC reader is present (the station reports `connected`). */
 export function nfcCheck(config: VenddConfig, deps: DoctorDeps): Check {
   return {
@@ -102,20 +113,17 @@ export function nfcCheck(config: VenddConfig, deps: DoctorDeps): Check {
       try {
         const s = await deps.openNfc(config);
         station = s;
+        // A module that cannot load never recovers: no point in waiting for a reader.
+        const hopeless = () => (s.reason() ?? "").startsWith("module not available");
         const up = await waitUntil(
           deps.clock,
           NFC_TIMEOUT_MS,
-          () => s.readerState() === "connected",
+          () => s.readerState() === "connected" || hopeless(),
           (fn) => s.onReaderState(() => fn()),
         );
-        if (up) return { status: "ok", detail: `${config.nfc.kind} reader present` };
-        if (s.readerState() === "degraded") {
-          return {
-            status: "fail",
-            detail:
-              "PC/SC not available: install pcscd and nfc-pcsc (an optional dependency) and start pcscd (systemctl enable --now pcscd)",
-          };
-        }
+        if (up && s.readerState() === "connected")
+          return { status: "ok", detail: `${config.nfc.kind} reader present` };
+        if (s.readerState() === "degraded") return { status: "fail", detail: nfcDegraded(s.reason()) };
         return {
           status: "fail",
           detail: "no reader found: is the USB reader plugged in? (pcsc_scan lists readers)",
