@@ -6,8 +6,8 @@
  * skipped unbuffered, a connection with too many requests waiting is answered `tooManyPending`, and one
  * that does not read its answers is dropped once they pile up.
  */
-import { lstatSync, unlinkSync } from "node:fs";
-import { connect, createServer, type Server, type Socket } from "node:net";
+import { unlinkSync } from "node:fs";
+import { createServer, type Server, type Socket } from "node:net";
 import type { Logger } from "pino";
 import { type BadgeEntry, createBadgeCheck, normaliseUid } from "../../drivers/nfc/badges.js";
 import type { Clock } from "../core/clock.js";
@@ -24,7 +24,10 @@ import {
 import { type ParsedPinHash, verifyPin } from "../core/pin.js";
 import { printable } from "../core/printable.js";
 import type { ConsoleStore } from "../journal/consoleStore.js";
+import { removeStaleSocket } from "./controlSocket.js";
 import { lockedUntil } from "./lockout.js";
+
+export { ControlSocketInUse } from "./controlSocket.js";
 
 /** Requests waiting for their answer on one connection before new ones are refused. */
 export const MAX_PENDING = 16;
@@ -386,38 +389,4 @@ export class ControlServer {
     logger.info({ connection: c.id, who }, "console login");
     return answer(encodeOk(id, { who, idleTimeoutMs: this.opts.idleMs }));
   }
-}
-
-/** Another process listens on the control socket's path: the daemon refuses to start. */
-export class ControlSocketInUse extends Error {
-  override readonly name = "ControlSocketInUse";
-}
-
-async function removeStaleSocket(path: string): Promise<void> {
-  let isSocket: boolean;
-  try {
-    isSocket = lstatSync(path).isSocket();
-  } catch {
-    return;
-  }
-  if (!isSocket) throw new Error(`${path} exists and is not a socket: refusing to replace it`);
-  if (await answers(path))
-    throw new ControlSocketInUse(
-      `control socket ${path} is in use by another process (a second daemon with the same console.socket?); stop it, or set console.socket in the config to another path`,
-    );
-  unlinkSync(path);
-}
-
-/** Whether a process listens on the socket at `path` (a stale one refuses the connection). */
-function answers(path: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const probe = connect(path);
-    const done = (live: boolean) => {
-      probe.destroy();
-      resolve(live);
-    };
-    probe.once("connect", () => done(true));
-    probe.once("error", () => done(false));
-    probe.setTimeout(1000, () => done(false));
-  });
 }

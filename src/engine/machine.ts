@@ -70,6 +70,15 @@ export function rest(ctx: EngineContext): Transition {
   return { state: { tag: "ready", allocating: true }, effects: [wait, { type: "allocateSession" }] };
 }
 
+/** Effects of the rest state that invite a new customer. */
+export function opensSessions(e: Effect): boolean {
+  return (
+    e.type === "allocateSession" ||
+    e.type === "watchCheckin" ||
+    (e.type === "show" && e.screen.kind === "idle")
+  );
+}
+
 /** Check-in first: the idle screen with the check-in QR code. */
 export function checkinScreen(ctx: EngineContext): Effect {
   return {

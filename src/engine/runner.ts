@@ -11,7 +11,7 @@ import {
   type Request,
   runEffect,
 } from "./effects.js";
-import { IDLE, rest, transition } from "./machine.js";
+import { IDLE, opensSessions, rest, transition } from "./machine.js";
 import { type EngineDeps, type EngineOptions, engineContext, type FinishedSession } from "./options.js";
 import type { Effect, EngineContext, EngineInput, EngineState } from "./types.js";
 import { onVmcEvent, type VmcEventHost } from "./vmcEvents.js";
@@ -390,12 +390,3 @@ export class VendEngine implements VmcEventHost {
 
 /** A request's answer as the runner needs it (effects.ts Outcome). */
 type Answer = Pick<Outcome, "record" | "committed">;
-
-/** Effects of the rest state that invite a new customer. */
-function opensSessions(e: Effect): boolean {
-  return (
-    e.type === "allocateSession" ||
-    e.type === "watchCheckin" ||
-    (e.type === "show" && e.screen.kind === "idle")
-  );
-}

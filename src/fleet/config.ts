@@ -10,13 +10,10 @@
 import { dirname, resolve } from "node:path";
 import { Cron } from "croner";
 import { z } from "zod";
-import { type KeyLine, loadStructuredFile } from "../config/files.js";
-import { unknownKeysMessage } from "../config/secrets.js";
 import { type AlertSettings, AlertsSection } from "./alerts/settings.js";
+import { check, FleetConfigError, readYaml, secretKeys } from "./configFile.js";
 
-export class FleetConfigError extends Error {
-  override readonly name = "FleetConfigError";
-}
+export { FleetConfigError } from "./configFile.js";
 
 const httpsUrl = z
   .string()
@@ -157,8 +154,6 @@ export const SECRET_ENV: Record<keyof Secrets, string> = {
   alertsWebhookSecret: "VENDD_ALERTS_WEBHOOK_SECRET",
 };
 
-const SECRET_KEY = /secret|password|passphrase$|apikey|api_key|token$|salt$/i;
-
 export interface FleetConfig {
   /** The file it was read from (absolute), or null for the built-in defaults. */
   path: string | null;
@@ -207,52 +202,6 @@ export interface FleetConfig {
   };
   /** Every secret value read, for the logger's redaction list. */
   secrets: string[];
-}
-
-/** Reads a YAML or JSON file through the project's one loader (size limit, linear duplicate check). */
-function readYaml(path: string, what: string): { value: unknown; keyLine: KeyLine } {
-  const read = loadStructuredFile(path, what);
-  if (!read.ok) throw new FleetConfigError(read.message);
-  return read;
-}
-
-/**
- * `value` checked against `schema`; FleetConfigError with paths and messages only, never a value. With
- * `secretKeys` (a secrets file: its keys may be secrets), unknown keys are counted and located by line.
- */
-function check<T>(
-  schema: z.ZodType<T>,
-  value: unknown,
-  what: string,
-  secretKeys?: { keyLine: KeyLine; allowed: string },
-): T {
-  const r = schema.safeParse(value ?? {});
-  if (r.success) return r.data;
-  const list = r.error.issues
-    .map((i) => {
-      const where = i.path.join(".") || "(top)";
-      if (i.code !== "unrecognized_keys") return `${where}: ${i.message}`;
-      if (secretKeys === undefined) return `${where}: unknown key(s) ${i.keys.join(", ")}`;
-      const at = i.path.map(String);
-      return `${where}: ${unknownKeysMessage(
-        i.keys.map((k) => secretKeys.keyLine([...at, k])),
-        secretKeys.allowed,
-      )}`;
-    })
-    .join("; ");
-  throw new FleetConfigError(`${what}: ${list}`);
-}
-
-/** Keys anywhere in `doc` that look like secrets (dotted paths). */
-function secretKeys(doc: unknown, at: string[] = []): string[] {
-  if (typeof doc !== "object" || doc === null) return [];
-  const out: string[] = [];
-  for (const [k, v] of Object.entries(doc)) {
-    const path = [...at, k];
-    if (SECRET_KEY.test(k) && k !== "secretsFile" && !/File$/.test(k)) out.push(path.join("."));
-    out.push(...secretKeys(v, path));
-  }
-  return out;
 }
 
 /**

@@ -16,11 +16,9 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../config/load.js";
 import { applyBundleFile, applyInbox, applyLocalConfig, recoverInterrupted } from "./apply.js";
-import type { ApplyEnv } from "./applyRun.js";
+import { applyHarness, type Harness, HEALTHY } from "./applyHarness.test-support.js";
 import { createBundle } from "./bundle.js";
-import type { HealthSample } from "./health.js";
 import { EMPTY_STATE, readState, readUpdateOutcome, writeState } from "./state.js";
 import {
   JumpClock,
@@ -29,9 +27,7 @@ import {
   signedBundle,
   signWith,
   type TestKey,
-  type UnitTree,
   unitConfig,
-  unitTree,
 } from "./test-support.js";
 
 let k1: TestKey;
@@ -40,47 +36,9 @@ beforeAll(async () => {
   [k1, k2] = await Promise.all([makeKey("one"), makeKey("two")]);
 });
 
-interface Harness {
-  tree: UnitTree;
-  env: ApplyEnv;
-  restarts: string[];
-  /** Health the fake daemon reports for the config in force (by unit name). */
-  health: (name: string) => HealthSample;
-  bundle(file: string, data: Buffer): string;
-  nameInForce(): string;
-}
-
-const HEALTHY: HealthSample = { ready: true, vmcLinkUp: true, serviceReachable: true, journalErrors: 0 };
-
+/** The harness with this file's two keys trusted unless a test names others. */
 function harness(opts: { threshold?: number; keys?: TestKey[] } = {}): Harness {
-  const tree = unitTree();
-  writeFileSync(tree.configFile, unitConfig(tree, opts.keys ?? [k1, k2], { threshold: opts.threshold ?? 1 }));
-  const restarts: string[] = [];
-  const nameInForce = () =>
-    (JSON.parse(readFileSync(tree.configFile, "utf8")) as { unit: { name: string } }).unit.name;
-  const h: Harness = {
-    tree,
-    restarts,
-    health: (name) => (name.startsWith("Broken") ? { ...HEALTHY, vmcLinkUp: false } : HEALTHY),
-    nameInForce,
-    bundle(file, data) {
-      const path = join(tree.root, file);
-      writeFileSync(path, data);
-      return path;
-    },
-    env: {
-      configFile: tree.configFile,
-      loadConfig: (f) => loadConfig(f, { requireSecrets: false }).config,
-      restart: async () => {
-        restarts.push(nameInForce());
-      },
-      probeFor: () => ({ sample: async () => h.health(nameInForce()) }),
-      clock: new JumpClock(),
-      faults: { hit() {} },
-      log: () => {},
-    },
-  };
-  return h;
+  return applyHarness({ keys: [k1, k2], ...opts });
 }
 
 function configV(h: Harness, name: string, extra: Parameters<typeof unitConfig>[2] = {}): string {

@@ -12,6 +12,7 @@
  * it with the digests of the parts, and the two must agree.
  */
 import { createHash, randomBytes } from "node:crypto";
+import { normaliseExpiry } from "./expiry.js";
 import {
   keyIdHex,
   MinisignError,
@@ -125,25 +126,12 @@ export function parseTrustedComment(text: string): BundleMeta {
   };
 }
 
-/** Normalises an expiry given as a date (`2027-01-31`, end of that day UTC) or an ISO date-time. */
-export function parseExpiry(text: string): string {
-  const day = /^\d{4}-\d\d-\d\d$/.test(text) ? `${text}T23:59:59Z` : text;
-  const t = Date.parse(day);
-  if (!/^\d{4}-\d\d-\d\dT/.test(day) || Number.isNaN(t)) {
-    throw new BundleError(
-      "bad_request",
-      `--expires ${JSON.stringify(text)} is not a date (YYYY-MM-DD or ISO 8601)`,
-    );
-  }
-  return new Date(Math.floor(t / 1000) * 1000).toISOString().replace(".000Z", "Z");
-}
-
 export interface CreateInput {
   configText: string;
   release?: Buffer | null;
   version: number;
   targets: readonly string[];
-  /** Any form `parseExpiry` takes. */
+  /** A day (end of that day UTC) or an ISO date-time (expiry.ts). */
   expires: string;
   /** Fixed only by tests; random otherwise. */
   id?: string;
@@ -167,7 +155,7 @@ export function createBundle(input: CreateInput): { bundle: Buffer; manifest: Ma
     kind: release === null ? "config" : "release",
     version: input.version,
     targets: [...new Set(input.targets)],
-    expires: parseExpiry(input.expires),
+    expires: expiryOf(input.expires),
     configSha256: sha256(config),
     releaseSha256: release === null ? null : sha256(release),
   };
@@ -398,4 +386,15 @@ export function verifyBundle(bundle: Buffer, opts: VerifyOptions): VerifiedBundl
     );
   }
   return { meta, configText: contents.configText, release: contents.release, signers: [...signers] };
+}
+
+/** `--expires` normalised, or `bad_request` naming it. */
+function expiryOf(text: string): string {
+  const at = normaliseExpiry(text);
+  if (at === null)
+    throw new BundleError(
+      "bad_request",
+      `--expires ${JSON.stringify(text)} is not a date (YYYY-MM-DD that exists, or ISO 8601)`,
+    );
+  return at;
 }
