@@ -37,6 +37,7 @@ export const EMULATOR_OPTIONS = {
 /** `vendd sim-vmc` parses these itself (src/cli/simVmc.ts); a test keeps the two in step. */
 export const SIM_VMC_OPTIONS = {
   device: { type: "string", value: "PATH" },
+  "dex-port": { type: "string", value: "PATH" },
   "ack-rate": { type: "string", value: "N" },
   script: { type: "string", value: "FILE" },
   quiet: { type: "boolean" },
@@ -69,7 +70,8 @@ export const SIMULATION_COMMANDS: readonly CommandHelp[] = [
   ...helpLines("sim-vmc", SIM_VMC_OPTIONS, [
     {
       words: "sim-vmc",
-      summary: "simulate an MDB cashless adapter and its VMC on a pseudo-terminal",
+      summary:
+        "simulate an MDB cashless adapter and its VMC on a pseudo-terminal; --dex-port PATH adds the machine's DEX port",
     },
   ]),
   ...helpLines("sim-dex", SIM_DEX_OPTIONS, [

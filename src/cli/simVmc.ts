@@ -4,10 +4,12 @@ import { startVmcSimulator } from "../../drivers/vmc/simulator/index.js";
 import { socatAvailable } from "../../drivers/vmc/simulator/pty.js";
 import { runScriptLine, SCRIPT_HELP } from "../../drivers/vmc/simulator/script.js";
 
-const USAGE = `usage: vendd sim-vmc [--device PATH] [--ack-rate N] [--script FILE] [--quiet]
+const USAGE = `usage: vendd sim-vmc [--device PATH] [--dex-port PATH] [--ack-rate N] [--script FILE] [--quiet]
 
 Plays the MDB cashless adapter and the vending machine behind it (vending-mdb §2) on a pseudo-terminal.
   --device PATH   make a PTY linked at PATH (needs socat), or attach to PATH when it is an existing tty
+  --dex-port PATH the machine's DEX port on a second PTY linked at PATH (docs/dex.md): its EVA-DTS audit
+                  counters follow every vend this machine completes (cashless through the unit, cash)
   --ack-rate N    r,ACK lines per second (default 20)
   --script FILE   run the commands in FILE, then exit; without it, commands are read from stdin
   --quiet         do not echo host commands
@@ -17,6 +19,7 @@ ${SCRIPT_HELP}
 
 interface Args {
   device?: string;
+  dexPort?: string;
   ackRate: number;
   script?: string;
   quiet: boolean;
@@ -29,9 +32,13 @@ export function parseArgs(argv: string[]): Args | string {
     const a = argv[i];
     const value = argv[i + 1];
     if (a === "--quiet") args.quiet = true;
-    else if ((a === "--device" || a === "--script" || a === "--ack-rate") && value !== undefined) {
+    else if (
+      (a === "--device" || a === "--script" || a === "--ack-rate" || a === "--dex-port") &&
+      value !== undefined
+    ) {
       i++;
       if (a === "--device") args.device = value;
+      else if (a === "--dex-port") args.dexPort = value;
       else if (a === "--script") args.script = value;
       else if (/^\d{1,6}$/.test(value)) args.ackRate = Number(value);
       else return `--ack-rate must be a whole number, not '${value}'`;
@@ -53,13 +60,14 @@ export async function simVmcCommand(argv: string[]): Promise<number> {
   }
   const attach =
     args.device !== undefined && existsSync(args.device) && statSync(args.device).isCharacterDevice();
-  if (!attach && !socatAvailable()) {
+  if ((!attach || args.dexPort !== undefined) && !socatAvailable()) {
     process.stderr.write("vendd sim-vmc: socat is needed to make a PTY (apt-get install socat)\n");
     return 1;
   }
   const sim = await startVmcSimulator({
     ackRate: args.ackRate,
     ...(attach ? { attach: args.device } : args.device ? { linkPath: args.device } : {}),
+    ...(args.dexPort === undefined ? {} : { dex: { linkPath: args.dexPort } }),
   });
   const print = (text: string) => process.stdout.write(`${text}\n`);
   const off = args.quiet ? () => undefined : sim.onCommand((line) => print(`> ${line}`));
@@ -68,6 +76,7 @@ export async function simVmcCommand(argv: string[]): Promise<number> {
       ? `attached to ${sim.devicePath}`
       : `device: ${sim.devicePath}  (point the mdb-adapter driver here)`,
   );
+  if (sim.dex) print(`dex: ${sim.dex.sim.devicePath}  (point dex.device here)`);
   try {
     const lines = args.script
       ? readFileSync(args.script, "utf8").split("\n")

@@ -61,16 +61,26 @@ export class DexMachine {
   /** Interval resets that happened (one per successful read in AUTO mode); since-init counters never reset. */
   intervalResets = 0;
 
+  /** The machine's selections: the configured ones, then any other the VMC vended (added at its price). */
+  private readonly selections: SimSelection[];
+
   constructor(readonly opts: MachineOptions) {
+    this.selections = [...opts.selections];
     for (const s of opts.selections) this.paid.set(s.selection, pair());
   }
 
   /**
    * A vend the machine completed, paid by cash or cashless 1, at `value` (file units). A cash vend takes
-   * `cashIn` into the machine (default: the value, exact money); less models a cash shortfall.
+   * `cashIn` into the machine (default: the value, exact money); less models a cash shortfall. With
+   * `learn`, a selection the machine does not list yet is added at `value` (the VMC's own price list: the
+   * MDB side's item numbers), else it is refused.
    */
-  vend(selection: string, device: PayDevice, value?: number, cashIn?: number): void {
-    const sel = this.opts.selections.find((s) => s.selection === selection);
+  vend(selection: string, device: PayDevice, value?: number, cashIn?: number, learn = false): void {
+    let sel = this.selections.find((s) => s.selection === selection);
+    if (!sel && learn && value !== undefined && /^\d{1,8}$/.test(selection)) {
+      sel = { selection, price: value, name: `Item ${selection}` };
+      this.selections.push(sel);
+    }
     if (!sel) throw new Error(`no selection '${selection}' in the simulated machine`);
     const v = value ?? sel.price;
     add(this.vends, v);
@@ -135,7 +145,7 @@ export class DexMachine {
       segment("DA1", o.commId, "VENDD", "0100"),
       segment("DA2", ...vc(this.cashless)),
     ];
-    for (const s of o.selections) {
+    for (const s of this.selections) {
       const p = this.paid.get(s.selection) ?? pair();
       lines.push(segment("PA1", s.selection, s.price, s.name));
       lines.push(segment("PA2", p.countInit, p.valueInit, p.countReset, p.valueReset));

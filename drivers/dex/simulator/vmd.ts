@@ -32,6 +32,8 @@ export interface VmdFaults {
   corruptAlways: boolean;
   /** NAK the reader's first handshake once. */
   nakHandshake: boolean;
+  /** Wait this long (ms) before each data block after the first: a slow machine, a long transfer. */
+  slowBlockMs: number;
 }
 
 export interface VmdStats {
@@ -52,6 +54,7 @@ export class VmdSim {
     corruptBlock: null,
     corruptAlways: false,
     nakHandshake: false,
+    slowBlockMs: 0,
   };
   readonly stats: VmdStats = {
     sessions: 0,
@@ -186,6 +189,8 @@ export class VmdSim {
     let expect: 0 | 1 = 1;
     for (let i = 0; i < payloads.length; i++) {
       const payload = payloads[i] ?? Buffer.alloc(0);
+      if (start === STX && i > 0 && this.faults.slowBlockMs > 0)
+        await this.link.clock.sleep(this.faults.slowBlockMs);
       const wire = frame(start, payload, i === payloads.length - 1 || start === SOH ? ETX : ETB);
       let tries = 0;
       for (;;) {

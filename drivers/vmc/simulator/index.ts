@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { Minor } from "../../../src/core/money.js";
 import { AckTicker } from "./acks.js";
 import { type EndOptions, VmcSimCore, VmcSimError } from "./core.js";
+import { type MachineDex, type MachineDexOptions, startMachineDex } from "./dexPort.js";
 import type { Approval, SimReader } from "./hostCommands.js";
 import { attachTty, openPty, type PtyBridge } from "./pty.js";
 
@@ -25,6 +26,8 @@ export interface VmcSimulatorOptions {
   decimals?: number;
   /** The VMC enables the reader as soon as the host switches it on; default true. */
   autoEnable?: boolean;
+  /** The machine's DEX port on a second PTY (dexPort.ts): its audit counters follow the VMC's vends. */
+  dex?: MachineDexOptions;
 }
 
 /** The adapter+VMC side over a real PTY, scriptable from tests and from `vendd sim-vmc`. */
@@ -41,6 +44,8 @@ export interface VmcSimulator {
   /** The adapter's (volatile) SETCONF values. */
   readonly config: ReadonlyMap<string, string>;
   readonly reader: SimReader;
+  /** The machine's DEX port, when started with `dex`. */
+  readonly dex: MachineDex | null;
   vend(item: number, price: Minor): void;
   dispenseSuccess(opts?: EndOptions): void;
   dispenseFailure(opts?: EndOptions): void;
@@ -81,6 +86,7 @@ export async function startVmcSimulator(opts: VmcSimulatorOptions = {}): Promise
     core.connect((data) => bridge.write(data));
   };
   await plug();
+  const dex = opts.dex === undefined ? null : await startMachineDex(opts.dex);
   const acks = new AckTicker(opts.ackRate ?? 20, (n) => core.send(...Array<string>(n).fill("r,ACK")));
   const st = core.state;
   return {
@@ -106,8 +112,14 @@ export async function startVmcSimulator(opts: VmcSimulatorOptions = {}): Promise
     get reader() {
       return st.reader;
     },
+    dex,
     vend: (item, price) => core.vend(item, price),
-    dispenseSuccess: (o) => core.dispenseSuccess(o),
+    dispenseSuccess(o) {
+      const vend = core.state.vend;
+      core.dispenseSuccess(o);
+      // the machine counts what it delivered: a cashless vend the unit approved (the VEND SUCCESS just sent)
+      if (vend) dex?.cashlessVend(vend.item, vend.price);
+    },
     dispenseFailure: (o) => core.dispenseFailure(o),
     customerCancel: () => core.customerCancel(),
     completeSession: () => core.completeSession(),
@@ -147,6 +159,7 @@ export async function startVmcSimulator(opts: VmcSimulatorOptions = {}): Promise
     },
     async close() {
       acks.stop();
+      await dex?.close();
       core.connect(null);
       await (pty as PtyBridge | null)?.kill();
       pty = null;

@@ -1,4 +1,5 @@
 import { MoneyFormatError, parseAmount } from "../../../src/core/money.js";
+import { runDexScriptLine } from "../../dex/simulator/script.js";
 import { VmcSimError } from "./core.js";
 import type { VmcSimulator } from "./index.js";
 
@@ -15,7 +16,13 @@ export const SCRIPT_HELP = `commands (one per line, # starts a comment):
   garbage TEXT | overlong [N]
   ack-rate N               r,ACK lines per second
   wait MS                  pause the script
-  status | help | quit`;
+  status | help | quit
+with --dex-port (the machine's DEX port; its audit counters follow every vend above):
+  cash ITEM PRICE [KEPT]   the machine sells ITEM for cash by itself; KEPT less than PRICE: a cash shortfall
+  other-card ITEM PRICE    a cashless vend through another device: DEX counts it, the unit never sees it
+  uncounted [N]            the next N cashless vends are delivered but not counted in DEX (default 1)
+  dex COMMAND              a sim-dex command: dex fault corrupt N|corrupt-always|silent|nak|slow MS|none,
+                           dex push, dex door, dex role slave|master, dex status`;
 
 /** Where the interpreter writes (stdout in the CLI, an array in tests). */
 export type Print = (text: string) => void;
@@ -89,6 +96,12 @@ export async function runScriptLine(
           `reader ${sim.reader}; ${sim.commands.length} host commands; approvals ${JSON.stringify(sim.approvals)}`,
         );
         break;
+      case "cash":
+      case "other-card":
+      case "uncounted":
+      case "dex":
+        await dexCommand(sim, cmd, args, print, decimals);
+        break;
       case "help":
         print(SCRIPT_HELP);
         break;
@@ -108,4 +121,30 @@ export async function runScriptLine(
 async function waitApproval(sim: VmcSimulator, timeoutMs: number, print: Print): Promise<void> {
   const line = await sim.waitForCommand(/^C,(VEND|STOP)(,|$)/, timeoutMs);
   print(line === "C,VEND,-1" || line === "C,STOP" ? "denied" : `approved (${line})`);
+}
+
+/** The commands of the machine's DEX port (`--dex-port`). */
+async function dexCommand(
+  sim: VmcSimulator,
+  cmd: string,
+  args: string[],
+  print: Print,
+  decimals: number,
+): Promise<void> {
+  const dex = sim.dex;
+  if (dex === null) throw new VmcSimError(`${cmd}: the machine has no DEX port (start with --dex-port PATH)`);
+  const item = (): number => {
+    const a = args[0] ?? "";
+    if (!/^\d{1,9}$/.test(a)) throw new VmcSimError(`${cmd}: ITEM must be an integer`);
+    return Number(a);
+  };
+  if (cmd === "cash") {
+    const price = parseAmount(args[1] ?? "", decimals);
+    dex.cashVend(item(), price, args[2] === undefined ? price : parseAmount(args[2], decimals));
+  } else if (cmd === "other-card") dex.otherCashlessVend(item(), parseAmount(args[1] ?? "", decimals));
+  else if (cmd === "uncounted") {
+    const n = args[0] ?? "1";
+    if (!/^\d{1,4}$/.test(n)) throw new VmcSimError("uncounted: N must be an integer");
+    dex.faults.uncounted = Number(n);
+  } else await runDexScriptLine(dex.sim, args.join(" "), print);
 }
