@@ -123,4 +123,35 @@ describe.skipIf(!HAVE_SOCAT)("DEX reads from the technician console", () => {
     }
     expect(u.sim.machine.totals()).toEqual({ vends: 1, value: 200, cashless: 200, cash: 0 });
   }, 120_000);
+
+  it("a machine that opens a session by itself: the daemon journals what it pushed", async () => {
+    const u = await unitWithDex();
+    await expect.poll(() => u.sim.machine.reads, { timeout: 20_000 }).toBe(1);
+    u.sim.machine.door({ date: "20261128", time: "0930" });
+    expect(await u.sim.vmd.push()).toBe(true);
+    await expect
+      .poll(() => u.daemon.current.out.includes('"msg":"DEX push from the machine"'), { timeout: 10_000 })
+      .toBe(true);
+    const db = new Database(join(u.dir, "journal.db"), { readonly: true });
+    try {
+      const rows = db
+        .prepare("SELECT trigger, outcome, role, counters, raw FROM dex_reads ORDER BY id")
+        .all() as {
+        trigger: string;
+        outcome: string;
+        role: string;
+        counters: string | null;
+        raw: string;
+      }[];
+      expect(rows.map((r) => [r.trigger, r.outcome])).toEqual([
+        ["schedule", "ok"],
+        ["push", "ok"],
+      ]);
+      expect(rows[1]).toMatchObject({ role: "slave", counters: null });
+      expect(rows[1]?.raw).toContain("EA1*EGS*20261128*0930");
+    } finally {
+      db.close();
+    }
+    expect(u.sim.machine.reads).toBe(1);
+  }, 90_000);
 });

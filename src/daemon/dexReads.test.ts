@@ -155,4 +155,38 @@ describe("DEX reads in the daemon (issue 36)", () => {
     expect(r.log).toHaveLength(3);
     await again.stop();
   });
+
+  it("journals a machine's push of events (trigger push, raw file, no counters) and outboxes it once; reads ignore it", async () => {
+    const clock = new ManualClock(NOON);
+    const journal = openSqliteJournal({
+      path: ":memory:",
+      unitId: "vm-dex",
+      clock,
+      outbox: { currency: "EUR" },
+    });
+    const machine = new DexMachine({ commId: "SIM0000001", serial: "SIM000000001", selections: [] });
+    machine.door({ date: "20261128", time: "1155" });
+    const r = rig();
+    const reads = new DexReads({
+      ...Reflect.get(r.reads, "deps"),
+      clock,
+      store: { record: (read) => journal.recordDexRead(read), last: () => journal.dex().last() },
+    });
+    reads.recordPush({ ok: true, data: Buffer.from(machine.eventsFile(), "latin1") });
+    clock.advance(1000);
+    reads.recordPush({ ok: false, error: "no answer to block 2" });
+    const push = journal.dex().lastPush();
+    expect(push).toMatchObject({ trigger: "push", outcome: "failed", error: "no answer to block 2" });
+    expect(journal.dex().count()).toBe(2);
+    // a push is not a read: the missed-slot check and `dex last` see none
+    expect(journal.dex().last()).toBeNull();
+    expect(reads.last()).toBeNull();
+    const events = journal.outboxPending(10).filter((e) => e.kind === "dex");
+    expect(events).toHaveLength(2);
+    const first = events[0]?.data as { trigger: string; outcome: string; raw: string; counters: unknown };
+    expect(first).toMatchObject({ trigger: "push", outcome: "ok", counters: null });
+    expect(first.raw).toContain("EA1*EGS*20261128*1155");
+    await reads.stop();
+    await r.reads.stop();
+  });
 });

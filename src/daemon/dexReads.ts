@@ -195,6 +195,41 @@ export class DexReads {
     }
   }
 
+  /**
+   * A session the machine opened by itself to push its events (the unit as slave): journaled as a read of
+   * trigger `push` with the raw file (no counters: a push is not an audit read, the three-way never takes it
+   * for one) and, in the same transaction, put in the fleet outbox; a failed push is journaled with why.
+   */
+  recordPush(push: { ok: true; data: Buffer | null } | { ok: false; error: string }): void {
+    const { clock, logger, store } = this.deps;
+    const base = { readId: randomUUID(), at: clock.now(), trigger: "push" as const, role: "slave" as const };
+    const nothing = { raw: null, counters: null, g85: null, warnings: 0 };
+    let record: NewDexRead;
+    if (push.ok) {
+      const data = push.data ?? Buffer.alloc(0);
+      const report = parseEvaDts(data);
+      record = {
+        ...base,
+        outcome: "ok",
+        attempts: 1,
+        raw: data.toString("latin1"),
+        counters: null,
+        g85: report.check.g85,
+        warnings: report.warnings.length,
+        error: null,
+      };
+    } else record = { ...base, ...nothing, outcome: "failed", attempts: 1, error: push.error };
+    try {
+      store.record(record);
+      logger.info(
+        { readId: record.readId, outcome: record.outcome, bytes: record.raw?.length ?? 0 },
+        "DEX push from the machine",
+      );
+    } catch (err) {
+      logger.error({ err }, "DEX push: the journal did not take it");
+    }
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     this.timer?.cancel();

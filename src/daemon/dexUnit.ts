@@ -38,10 +38,7 @@ export function startDexReads(deps: DexUnitDeps): DexReads | null {
         clock,
         attempts: config.dex.attempts,
         onPush: (r) =>
-          logger.info(
-            { ok: r.ok, bytes: r.ok ? (r.session.data?.length ?? 0) : 0 },
-            "DEX push from the machine",
-          ),
+          reads.recordPush(r.ok ? { ok: true, data: r.session.data } : { ok: false, error: r.error.message }),
       });
     },
     engineIdle: deps.engineIdle,

@@ -69,8 +69,14 @@ export class DexStore {
          VALUES (@readId, @at, @trigger, @outcome, @role, @attempts, @raw, @counters, @g85, @warnings, @error)
          ON CONFLICT (read_id) DO NOTHING`,
       ),
-      last: db.prepare("SELECT * FROM dex_reads ORDER BY at DESC, id DESC LIMIT 1"),
-      lastOk: db.prepare("SELECT * FROM dex_reads WHERE outcome = 'ok' ORDER BY at DESC, id DESC LIMIT 1"),
+      // a machine's push of events is not a read of its audit: `last` and `lastOk` leave pushes out
+      last: db.prepare("SELECT * FROM dex_reads WHERE trigger <> 'push' ORDER BY at DESC, id DESC LIMIT 1"),
+      lastOk: db.prepare(
+        "SELECT * FROM dex_reads WHERE outcome = 'ok' AND trigger <> 'push' ORDER BY at DESC, id DESC LIMIT 1",
+      ),
+      lastPush: db.prepare(
+        "SELECT * FROM dex_reads WHERE trigger = 'push' ORDER BY at DESC, id DESC LIMIT 1",
+      ),
       count: db.prepare("SELECT count(*) FROM dex_reads").pluck(),
     };
   }
@@ -86,9 +92,15 @@ export class DexStore {
     }
   }
 
-  /** The latest read (failed ones included), or null. */
+  /** The latest read (failed ones included, pushes left out), or null. */
   last(): DexReadRow | null {
     const r = this.s.last.get() as DbRow | undefined;
+    return r ? toRow(r) : null;
+  }
+
+  /** The latest push of events the machine made by itself, or null. */
+  lastPush(): DexReadRow | null {
+    const r = this.s.lastPush.get() as DbRow | undefined;
     return r ? toRow(r) : null;
   }
 

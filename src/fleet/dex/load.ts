@@ -12,6 +12,7 @@ import type { DexCounters } from "../../../drivers/dex/counters.js";
 import type { Minor } from "../../core/money.js";
 import type { FleetDatabase } from "../db/schema.js";
 import { dayStart, nextDay } from "../reconcile/run.js";
+import { type DexPush, loadDexPushes } from "./events.js";
 import {
   type DexReadPoint,
   type DexWindow,
@@ -45,6 +46,8 @@ export interface DexReport {
   timeZone: string;
   units: UnitDexReport[];
   clean: boolean;
+  /** Events the machines pushed by themselves in the period (never a window's read). */
+  pushes: DexPush[];
 }
 
 const CountValue = z.object({ count: z.number().int(), value: z.number().int() }).nullable();
@@ -211,5 +214,6 @@ export async function loadDexReport(db: Kysely<FleetDatabase>, p: DexPeriod): Pr
   const runs = await runsByDay(db, days(p.from, p.to));
   const units: UnitDexReport[] = [];
   for (const u of unitIds) units.push(await unitReport(db, u, p, runs));
-  return { from: p.from, to: p.to, timeZone: p.timeZone, units, clean: units.every((u) => u.clean) };
+  const pushes = await loadDexPushes(db, start, end, p.unit);
+  return { from: p.from, to: p.to, timeZone: p.timeZone, units, clean: units.every((u) => u.clean), pushes };
 }

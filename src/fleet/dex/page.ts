@@ -31,6 +31,18 @@ ${rows}
 </tbody></table>`;
 }
 
+function pushes(report: DexReport): Html {
+  if (report.pushes.length === 0) return html``;
+  const rows = report.pushes.map(
+    (p) =>
+      html`<tr><td>${p.unit}</td><td>${new Date(p.at).toISOString()}</td><td>${p.outcome}</td><td>${p.events.length === 0 ? (p.error ?? "") : p.events.join("\n")}</td></tr>`,
+  );
+  return html`<h2>Events the machines pushed</h2>
+<table class="dex-pushes"><thead><tr><th>unit</th><th>received</th><th>outcome</th><th>events (EVA-DTS)</th></tr></thead><tbody>
+${rows}
+</tbody></table>`;
+}
+
 /** The page for a period; `base` is where it is mounted (the CSV is `${base}.csv`). */
 export function renderDexPage(report: DexReport, base = "/dex"): Html {
   const q = `from=${encodeURIComponent(report.from)}&to=${encodeURIComponent(report.to)}`;
@@ -50,5 +62,6 @@ first window. The service's side comes from the settlement runs (<code>vendd fle
 <table class="dex-windows"><thead><tr><th>unit</th><th>window</th><th>class</th><th>vends</th><th>amount</th><th>currency</th><th>machine (DA2)</th><th>unit</th><th>service</th><th>note</th></tr></thead><tbody>
 ${rows.map(rowHtml)}
 </tbody></table>
-${products(report)}`;
+${products(report)}
+${pushes(report)}`;
 }
