@@ -44,6 +44,8 @@ export interface VmdStats {
   lastError: string | null;
   /** ENQs left unanswered while silent. */
   enqIgnored: number;
+  /** Data blocks sent (repeats included), all sessions. */
+  blocksSent: number;
 }
 
 const RESENDS = 3;
@@ -63,6 +65,7 @@ export class VmdSim {
     naksReceived: 0,
     lastError: null,
     enqIgnored: 0,
+    blocksSent: 0,
   };
   private stopped = false;
   private busy = false;
@@ -201,6 +204,7 @@ export class VmdSim {
         const sent = Buffer.from(wire);
         if (corrupt) sent[sent.length - 1] = (sent[sent.length - 1] ?? 0) ^ 0x5a;
         await this.link.send(sent);
+        if (start === STX) this.stats.blocksSent++;
         const tok = await this.link.token(this.link.timers.replyMs);
         if (tok?.t === "ack" && tok.n === expect) break;
         if (tok?.t === "nak") this.stats.naksReceived++;
