@@ -11,6 +11,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Logger } from "pino";
 import { writeFileAtomic } from "../core/atomicFile.js";
 import { systemClock } from "../core/clock.js";
 import { generateUnitKey, loadUnitKey, type UnitKeyPair } from "../core/fleetAuth.js";
@@ -21,7 +22,7 @@ import { SecretRegistry } from "../core/secrets.js";
 import { startFleetUnit } from "../daemon/fleetUnit.js";
 import { type DemoSummary, runDemo } from "../demo/unit.js";
 import type { FleetContext } from "../fleet/context.js";
-import { startFleetServer } from "../fleet/server.js";
+import { type RunningFleetServer, startFleetServer } from "../fleet/server.js";
 import { approveUnit } from "../fleet/units.js";
 import { addUser, removeUser } from "../fleet/web/accounts.js";
 import { registerDashboard } from "../fleet/web/index.js";
@@ -136,6 +137,142 @@ async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+/** The manager account (a fresh random password) and every unit enrolled with its key and approved. */
+async function enrolUnits(
+  server: RunningFleetServer,
+  ids: readonly string[],
+  keysDir: string,
+  secrets: SecretRegistry,
+): Promise<string> {
+  const ctx = server.ctx;
+  const password = randomBytes(12).toString("base64url");
+  secrets.addSecret(password);
+  await removeUser(ctx.db, DEMO_MANAGER);
+  await addUser(ctx.db, DEMO_MANAGER, password, "manager", ctx.clock.now());
+  for (const id of ids) {
+    const key = unitKey(join(keysDir, `${id}.key`));
+    const status = await enroll(server.url, key, id, `vendd demo unit ${id}`);
+    if (status === "pending") await approveUnit(ctx, id, DEMO_MANAGER);
+  }
+  return password;
+}
+
+/** Where the dashboard is and how to log in (the password printed, or written 0600 to a file). */
+function announce(
+  opts: DemoFleetOptions,
+  server: RunningFleetServer,
+  password: string,
+  ids: readonly string[],
+) {
+  const dashboard = `${server.url}/`;
+  if (opts.passwordFile !== null) {
+    writeFileAtomic(opts.passwordFile, `${password}\n`, { mode: 0o600 });
+    opts.err.write(
+      `fleet dashboard: ${dashboard}  user: ${DEMO_MANAGER}  password in ${opts.passwordFile}\n`,
+    );
+  } else {
+    opts.err.write(`fleet dashboard: ${dashboard}  user: ${DEMO_MANAGER}  password: ${password}\n`);
+  }
+  opts.err.write(
+    `${DEMO_FLEET_UNITS} units vending (${ids.join(", ")}); database ${server.where}${opts.vends === null ? "; Ctrl-C to stop (twice: at once)" : ""}\n`,
+  );
+}
+
+type Counts = Awaited<ReturnType<typeof fleetCounts>>;
+
+/** Every 10 s, the events each unit delivered during this run (not with --json). */
+function startProgress(opts: DemoFleetOptions, ctx: FleetContext, ids: readonly string[], before: Counts) {
+  if (opts.json) return null;
+  const timer = setInterval(() => {
+    fleetCounts(ctx, ids).then(
+      (now) => {
+        const parts = ids.map((id) => {
+          const n = now.get(id);
+          const b = before.get(id);
+          return `${id} ${(n?.events ?? 0) - (b?.events ?? 0)} events`;
+        });
+        opts.err.write(`fleet: ${parts.join(", ")}\n`);
+      },
+      () => undefined,
+    );
+  }, 10_000);
+  timer.unref();
+  return timer;
+}
+
+/** One demo unit with its fleet link; what its journal says at the end goes to `ends`. */
+function runUnit(
+  opts: DemoFleetOptions,
+  d: { id: string; i: number; url: string; keysDir: string; logger: Logger; secrets: SecretRegistry },
+  ends: UnitEnd[],
+): Promise<DemoSummary> {
+  const { id, i, logger } = d;
+  return runDemo({
+    vends: opts.vends,
+    driver: "v10",
+    legacyMode: "reservation",
+    display: "none",
+    journalPath: null,
+    seed: opts.seed + i,
+    out: opts.out,
+    logger: logger.child({ unit: id }),
+    secrets: d.secrets,
+    signal: opts.signal,
+    finishSignal: opts.finish,
+    vmcLink: "sim",
+    unitId: id,
+    fleet: { url: d.url, keyFile: join(d.keysDir, `${id}.key`), heartbeatSeconds: 5 },
+    onJournal: async ({ config, journal }) => {
+      const link = startFleetUnit({
+        config,
+        journal,
+        clock: systemClock,
+        random: seededRandom(opts.seed * 7 + i),
+        logger: logger.child({ unit: id }),
+        version: packageVersion(),
+        status: () => ({ inService: true, reasons: [] }),
+        onStatus: () => () => undefined,
+      });
+      return async () => {
+        // The fleet must have every event before the journal closes: the link sends while this waits.
+        const limit = Date.now() + (opts.signal.aborted ? 15_000 : 60_000);
+        while (journal.outboxStats().events > 0 && Date.now() < limit) await sleep(100, opts.signal);
+        const s = journal.outboxStats();
+        ends.push({ id, lastSeq: s.lastSeq, backlog: s.events, net: journalNet(journal) });
+        await link?.stop();
+      };
+    },
+  });
+}
+
+/** The fleet's counts against the units' journals: what this run added on the fleet, and every mismatch. */
+function compare(ids: readonly string[], before: Counts, after: Counts, ends: readonly UnitEnd[]) {
+  const problems: string[] = [];
+  let fleetEvents = 0;
+  let fleetNet = 0;
+  let journalsNet = 0;
+  for (const id of ids) {
+    const a = after.get(id);
+    const b = before.get(id);
+    const end = ends.find((e) => e.id === id);
+    if (a === undefined || b === undefined || end === undefined) {
+      problems.push(`${id}: no result`);
+      continue;
+    }
+    fleetEvents += a.committed - b.committed;
+    fleetNet += a.net - b.net;
+    journalsNet += end.net;
+    if (end.backlog > 0) problems.push(`${id}: ${end.backlog} events not delivered`);
+    if (a.committed !== end.lastSeq)
+      problems.push(`${id}: the fleet committed seq ${a.committed}, the journal assigned ${end.lastSeq}`);
+    if (a.events - b.events !== a.committed - b.committed)
+      problems.push(`${id}: ${a.events - b.events} events stored for ${a.committed - b.committed} seqs`);
+    if (a.net - b.net !== end.net)
+      problems.push(`${id}: fleet sales ${formatAmount(a.net - b.net)}, journal ${formatAmount(end.net)}`);
+  }
+  return { problems, fleetEvents, fleetNet, journalsNet };
+}
+
 export async function runDemoFleet(opts: DemoFleetOptions): Promise<DemoFleetSummary> {
   const tempDir = mkdtempSync(join(tmpdir(), "vendd-demo-fleet-"));
   const dbFile = opts.fleetDb ?? join(tempDir, "fleet.db");
@@ -152,119 +289,25 @@ export async function runDemoFleet(opts: DemoFleetOptions): Promise<DemoFleetSum
     logger: logger.child({ component: "fleet-server" }),
     plugins: [(app, ctx) => registerDashboard(app, ctx)],
   });
-  const progress: ReturnType<typeof setInterval>[] = [];
+  let progress: ReturnType<typeof setInterval> | null = null;
   try {
     const ctx = server.ctx;
     const ids = Array.from({ length: DEMO_FLEET_UNITS }, (_, i) => `demo-${i + 1}`);
-
-    const password = randomBytes(12).toString("base64url");
-    secrets.addSecret(password);
-    await removeUser(ctx.db, DEMO_MANAGER);
-    await addUser(ctx.db, DEMO_MANAGER, password, "manager", ctx.clock.now());
-    const keys = new Map<string, UnitKeyPair>();
-    for (const id of ids) {
-      const key = unitKey(join(keysDir, `${id}.key`));
-      keys.set(id, key);
-      const status = await enroll(server.url, key, id, `vendd demo unit ${id}`);
-      if (status === "pending") await approveUnit(ctx, id, DEMO_MANAGER);
-    }
+    const password = await enrolUnits(server, ids, keysDir, secrets);
     const before = await fleetCounts(ctx, ids);
-
-    const dashboard = `${server.url}/`;
-    if (opts.passwordFile !== null) {
-      writeFileAtomic(opts.passwordFile, `${password}\n`, { mode: 0o600 });
-      opts.err.write(
-        `fleet dashboard: ${dashboard}  user: ${DEMO_MANAGER}  password in ${opts.passwordFile}\n`,
-      );
-    } else {
-      opts.err.write(`fleet dashboard: ${dashboard}  user: ${DEMO_MANAGER}  password: ${password}\n`);
-    }
-    opts.err.write(
-      `${DEMO_FLEET_UNITS} units vending (${ids.join(", ")}); database ${server.where}${opts.vends === null ? "; Ctrl-C to stop (twice: at once)" : ""}\n`,
-    );
-    if (!opts.json) {
-      const timer = setInterval(() => {
-        fleetCounts(ctx, ids).then(
-          (now) => {
-            const parts = ids.map((id) => {
-              const n = now.get(id);
-              const b = before.get(id);
-              return `${id} ${(n?.events ?? 0) - (b?.events ?? 0)} events`;
-            });
-            opts.err.write(`fleet: ${parts.join(", ")}\n`);
-          },
-          () => undefined,
-        );
-      }, 10_000);
-      timer.unref();
-      progress.push(timer);
-    }
+    announce(opts, server, password, ids);
+    progress = startProgress(opts, ctx, ids, before);
 
     const ends: UnitEnd[] = [];
-    const runs = ids.map((id, i) =>
-      runDemo({
-        vends: opts.vends,
-        driver: "v10",
-        legacyMode: "reservation",
-        display: "none",
-        journalPath: null,
-        seed: opts.seed + i,
-        out: opts.out,
-        logger: logger.child({ unit: id }),
-        secrets,
-        signal: opts.signal,
-        finishSignal: opts.finish,
-        vmcLink: "sim",
-        unitId: id,
-        fleet: { url: server.url, keyFile: join(keysDir, `${id}.key`), heartbeatSeconds: 5 },
-        onJournal: async ({ config, journal }) => {
-          const link = startFleetUnit({
-            config,
-            journal,
-            clock: systemClock,
-            random: seededRandom(opts.seed * 7 + i),
-            logger: logger.child({ unit: id }),
-            version: packageVersion(),
-            status: () => ({ inService: true, reasons: [] }),
-            onStatus: () => () => undefined,
-          });
-          return async () => {
-            // The fleet must have every event before the journal closes: the link sends while this waits.
-            const limit = Date.now() + (opts.signal.aborted ? 15_000 : 60_000);
-            while (journal.outboxStats().events > 0 && Date.now() < limit) await sleep(100, opts.signal);
-            const s = journal.outboxStats();
-            ends.push({ id, lastSeq: s.lastSeq, backlog: s.events, net: journalNet(journal) });
-            await link?.stop();
-          };
-        },
-      }),
+    const summaries: DemoSummary[] = await Promise.all(
+      ids.map((id, i) => runUnit(opts, { id, i, url: server.url, keysDir, logger, secrets }, ends)),
     );
-    const summaries: DemoSummary[] = await Promise.all(runs);
-    const after = await fleetCounts(ctx, ids);
-
-    const problems: string[] = [];
-    let fleetEvents = 0;
-    let fleetNet = 0;
-    let journalsNet = 0;
-    for (const id of ids) {
-      const a = after.get(id);
-      const b = before.get(id);
-      const end = ends.find((e) => e.id === id);
-      if (a === undefined || b === undefined || end === undefined) {
-        problems.push(`${id}: no result`);
-        continue;
-      }
-      fleetEvents += a.committed - b.committed;
-      fleetNet += a.net - b.net;
-      journalsNet += end.net;
-      if (end.backlog > 0) problems.push(`${id}: ${end.backlog} events not delivered`);
-      if (a.committed !== end.lastSeq)
-        problems.push(`${id}: the fleet committed seq ${a.committed}, the journal assigned ${end.lastSeq}`);
-      if (a.events - b.events !== a.committed - b.committed)
-        problems.push(`${id}: ${a.events - b.events} events stored for ${a.committed - b.committed} seqs`);
-      if (a.net - b.net !== end.net)
-        problems.push(`${id}: fleet sales ${formatAmount(a.net - b.net)}, journal ${formatAmount(end.net)}`);
-    }
+    const { problems, fleetEvents, fleetNet, journalsNet } = compare(
+      ids,
+      before,
+      await fleetCounts(ctx, ids),
+      ends,
+    );
     for (const [i, s] of summaries.entries())
       for (const p of s.problems) problems.push(`${ids[i] ?? "?"}: ${p}`);
     for (const p of problems) opts.err.write(`inconsistent: ${p}\n`);
@@ -278,7 +321,7 @@ export async function runDemoFleet(opts: DemoFleetOptions): Promise<DemoFleetSum
       consistent: problems.length === 0 && summaries.every((s) => s.consistent),
     };
   } finally {
-    for (const t of progress) clearInterval(t);
+    if (progress !== null) clearInterval(progress);
     // A browser left open on the dashboard keeps connections alive: the demo is over, so they are cut.
     const closing = server.close();
     server.app.server.closeAllConnections();

@@ -21,12 +21,11 @@ import type { VendEngine } from "../engine/runner.js";
 import { createJournal } from "../journal/factory.js";
 import type { SettleAction } from "../journal/journal.js";
 import type { SqliteJournal } from "../journal/sqlite.js";
-import type { PaymentDriver } from "../payment/driver.js";
 import { createPaymentDriver } from "../payment/factory.js";
 import { CATALOG } from "./catalog.js";
 import { SimCustomer } from "./customer.js";
 import { emulatorLegacySettings, emulatorSecrets, emulatorV10Settings } from "./emulatorSettings.js";
-import { createVendSource } from "./vendSource.js";
+import { createVendSource, type VendSource } from "./vendSource.js";
 
 export interface DemoOptions {
   /** Vends to run; null = until `signal` aborts. */
@@ -119,34 +118,51 @@ export function demoConfig(
   return { config, secrets };
 }
 
-/**
- * Runs a whole simulated unit: the payment-service emulator on a loopback port, the unit (engine, journal,
- * the configured payment driver over HTTP), a simulated vending machine requesting vends and simulated
- * customers paying with the app. Returns the summary once `vends` sessions finished (or on abort).
- */
-export async function runDemo(opts: DemoOptions): Promise<DemoSummary> {
-  const clock = opts.clock ?? systemClock;
-  const tempDir = opts.journalPath === null ? mkdtempSync(join(tmpdir(), "vendd-demo-")) : null;
-  const journalPath = opts.journalPath ?? join(tempDir ?? ".", "journal.db");
-  const emu = await startEmulator({ port: 0, host: "127.0.0.1", pollDelayMs: opts.pollDelayMs ?? 1000 });
-  let journal: SqliteJournal | null = null;
-  let payment: PaymentDriver | null = null;
-  let display: CheckinDisplay | null = null;
-  let engine: VendEngine | null = null;
-  let vendSource: { close(): Promise<void> } | null = null;
-  let detach: (() => Promise<void>) | null = null;
+/** What one running demo unit is made of; `close()` releases whatever was opened, in reverse order. */
+interface DemoParts {
+  config: VenddConfig;
+  journal: SqliteJournal;
+  engine: VendEngine;
+  source: VendSource;
+  customer: SimCustomer;
+  finished: FinishedSession[];
+  /** Awaited after the engine stopped, before the journal closes (`onJournal`'s function), at most once. */
+  detach: (() => Promise<void>) | null;
+  close(): Promise<void>;
+}
+
+/** Opens the journal, the payment driver, the simulated machine, the display and the engine, and starts it. */
+async function startParts(
+  opts: DemoOptions,
+  emu: Emulator,
+  journalPath: string,
+  clock: Clock,
+): Promise<DemoParts> {
+  const opened: (() => Promise<void> | void)[] = [];
+  const parts: Partial<DemoParts> & { finished: FinishedSession[]; detach: DemoParts["detach"] } = {
+    finished: [],
+    detach: null,
+  };
+  const close = async () => {
+    for (const c of opened.splice(0).reverse()) await c();
+  };
   try {
     const { config, secrets } = demoConfig(emu, opts, journalPath);
     for (const value of secretValues(secrets)) opts.secrets.addSecret(value);
     const j = createJournal(journalOptions(config), { clock });
-    journal = j;
-    if (opts.onJournal !== undefined) detach = await opts.onJournal({ config, journal: j });
-    payment = await createPaymentDriver(paymentOptions(config, secrets), {
+    opened.push(() => j.close());
+    if (opts.onJournal !== undefined) parts.detach = await opts.onJournal({ config, journal: j });
+    opened.push(async () => {
+      const d = parts.detach;
+      parts.detach = null;
+      await d?.();
+    });
+    const payment = await createPaymentDriver(paymentOptions(config, secrets), {
       clock,
       logger: opts.logger,
       ownsOrder: (orderId) => j.ownsLiveOrder(orderId),
     });
-    const random = seededRandom(opts.seed);
+    opened.push(() => payment.close());
     const users = emu.info.users.filter(
       (u) => !u.features.some((f) => f === "walksAway" || f === "slowToAccept" || f === "insufficientFunds"),
     );
@@ -159,74 +175,94 @@ export async function runDemo(opts: DemoOptions): Promise<DemoSummary> {
     });
     const pty = opts.vmcLink === "pty" && (opts.flow ?? "selection") === "selection";
     const source = await createVendSource(config, { clock, logger: opts.logger, pty });
-    vendSource = source;
-    const vmc = source.vmc;
-    const finished: FinishedSession[] = [];
+    opened.push(() => source.close());
     const inner = await createDisplay(displayOptions(config), { out: opts.out, logger: opts.logger });
-    display = withObserver(inner, (screen, redrawn) => {
+    const finished = parts.finished;
+    const display = withObserver(inner, (screen, redrawn) => {
       customer.see(screen);
       if (redrawn && opts.display === "terminal") opts.out.write(footer(finished, config.currency));
     });
-    const e = createEngine(engineOptions(config), {
+    opened.push(() => display.close());
+    const engine = createEngine(engineOptions(config), {
       payment,
-      vmc,
+      vmc: source.vmc,
       display,
       journal: j,
       clock,
       logger: opts.logger.child({ component: "engine" }),
     });
-    engine = e;
-    let wake: (() => void) | null = null;
-    e.onSessionFinished((s) => {
-      finished.push(s);
-      wake?.();
-    });
-    await e.start();
+    opened.push(() => engine.stop());
+    engine.onSessionFinished((s) => void finished.push(s));
+    await engine.start();
+    // the same object the closers read `detach` from: runDemo clears it there once it ran
+    return Object.assign(parts, { config, journal: j, engine, source, customer, close });
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
 
-    const onAbort = () => wake?.();
-    opts.signal.addEventListener("abort", onAbort);
-    try {
-      while (
-        !opts.signal.aborted &&
-        opts.finishSignal?.aborted !== true &&
-        (opts.vends === null || finished.length < opts.vends)
-      ) {
-        if (config.engine.flow === "checkin" && vmc instanceof SimVmc) {
-          await checkinSession({ vmc, customer, clock, random, signal: opts.signal, finished });
-          if (!opts.signal.aborted) await clock.sleep(opts.display === "terminal" ? 1500 : 50);
-          continue;
-        }
-        const before = finished.length;
-        const done = new Promise<void>((resolve) => {
-          wake = resolve;
-        });
-        if (!source.request(random)) {
-          await clock.sleep(100);
-          continue;
-        }
-        await done;
-        wake = null;
-        if (finished.length === before) break;
-        await e.whenIdle();
+/** Customers ask for vends until `vends` sessions finished, or the demo is told to stop. */
+async function vendLoop(opts: DemoOptions, p: DemoParts, clock: Clock): Promise<void> {
+  const { config, engine: e, source, finished } = p;
+  const vmc = source.vmc;
+  const random = seededRandom(opts.seed);
+  let wake: (() => void) | null = null;
+  e.onSessionFinished(() => wake?.());
+  const onAbort = () => wake?.();
+  opts.signal.addEventListener("abort", onAbort);
+  try {
+    while (
+      !opts.signal.aborted &&
+      opts.finishSignal?.aborted !== true &&
+      (opts.vends === null || finished.length < opts.vends)
+    ) {
+      if (config.engine.flow === "checkin" && vmc instanceof SimVmc) {
+        await checkinSession({ vmc, customer: p.customer, clock, random, signal: opts.signal, finished });
         if (!opts.signal.aborted) await clock.sleep(opts.display === "terminal" ? 1500 : 50);
+        continue;
       }
-    } finally {
-      opts.signal.removeEventListener("abort", onAbort);
+      const before = finished.length;
+      const done = new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+      if (!source.request(random)) {
+        await clock.sleep(100);
+        continue;
+      }
+      await done;
+      wake = null;
+      if (finished.length === before) break;
+      await e.whenIdle();
+      if (!opts.signal.aborted) await clock.sleep(opts.display === "terminal" ? 1500 : 50);
     }
-    await e.stop();
-    engine = null;
-    const summary = summarize(j, emu, config.engine.unknownOutcome);
-    const d = detach;
-    detach = null;
+  } finally {
+    opts.signal.removeEventListener("abort", onAbort);
+  }
+}
+
+/**
+ * Runs a whole simulated unit: the payment-service emulator on a loopback port, the unit (engine, journal,
+ * the configured payment driver over HTTP), a simulated vending machine requesting vends and simulated
+ * customers paying with the app. Returns the summary once `vends` sessions finished (or on abort).
+ */
+export async function runDemo(opts: DemoOptions): Promise<DemoSummary> {
+  const clock = opts.clock ?? systemClock;
+  const tempDir = opts.journalPath === null ? mkdtempSync(join(tmpdir(), "vendd-demo-")) : null;
+  const journalPath = opts.journalPath ?? join(tempDir ?? ".", "journal.db");
+  const emu = await startEmulator({ port: 0, host: "127.0.0.1", pollDelayMs: opts.pollDelayMs ?? 1000 });
+  let parts: DemoParts | null = null;
+  try {
+    parts = await startParts(opts, emu, journalPath, clock);
+    await vendLoop(opts, parts, clock);
+    await parts.engine.stop();
+    const summary = summarize(parts.journal, emu, parts.config.engine.unknownOutcome);
+    const d = parts.detach;
+    parts.detach = null;
     await d?.();
     return summary;
   } finally {
-    await engine?.stop();
-    await detach?.();
-    await vendSource?.close();
-    await payment?.close();
-    await display?.close();
-    journal?.close();
+    await parts?.close();
     await emu.close();
     if (tempDir !== null) rmSync(tempDir, { recursive: true, force: true });
   }
