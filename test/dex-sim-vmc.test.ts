@@ -3,7 +3,8 @@
  * the MDB adapter and VMC on one PTY and the machine's DEX port on a second. A cashless vend the host
  * approves over MDB, the machine's own cash vends (one short of cash), a cashless vend through another device
  * and a delivered vend the machine does not count all move (or, for the last, do not move) the audit
- * counters the DEX reader reads over the second PTY; a second read finds the since-init counters unchanged.
+ * counters the DEX reader reads over the second PTY (a block corrupted by `dex fault corrupt 2` is refused and
+ * sent again); a second read finds the since-init counters unchanged.
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -36,6 +37,7 @@ wait 200
 vend 21 1.25
 wait-approval 10000
 success
+dex fault corrupt 2
 dex status
 wait 8000
 dex status
@@ -98,5 +100,7 @@ describe.skipIf(!socatAvailable())("vendd sim-vmc --dex-port", () => {
     }
     expect(await exited).toBe(0);
     expect(out).toContain('"totals":{"vends":4,"value":770,"cashless":300,"cash":470},"reads":2');
+    // the corrupted block was refused once and sent again: the read still completed
+    expect(out).toMatch(/"reads":2,"sessions":2,"completed":2,"failed":0,"naksReceived":1/);
   }, 45_000);
 });
