@@ -108,7 +108,7 @@ describe("a machine's push of events", () => {
       ]);
       const page = String(renderDexPage(report));
       expect(page).toContain("Events the machines pushed");
-      expect(page).toContain("EA1*EGS*20261127*0930");
+      expect(page).toContain("<code>EA1*EGS*20261127*0930</code><br>");
     } finally {
       await app.close();
       await fdb.close();

@@ -35,7 +35,7 @@ function pushes(report: DexReport): Html {
   if (report.pushes.length === 0) return html``;
   const rows = report.pushes.map(
     (p) =>
-      html`<tr><td>${p.unit}</td><td>${new Date(p.at).toISOString()}</td><td>${p.outcome}</td><td>${p.events.length === 0 ? (p.error ?? "") : p.events.join("\n")}</td></tr>`,
+      html`<tr><td>${p.unit}</td><td>${new Date(p.at).toISOString()}</td><td>${p.outcome}</td><td>${p.events.length === 0 ? (p.error ?? "") : p.events.map((e) => html`<code>${e}</code><br>`)}</td></tr>`,
   );
   return html`<h2>Events the machines pushed</h2>
 <table class="dex-pushes"><thead><tr><th>unit</th><th>received</th><th>outcome</th><th>events (EVA-DTS)</th></tr></thead><tbody>
