@@ -46,6 +46,8 @@ interface E2eUnit {
 }
 
 const cleanups: (() => Promise<unknown>)[] = [];
+/** HH:MM (UTC) twelve hours from now. */
+const farSlot = () => new Date(Date.now() + 12 * 3_600_000).toISOString().slice(11, 16);
 let dir: string;
 let pinHash: string;
 let server: RunningFleetServer;
@@ -78,7 +80,15 @@ async function startUnit(id: string): Promise<E2eUnit> {
   Object.assign(config, {
     unit: { id, name: `DEX e2e ${id}` },
     currency: "EUR",
-    dex: { enabled: true, device: join(udir, "dex"), quietSeconds: 1, attempts: 2 },
+    // one slot, twelve hours away: no scheduled read during the test, the missed one read at start
+    dex: {
+      enabled: true,
+      device: join(udir, "dex"),
+      schedule: [farSlot()],
+      timeZone: "UTC",
+      quietSeconds: 1,
+      attempts: 2,
+    },
     fleet: { url: server.url, keyFile, heartbeatSeconds: 5 },
     console: { pinHash },
   });

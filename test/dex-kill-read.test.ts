@@ -24,6 +24,8 @@ import { CANARY_PIN, PtyConsole, Supervised } from "./support/console.js";
 import { HAVE_SOCAT, requireBuiltCli } from "./support/daemon.js";
 
 const cleanups: (() => Promise<unknown>)[] = [];
+/** HH:MM (UTC) twelve hours from now. */
+const farSlot = () => new Date(Date.now() + 12 * 3_600_000).toISOString().slice(11, 16);
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c().catch(() => {});
 });
@@ -61,7 +63,15 @@ describe.skipIf(!HAVE_SOCAT)("a unit killed during a DEX read", () => {
     Object.assign(config, {
       unit: { id: "dex-kill", name: "DEX kill" },
       currency: "EUR",
-      dex: { enabled: true, device: join(dir, "dex"), quietSeconds: 1, attempts: 2 },
+      // one slot, twelve hours away: no scheduled read during the test, the missed one read at start
+      dex: {
+        enabled: true,
+        device: join(dir, "dex"),
+        schedule: [farSlot()],
+        timeZone: "UTC",
+        quietSeconds: 1,
+        attempts: 2,
+      },
       fleet: { url: server.url, keyFile, heartbeatSeconds: 5 },
       console: { pinHash: await hashPin(CANARY_PIN, 1024) },
     });
