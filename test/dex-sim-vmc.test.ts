@@ -62,7 +62,7 @@ describe.skipIf(!socatAvailable())("vendd sim-vmc --dex-port", () => {
     });
     const exited = new Promise<number | null>((r) => child.on("close", r));
     await eventually(() => existsSync(mdb) && existsSync(dex), 10_000, "both PTYs");
-    expect(out).toContain(`dex: ${dex}`);
+    await expect.poll(() => out, { timeout: 10_000 }).toContain(`dex: ${dex}`);
     const ctrl = createAdapterController({ path: mdb, currencyCode: "EUR", clock: systemClock });
     const log = new EventLog();
     ctrl.onEvent((e) => log.push(e));
