@@ -33,22 +33,35 @@ export interface EnginePart extends Part<{ state: string; failed: boolean } | nu
   run(e: VendEngine, identity: PosIdentity | null): Promise<boolean>;
 }
 
-export function enginePart(members: MembersPart): EnginePart {
-  let ctx: UnitContext | null = null;
-  let engine: VendEngine | null = null;
-  let healing: Promise<unknown> = Promise.resolve();
-  let recoveries: Promise<unknown> = Promise.resolve();
-  const started = (): UnitContext => {
-    if (ctx === null) throw new Error("the engine part is used before it started");
-    return ctx;
-  };
+/** The one engine of the unit; see EnginePart. */
+class UnitEngine implements EnginePart {
+  readonly name = "engine";
+  private ctx: UnitContext | null = null;
+  private engine: VendEngine | null = null;
+  private healingRun: Promise<unknown> = Promise.resolve();
+  private recoveries: Promise<unknown> = Promise.resolve();
 
-  const recover = (only?: "only"): Promise<RecoveryReport> => {
-    const { devices, logger, options, stopping } = started();
+  constructor(private readonly members: MembersPart) {}
+
+  get current(): VendEngine | null {
+    return this.engine;
+  }
+
+  get healing(): Promise<unknown> {
+    return this.healingRun;
+  }
+
+  private started(): UnitContext {
+    if (this.ctx === null) throw new Error("the engine part is used before it started");
+    return this.ctx;
+  }
+
+  recover(only?: "only"): Promise<RecoveryReport> {
+    const { devices, logger, options, stopping } = this.started();
     const recoveryLogger = logger.child({ component: "recovery" });
     // A running engine owns its plan vend (members only, or in service): recovery leaves plan vends to it.
-    const planVends = only ?? (engine !== null && engine.failure === null ? "leave" : "recover");
-    const run = recoveries.then(async () => {
+    const planVends = only ?? (this.engine !== null && this.engine.failure === null ? "leave" : "recover");
+    const run = this.recoveries.then(async () => {
       const report = await recoverSessions(
         devices.journal,
         { payment: devices.payment, logger: recoveryLogger, signal: stopping.signal },
@@ -68,12 +81,12 @@ export function enginePart(members: MembersPart): EnginePart {
         );
       return report;
     });
-    recoveries = run.catch(() => {});
+    this.recoveries = run.catch(() => {});
     return run;
-  };
+  }
 
-  const onEngineFailure = (e: VendEngine, err: Error) => {
-    const { clock, random, stopping, logger, policy, state, devices } = started();
+  private onEngineFailure(e: VendEngine, err: Error): void {
+    const { clock, random, stopping, logger, policy, state, devices } = this.started();
     if (!healable(err)) {
       state.setFailure({
         code: "failure",
@@ -82,7 +95,7 @@ export function enginePart(members: MembersPart): EnginePart {
       });
       return;
     }
-    healing = healJournal(err, {
+    this.healingRun = healJournal(err, {
       clock,
       random,
       signal: stopping.signal,
@@ -91,7 +104,7 @@ export function enginePart(members: MembersPart): EnginePart {
       probe: () => devices.journal.event(null, "journal-check", { at: clock.now() }),
       // Members only, the paid sessions are the last run's, still waiting for the service (connectService):
       // the engine's own plan vends are settled, and members are served again without waiting for them.
-      recover: () => recover(e.membersOnly ? "only" : undefined),
+      recover: () => this.recover(e.membersOnly ? "only" : undefined),
       resume: () => e.resume(),
       onSetback: (reason) => state.setFailure(reason),
     }).then((back) => {
@@ -100,10 +113,10 @@ export function enginePart(members: MembersPart): EnginePart {
       else if (!stopping.signal.aborted)
         state.setFailure({ code: "failure", detail: "the journal cannot be written", retryAt: null });
     });
-  };
+  }
 
-  const run = async (e: VendEngine, identity: PosIdentity | null): Promise<boolean> => {
-    const { clock, random, stopping, logger, policy, state } = started();
+  async run(e: VendEngine, identity: PosIdentity | null): Promise<boolean> {
+    const { clock, random, stopping, logger, policy, state } = this.started();
     for (let failures = 1; ; failures++) {
       try {
         await (identity === null ? e.startMembersOnly() : e.start(identity));
@@ -125,11 +138,11 @@ export function enginePart(members: MembersPart): EnginePart {
         }
       }
     }
-  };
+  }
 
-  const create = (): VendEngine => {
-    const { options, devices, clock, logger, deps, random } = started();
-    const gate = members.current?.gate;
+  create(): VendEngine {
+    const { options, devices, clock, logger, deps, random } = this.started();
+    const gate = this.members.current?.gate;
     const e = createEngine(options, {
       payment: devices.payment,
       vmc: devices.vmc,
@@ -141,32 +154,29 @@ export function enginePart(members: MembersPart): EnginePart {
       random,
       ...(gate === undefined ? {} : { plans: gate }),
     });
-    engine = e;
-    e.onFailure((err) => onEngineFailure(e, err));
+    this.engine = e;
+    e.onFailure((err) => this.onEngineFailure(e, err));
     return e;
-  };
+  }
 
-  return {
-    name: "engine",
-    get current() {
-      return engine;
-    },
-    get healing() {
-      return healing;
-    },
-    recover,
-    create,
-    run,
-    start(c) {
-      ctx = c;
-    },
-    async stop() {
-      const e = engine;
-      if (e !== null && ctx !== null) {
-        await ctx.devices.vmc.setEnabled(false).catch(() => {});
-        await e.stop();
-      }
-    },
-    status: () => (engine === null ? null : { state: engine.current.tag, failed: engine.failure !== null }),
-  };
+  start(ctx: UnitContext): void {
+    this.ctx = ctx;
+  }
+
+  async stop(): Promise<void> {
+    const e = this.engine;
+    if (e !== null && this.ctx !== null) {
+      await this.ctx.devices.vmc.setEnabled(false).catch(() => {});
+      await e.stop();
+    }
+  }
+
+  status(): { state: string; failed: boolean } | null {
+    const e = this.engine;
+    return e === null ? null : { state: e.current.tag, failed: e.failure !== null };
+  }
+}
+
+export function enginePart(members: MembersPart): EnginePart {
+  return new UnitEngine(members);
 }
