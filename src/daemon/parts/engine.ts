@@ -1,7 +1,7 @@
 /**
  * The engine part: the one engine of the unit (created by the service part when the unit first serves,
  * members only or in service), the recovery every part shares (one run at a time), and the re-check of the
- * journal after a write failure that can heal (heal.ts). When the unit stops, the VMC is disabled and the
+ * journal after a write failure that can heal (journalRecheck.ts). When the unit stops, the VMC is disabled and the
  * engine stopped, after the parts around it (peripherals, members, fleet link) have stopped.
  */
 import { VmcError } from "../../../drivers/vmc/controller.js";
@@ -11,7 +11,7 @@ import { type RecoveryReport, recoverSessions } from "../../engine/recovery.js";
 import type { VendEngine } from "../../engine/runner.js";
 import type { PosIdentity } from "../../payment/driver.js";
 import { backoffDelay } from "../../payment/retry.js";
-import { healable, healJournal } from "../heal.js";
+import { healable, healJournal } from "../journalRecheck.js";
 import type { UnitContext } from "./context.js";
 import type { MembersPart } from "./members.js";
 import type { Part } from "./part.js";
