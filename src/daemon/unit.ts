@@ -1,10 +1,10 @@
 import type { LoadedConfig } from "../config/load.js";
 import type { Daemon } from "./daemon.js";
 import { createUnitContext, type Devices, type UnitDeps } from "./parts/context.js";
-import { controlPart } from "./parts/control.js";
+import { type ControlPart, controlPart } from "./parts/control.js";
 import { displayPart, journalPart, paymentPart, statusPart, vmcLinkPart } from "./parts/devices.js";
 import { dexPart } from "./parts/dex.js";
-import { enginePart } from "./parts/engine.js";
+import { type EnginePart, enginePart } from "./parts/engine.js";
 import { fleetPart } from "./parts/fleet.js";
 import { housekeepingPart } from "./parts/housekeeping.js";
 import { membersPart } from "./parts/members.js";
@@ -16,16 +16,12 @@ import { updateHealthPart } from "./parts/update.js";
 export type { Devices } from "./parts/context.js";
 
 /**
- * The unit's life once its devices exist: its parts started in order (reach the service and settle what
- * the journal left, go in service, re-check the journal after a write failure that can heal), stopped in
- * reverse order. Everything the unit says about its state goes through one ServiceState.
+ * The unit's parts in start order; they stop in the reverse order. The devices the daemon opened come first
+ * so they close last (the journal very last); the service part, which takes the unit into service in the
+ * background, comes after every part that follows the engine; the control socket comes last so it closes
+ * first. A new part is one more entry (docs/developers.md, "The daemon's parts").
  */
-export function runUnit(loaded: LoadedConfig, deps: UnitDeps, d: Devices): Daemon {
-  const ctx = createUnitContext(loaded, deps, d);
-  // The parts in start order; they stop in the reverse order. The devices the daemon opened come first so
-  // they close last (the journal very last); the service part, which takes the unit into service in the
-  // background, comes after every part that follows the engine; the control socket comes last so it closes
-  // first. A new part is one more entry (docs/developers.md, "The daemon's parts").
+export function unitParts(): { parts: Part[]; engine: EnginePart; control: ControlPart } {
   const members = membersPart(() => engine.current?.idle ?? false);
   const engine = enginePart(members);
   const peripherals = peripheralsPart(members);
@@ -48,6 +44,17 @@ export function runUnit(loaded: LoadedConfig, deps: UnitDeps, d: Devices): Daemo
     servicePart(engine, members),
     control,
   ];
+  return { parts, engine, control };
+}
+
+/**
+ * The unit's life once its devices exist: its parts started in order (reach the service and settle what
+ * the journal left, go in service, re-check the journal after a write failure that can heal), stopped in
+ * reverse order. Everything the unit says about its state goes through one ServiceState.
+ */
+export function runUnit(loaded: LoadedConfig, deps: UnitDeps, d: Devices): Daemon {
+  const ctx = createUnitContext(loaded, deps, d);
+  const { parts, engine, control } = unitParts();
   const list = new PartList(parts);
   list.start(ctx);
   return {
