@@ -196,6 +196,92 @@ async function verify(file: string, values: Values): Promise<number> {
   return 0;
 }
 
+/** `bundle apply FILE | --inbox DIR | --recover`. */
+async function applyAction(file: string | undefined, values: Values, configFile: string): Promise<number> {
+  const env = productionEnv(configFile);
+  const json = values.json === true;
+  if (values.recover === true) {
+    const o = await recoverInterrupted(env);
+    return printReport({ recovered: o, outcomes: [] }, json);
+  }
+  if (values.inbox !== undefined) {
+    if (file !== undefined) throw new UsageError("give a FILE or --inbox DIR, not both");
+    return printReport(await applyInbox(values.inbox, env), json);
+  }
+  if (file === undefined) throw new UsageError("apply needs a FILE, --inbox DIR or --recover");
+  return printReport(await applyBundleFile(file, env), json);
+}
+
+/** `bundle pull`: what the timer runs (an interrupted apply first, then the fleet's or pullUrl's bundle). */
+async function pullAction(values: Values, configFile: string): Promise<number> {
+  const env = productionEnv(configFile);
+  const unitConfig = loadUnitConfig(configFile);
+  const u = unitConfig.updates;
+  const fleetKey = fleetPullKey(unitConfig);
+  if (u.pullUrl === null) throw new UsageError("updates.pullUrl is not set in the config");
+  // The timer also runs after a reboot: an apply cut off by power loss is finished or rolled back
+  // first, whether or not a new bundle is waiting.
+  const recovered = await recoverInterrupted(env);
+  if (recovered !== null && values.json !== true) {
+    process.stdout.write(`interrupted apply: ${describe(recovered)}\n`);
+  }
+  const r = await pullBundle(env, {
+    url: u.pullUrl,
+    stateDir: u.stateDir,
+    minBackoffMs: u.pull.minBackoffMs,
+    maxBackoffMs: u.pull.maxBackoffMs,
+    timeoutMs: u.pull.timeoutMs,
+    random: Math.random,
+    ...(fleetKey === null ? {} : { key: fleetKey }),
+  });
+  if (r.result === "applied") return printReport(r.report, values.json === true);
+  process.stdout.write(values.json === true ? `${JSON.stringify(r)}\n` : `${pullLine(r)}\n`);
+  return r.result === "failed" ? 1 : 0;
+}
+
+/** `bundle status`: the applier's high-water mark, an apply in progress, the last outcome. */
+function statusAction(file: string | undefined, values: Values, configFile: string): number {
+  if (file !== undefined) throw new UsageError("status takes no file argument");
+  const st = readUpdateOutcome(loadUnitConfig(configFile).updates.stateDir);
+  if (values.json === true) process.stdout.write(`${JSON.stringify(st)}\n`);
+  else {
+    const lines = [`high-water mark: ${st.highWater}`];
+    if (st.pending !== null) {
+      lines.push(
+        `apply in progress: version ${st.pending.version} (${st.pending.phase}) since ${st.pending.startedAt}`,
+      );
+    }
+    lines.push(
+      `last outcome: ${st.outcome === null ? "none" : `${describe(st.outcome)} at ${st.outcome.at}`}`,
+    );
+    if (st.problem !== null) lines.push(`problem: ${st.problem}`);
+    process.stdout.write(`${lines.join("\n")}\n`);
+  }
+  return st.problem === null ? 0 : 1;
+}
+
+/** The exit code of a refusal, after its message on standard error; anything else is thrown on. */
+function refused(err: unknown): number {
+  if (err instanceof UsageError) {
+    process.stderr.write(`vendd bundle: ${err.message}\n${USAGE}`);
+    return 2;
+  }
+  if (err instanceof BundleError || err instanceof MinisignError) {
+    process.stderr.write(`vendd bundle: refused [${err.code}]: ${err.message}\n`);
+    return 1;
+  }
+  if (err instanceof ConfigError) {
+    process.stderr.write(`vendd bundle: ${err.message}\n`);
+    return 1;
+  }
+  const e = err as NodeJS.ErrnoException;
+  if (typeof e.code === "string" && typeof e.path === "string") {
+    process.stderr.write(`vendd bundle: ${fileProblem(e.path, e.code)}\n`);
+    return 1;
+  }
+  throw err;
+}
+
 export async function bundleCommand(argv: string[]): Promise<number> {
   let values: Values;
   let positionals: string[];
@@ -228,86 +314,17 @@ export async function bundleCommand(argv: string[]): Promise<number> {
       case "verify":
         if (file === undefined) throw new UsageError("verify needs the bundle FILE");
         return await verify(file, values);
-      case "apply": {
-        const env = productionEnv(configFile);
-        const json = values.json === true;
-        if (values.recover === true) {
-          const o = await recoverInterrupted(env);
-          return printReport({ recovered: o, outcomes: [] }, json);
-        }
-        if (values.inbox !== undefined) {
-          if (file !== undefined) throw new UsageError("give a FILE or --inbox DIR, not both");
-          return printReport(await applyInbox(values.inbox, env), json);
-        }
-        if (file === undefined) throw new UsageError("apply needs a FILE, --inbox DIR or --recover");
-        return printReport(await applyBundleFile(file, env), json);
-      }
-      case "pull": {
-        const env = productionEnv(configFile);
-        const unitConfig = loadUnitConfig(configFile);
-        const u = unitConfig.updates;
-        const fleetKey = fleetPullKey(unitConfig);
-        if (u.pullUrl === null) throw new UsageError("updates.pullUrl is not set in the config");
-        // The timer also runs after a reboot: an apply cut off by power loss is finished or rolled back
-        // first, whether or not a new bundle is waiting.
-        const recovered = await recoverInterrupted(env);
-        if (recovered !== null && values.json !== true) {
-          process.stdout.write(`interrupted apply: ${describe(recovered)}\n`);
-        }
-        const r = await pullBundle(env, {
-          url: u.pullUrl,
-          stateDir: u.stateDir,
-          minBackoffMs: u.pull.minBackoffMs,
-          maxBackoffMs: u.pull.maxBackoffMs,
-          timeoutMs: u.pull.timeoutMs,
-          random: Math.random,
-          ...(fleetKey === null ? {} : { key: fleetKey }),
-        });
-        if (r.result === "applied") return printReport(r.report, values.json === true);
-        process.stdout.write(values.json === true ? `${JSON.stringify(r)}\n` : `${pullLine(r)}\n`);
-        return r.result === "failed" ? 1 : 0;
-      }
-      case "status": {
-        if (file !== undefined) throw new UsageError("status takes no file argument");
-        const st = readUpdateOutcome(loadUnitConfig(configFile).updates.stateDir);
-        if (values.json === true) process.stdout.write(`${JSON.stringify(st)}\n`);
-        else {
-          const lines = [`high-water mark: ${st.highWater}`];
-          if (st.pending !== null) {
-            lines.push(
-              `apply in progress: version ${st.pending.version} (${st.pending.phase}) since ${st.pending.startedAt}`,
-            );
-          }
-          lines.push(
-            `last outcome: ${st.outcome === null ? "none" : `${describe(st.outcome)} at ${st.outcome.at}`}`,
-          );
-          if (st.problem !== null) lines.push(`problem: ${st.problem}`);
-          process.stdout.write(`${lines.join("\n")}\n`);
-        }
-        return st.problem === null ? 0 : 1;
-      }
+      case "apply":
+        return await applyAction(file, values, configFile);
+      case "pull":
+        return await pullAction(values, configFile);
+      case "status":
+        return statusAction(file, values, configFile);
       default:
         throw new UsageError("expected create, sign, verify, apply, pull or status");
     }
   } catch (err) {
-    if (err instanceof UsageError) {
-      process.stderr.write(`vendd bundle: ${err.message}\n${USAGE}`);
-      return 2;
-    }
-    if (err instanceof BundleError || err instanceof MinisignError) {
-      process.stderr.write(`vendd bundle: refused [${err.code}]: ${err.message}\n`);
-      return 1;
-    }
-    if (err instanceof ConfigError) {
-      process.stderr.write(`vendd bundle: ${err.message}\n`);
-      return 1;
-    }
-    const e = err as NodeJS.ErrnoException;
-    if (typeof e.code === "string" && typeof e.path === "string") {
-      process.stderr.write(`vendd bundle: ${fileProblem(e.path, e.code)}\n`);
-      return 1;
-    }
-    throw err;
+    return refused(err);
   }
 }
 

@@ -6,8 +6,8 @@
 import { pino } from "pino";
 import { ConfigError, DEFAULT_CONFIG_FILE, type LoadedConfig, loadConfig } from "../config/load.js";
 import { systemClock } from "../core/clock.js";
+import { runDoctor } from "../doctor/checks.js";
 import { type DoctorDeps, defaultDoctorDeps } from "../doctor/deps.js";
-import { runDoctor } from "../doctor/plan.js";
 import { allPassed, type CheckResult, formatJson, formatTable } from "../doctor/run.js";
 import { parseOptionsOrExit } from "./cliArgs.js";
 import type { CliIo } from "./config.js";

@@ -212,34 +212,40 @@ function startFailure(err: unknown, listen: { host: string; port: number }): str
   return `could not start: ${causeOf(err)}`;
 }
 
-export async function fleetServeCommand(argv: string[]): Promise<number> {
-  let args: ReturnType<typeof parseFleetArgs>;
-  let listen: { host: string; port: number };
-  let timeZone: string;
-  let bundleKeys: PublicKey[];
-  let cfg: FleetConfig;
-  let services: FleetServices;
-  let https: { cert: Buffer; key: Buffer } | undefined;
+/** What `fleet serve` runs with: its arguments, the fleet config and what they name. */
+interface ServeSettings {
+  args: ReturnType<typeof parseFleetArgs>;
+  listen: { host: string; port: number };
+  timeZone: string;
+  bundleKeys: PublicKey[];
+  cfg: FleetConfig;
+  services: FleetServices;
+  https: { cert: Buffer; key: Buffer } | undefined;
+}
+
+/** The settings from the arguments and the config file, or the exit code (help, a usage or config error). */
+async function serveSettings(argv: string[]): Promise<ServeSettings | number> {
   try {
-    args = parseFleetArgs(argv);
+    const args = parseFleetArgs(argv);
     if (args.help) {
       process.stdout.write(FLEET_SERVER_USAGE);
       return 0;
     }
     if (args.positionals.length > 0)
       throw new FleetUsageError(`unexpected ${printable(args.positionals.join(" "), 64)}`);
-    cfg = args.config === undefined ? defaultFleetConfig() : loadFleetConfig(args.config);
+    const cfg = args.config === undefined ? defaultFleetConfig() : loadFleetConfig(args.config);
     // Flags (and $VENDD_FLEET_DB) override the file.
-    bundleKeys = (args.bundleKeys.length > 0 ? args.bundleKeys : cfg.bundleKeys).map((file) =>
+    const bundleKeys = (args.bundleKeys.length > 0 ? args.bundleKeys : cfg.bundleKeys).map((file) =>
       readBundleKey(file),
     );
-    listen = parseListen(args.listen ?? cfg.listen ?? DEFAULT_LISTEN);
-    timeZone = reportingZone(args.timeZone ?? cfg.timeZone, process.env);
-    https =
+    const listen = parseListen(args.listen ?? cfg.listen ?? DEFAULT_LISTEN);
+    const timeZone = reportingZone(args.timeZone ?? cfg.timeZone, process.env);
+    const https =
       cfg.tls === undefined
         ? undefined
         : { cert: readPem(cfg.tls.cert, "cert"), key: readPem(cfg.tls.key, "key") };
-    services = await servicesOf(cfg);
+    const services = await servicesOf(cfg);
+    return { args, listen, timeZone, bundleKeys, cfg, services, https };
   } catch (err) {
     if (err instanceof FleetUsageError) {
       process.stderr.write(`vendd fleet serve: ${err.message}\n${FLEET_SERVER_USAGE}`);
@@ -251,6 +257,47 @@ export async function fleetServeCommand(argv: string[]): Promise<number> {
     }
     throw err;
   }
+}
+
+/** Serves until SIGTERM or SIGINT, then stops the jobs and the server: the exit code. */
+function serveUntilSignal(
+  server: RunningFleetServer,
+  jobs: ReturnType<typeof startFleetJobs>,
+  notifier: ReturnType<typeof createNotifier>,
+  stopWatchdog: () => void,
+  timeZone: string,
+): Promise<number> {
+  return new Promise<number>((resolve) => {
+    const stop = (signal: NodeJS.Signals): void => {
+      process.off("SIGTERM", stop);
+      process.off("SIGINT", stop);
+      server.ctx.logger.info({ signal }, "fleet server stopping");
+      notifier.stopping();
+      stopWatchdog();
+      jobs
+        .stop()
+        .then(() => server.close())
+        .then(
+          () => resolve(0),
+          (err: unknown) => {
+            process.stderr.write(`vendd fleet serve: ${err instanceof Error ? err.message : String(err)}\n`);
+            resolve(1);
+          },
+        );
+    };
+    process.on("SIGTERM", stop);
+    process.on("SIGINT", stop);
+    // Printed once the handlers are in place: whoever reads the URL may stop the server at once.
+    process.stdout.write(
+      `vendd fleet: serving ${server.url} (database ${server.where}, sales days in ${timeZone})\n`,
+    );
+  });
+}
+
+export async function fleetServeCommand(argv: string[]): Promise<number> {
+  const settings = await serveSettings(argv);
+  if (typeof settings === "number") return settings;
+  const { args, listen, timeZone, bundleKeys, cfg, services, https } = settings;
   const db = args.dbGiven || cfg.db === undefined ? args.db : cfg.db;
   // Only the fleet's own fault points: a unit's VENDD_FAULT_POINT in the same environment arms nothing here.
   const spec = process.env.VENDD_FAULT_POINT ?? "";
@@ -294,29 +341,5 @@ export async function fleetServeCommand(argv: string[]): Promise<number> {
   const notifier = createNotifier(process.env, server.ctx.logger);
   notifier.ready(`serving ${server.url}`);
   const stopWatchdog = notifier.startWatchdog();
-  return new Promise<number>((resolve) => {
-    const stop = (signal: NodeJS.Signals): void => {
-      process.off("SIGTERM", stop);
-      process.off("SIGINT", stop);
-      server.ctx.logger.info({ signal }, "fleet server stopping");
-      notifier.stopping();
-      stopWatchdog();
-      jobs
-        .stop()
-        .then(() => server.close())
-        .then(
-          () => resolve(0),
-          (err: unknown) => {
-            process.stderr.write(`vendd fleet serve: ${err instanceof Error ? err.message : String(err)}\n`);
-            resolve(1);
-          },
-        );
-    };
-    process.on("SIGTERM", stop);
-    process.on("SIGINT", stop);
-    // Printed once the handlers are in place: whoever reads the URL may stop the server at once.
-    process.stdout.write(
-      `vendd fleet: serving ${server.url} (database ${server.where}, sales days in ${timeZone})\n`,
-    );
-  });
+  return serveUntilSignal(server, jobs, notifier, stopWatchdog, timeZone);
 }

@@ -1,14 +1,20 @@
 import { parseArgs } from "node:util";
-import pino from "pino";
+import pino, { type Logger } from "pino";
 import { ConfigError, type LoadOptions, loadConfig, secretValues } from "../config/load.js";
-import { faultPointsFromEnv, fleetFaultPointsFromEnv, NO_FAULTS } from "../core/faults.js";
+import {
+  type FaultPoints,
+  type FleetFaultPoints,
+  faultPointsFromEnv,
+  fleetFaultPointsFromEnv,
+  NO_FAULTS,
+} from "../core/faults.js";
 import { createLogger } from "../core/log.js";
 import { LogRing } from "../core/logRing.js";
 import { createNotifier } from "../core/sdnotify.js";
 import { loopStallFromEnv } from "../core/sdnotifyStall.js";
 import { SecretRegistry } from "../core/secrets.js";
 import { RESTART_EXIT_CODE } from "../daemon/configApply.js";
-import { startDaemon } from "../daemon/daemon.js";
+import { type Daemon, startDaemon } from "../daemon/daemon.js";
 import { describeRefusal } from "../journal/problems.js";
 import { createReloader } from "./reload.js";
 import { RUN_OPTIONS } from "./unitCommands.js";
@@ -20,6 +26,56 @@ Runs the unit daemon. Invalid configuration is refused with every error listed b
 SIGHUP (systemctl reload vendd) reads the configuration again: an invalid one is logged and ignored,
 logging.level is applied at once, and any other change is logged as needing a restart.
 `;
+
+/** The crash points `VENDD_FAULT_POINT` arms (crash tests only), each armed one logged loudly. */
+function armedFaults(logger: Logger): { faults: FaultPoints; fleetFaults: FleetFaultPoints | undefined } {
+  const armed = process.env.VENDD_FAULT_POINT;
+  // One variable arms one point: a fleet sender's point (`fleet.*`) or one of the money path.
+  const fleetPoint = armed?.startsWith("fleet.") === true;
+  const faults = fleetPoint ? NO_FAULTS : faultPointsFromEnv(process.env);
+  const fleetFaults = fleetPoint ? fleetFaultPointsFromEnv(process.env) : undefined;
+  if (armed !== undefined && armed !== "") {
+    // Crash tests only (README, "What the tests prove"): loud, because on a unit it means a planned crash.
+    logger.error(
+      { faultPoint: armed },
+      "VENDD_FAULT_POINT is armed: this process kills itself (SIGKILL) at that step of the money path; crash tests only, unset it on a unit",
+    );
+  }
+  // The SIGUSR2 handler stays for the life of the process.
+  if (loopStallFromEnv(process.env) !== null) {
+    // The notify test only: SIGUSR2 then blocks the event loop (and so the watchdog pings).
+    logger.error(
+      { stallMs: process.env.VENDD_FAULT_STALL_MS },
+      "VENDD_FAULT_STALL_MS is armed: SIGUSR2 blocks the event loop; notify tests only, unset it on a unit",
+    );
+  }
+  return { faults, fleetFaults };
+}
+
+/** Runs until a stop or restart request or a fatal error, then stops the daemon: the exit code. */
+async function serveUntilEnd(
+  daemon: Daemon,
+  stopRequested: Promise<void>,
+  logger: Logger,
+  onHangup: () => void,
+): Promise<number> {
+  const restart = daemon.restartRequested ?? new Promise<string>(() => {});
+  const failure = await Promise.race([
+    stopRequested.then(() => null),
+    restart.then((why) => why),
+    daemon.failed,
+  ]);
+  logger.info("stopping");
+  await daemon.stop();
+  process.off("SIGHUP", onHangup);
+  if (failure === null) return 0;
+  if (typeof failure === "string") {
+    logger.info({ why: failure }, "stopped to be restarted (exit 75)");
+    return RESTART_EXIT_CODE;
+  }
+  process.stderr.write(`vendd run: ${failure.message}\n`);
+  return 1;
+}
 
 /** `vendd run`: the daemon systemd starts. */
 export async function runCommand(argv: string[]): Promise<number> {
@@ -63,26 +119,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     destination: logRing.tee(pino.destination({ dest: 2, sync: true })),
   });
   for (const w of loaded.warnings) logger.warn(w);
-  const armed = process.env.VENDD_FAULT_POINT;
-  // One variable arms one point: a fleet sender's point (`fleet.*`) or one of the money path.
-  const fleetPoint = armed?.startsWith("fleet.") === true;
-  const faults = fleetPoint ? NO_FAULTS : faultPointsFromEnv(process.env);
-  const fleetFaults = fleetPoint ? fleetFaultPointsFromEnv(process.env) : undefined;
-  if (armed !== undefined && armed !== "") {
-    // Crash tests only (README, "What the tests prove"): loud, because on a unit it means a planned crash.
-    logger.error(
-      { faultPoint: armed },
-      "VENDD_FAULT_POINT is armed: this process kills itself (SIGKILL) at that step of the money path; crash tests only, unset it on a unit",
-    );
-  }
-  // The SIGUSR2 handler stays for the life of the process.
-  if (loopStallFromEnv(process.env) !== null) {
-    // The notify test only: SIGUSR2 then blocks the event loop (and so the watchdog pings).
-    logger.error(
-      { stallMs: process.env.VENDD_FAULT_STALL_MS },
-      "VENDD_FAULT_STALL_MS is armed: SIGUSR2 blocks the event loop; notify tests only, unset it on a unit",
-    );
-  }
+  const { faults, fleetFaults } = armedFaults(logger);
   const notifier = createNotifier(process.env, logger);
   if (notifier.enabled) logger.info({ transport: notifier.transport, pid: process.pid }, "systemd notify");
   // Handlers first: a stop request during start-up waits for the start to finish, then stops cleanly; a
@@ -96,7 +133,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   process.on("SIGHUP", onHangup);
   // Up even when the payment service is down or the journal is unusable (out of service, saying why): only
   // a journal locked by another process, a bad device config or a defect ends it with an error.
-  let daemon: Awaited<ReturnType<typeof startDaemon>>;
+  let daemon: Daemon;
   try {
     daemon = await startDaemon(loaded, {
       logger,
@@ -115,20 +152,5 @@ export async function runCommand(argv: string[]): Promise<number> {
     process.stderr.write(`vendd run: ${refusal}`);
     return 1;
   }
-  const restart = daemon.restartRequested ?? new Promise<string>(() => {});
-  const failure = await Promise.race([
-    stopRequested.then(() => null),
-    restart.then((why) => why),
-    daemon.failed,
-  ]);
-  logger.info("stopping");
-  await daemon.stop();
-  process.off("SIGHUP", onHangup);
-  if (failure === null) return 0;
-  if (typeof failure === "string") {
-    logger.info({ why: failure }, "stopped to be restarted (exit 75)");
-    return RESTART_EXIT_CODE;
-  }
-  process.stderr.write(`vendd run: ${failure.message}\n`);
-  return 1;
+  return serveUntilEnd(daemon, stopRequested, logger, onHangup);
 }

@@ -49,113 +49,127 @@ function fleetLines(f: unknown): string[] {
   return lines;
 }
 
+/** `status`: the unit's service state, links, fleet link, audit log and last vends. */
+function renderStatus(r: Record<string, unknown>): string {
+  const links = isRecord(r.links) ? r.links : {};
+  const audit = isRecord(r.audit) ? r.audit : {};
+  const out = [
+    `unit ${s(r.unitId)}: ${r.inService === true ? "IN SERVICE" : "OUT OF SERVICE"}`,
+    ...list(r.reasons).map((x) => `  why: ${isRecord(x) ? s(x.detail) : "?"}`),
+    `vmc ${s(links.vmc)}  payment ${s(links.payment)}  journal ${s(links.journal)}  beacon ${s(r.beacon)}`,
+    `engine ${s(r.engine)}  service mode ${r.serviceMode === null ? "off" : s(r.serviceMode)}`,
+    ...(typeof r.beaconId === "string" ? [`check-in beacon id ${s(r.beaconId)}`] : []),
+    `unresolved sessions ${s(r.unresolved)}  config version ${s(r.configVersion)}`,
+    `last update: ${s(r.update)}`,
+    ...fleetLines(r.fleet),
+    `audit log: ${audit.ok === true ? "intact" : "BROKEN"} (${s(audit.detail)})`,
+    "last vends:",
+    ...(list(r.lastVends).length === 0 ? ["  none"] : list(r.lastVends).map((x) => `  ${sessionLine(x)}`)),
+  ];
+  return out.join("\n");
+}
+
+/** `sales`: by day and item, then per day. */
+function renderSales(r: Record<string, unknown>): string {
+  const items = list(r.items);
+  if (items.length === 0) return `no sales ${s(r.from)}..${s(r.to)}`;
+  return [
+    `sales ${s(r.from)}..${s(r.to)} (${s(r.currency)})`,
+    "DAY         ITEM   COUNT      TOTAL",
+    ...items.map((x) =>
+      isRecord(x)
+        ? `${s(x.day)}  ${s(x.item).padStart(4)}  ${s(x.count).padStart(6)}  ${s(x.total).padStart(9)}`
+        : "?",
+    ),
+    "per day:",
+    ...list(r.days).map((x) =>
+      isRecord(x) ? `${s(x.day)}  ${s(x.count).padStart(12)}  ${s(x.total).padStart(9)}` : "?",
+    ),
+    `total       ${s(r.count).padStart(12)}  ${s(r.total).padStart(9)}`,
+  ].join("\n");
+}
+
+/** `journal`: one session with its intents and events, or a list of sessions. */
+function renderJournal(r: Record<string, unknown>): string {
+  if (r.view === "session") {
+    return [
+      sessionLine(r.session),
+      ...list(r.intents).map((x) => (isRecord(x) ? `  intent ${s(x.op)} ${s(x.amount)} ${s(x.state)}` : "?")),
+      ...list(r.events).map((x) => (isRecord(x) ? `  ${time(x.at)} ${s(x.type)} ${s(x.data)}` : "?")),
+    ].join("\n");
+  }
+  const lines = list(r.sessions);
+  if (lines.length === 0) return `no ${r.view === "unresolved" ? "unresolved " : ""}sessions`;
+  return ["TIME         ORDER                      ITEM    PRICE  RESULT", ...lines.map(sessionLine)].join(
+    "\n",
+  );
+}
+
+/** `errors`: why the unit is out of service, then recent warnings and faults. */
+function renderErrors(r: Record<string, unknown>): string {
+  const reasons = list(r.reasons).map((x) => (isRecord(x) ? `out of service: ${s(x.detail)}` : "?"));
+  const lines = list(r.lines).map(s);
+  return [...reasons, ...lines].join("\n") || "no recent warnings or faults";
+}
+
+/** `config`: what was applied, shown, staged or discarded. */
+function renderConfig(r: Record<string, unknown>, result: unknown): string {
+  if (typeof r.queued === "string")
+    return [
+      "applying (handed to the update applier):",
+      ...list(r.changes).map((x) => `  ${s(x)}`),
+      "vendd restarts with it and keeps it only if it comes back healthy;",
+      "log in again after the restart: status shows the outcome",
+    ].join("\n");
+  if (Array.isArray(r.entries))
+    return [
+      `config version ${s(r.version)}`,
+      ...list(r.entries).map((x) => (isRecord(x) ? `${s(x.key)} = ${s(x.value)}` : "?")),
+    ].join("\n");
+  if (Array.isArray(r.changes) && r.version === undefined)
+    return (
+      list(r.changes)
+        .map((x) => (isRecord(x) ? `${s(x.key)}: ${s(x.from)} -> ${s(x.to)}` : "?"))
+        .join("\n") || "nothing staged"
+    );
+  if (Array.isArray(r.staged)) return ["staged:", ...list(r.staged).map((x) => `  ${s(x)}`)].join("\n");
+  if (typeof r.discarded === "number") return `discarded ${r.discarded} staged change(s)`;
+  return s(result);
+}
+
+/** Each command's answer as text, by command; anything else as it came. */
+const RENDERERS = new Map<string, (r: Record<string, unknown>, result: unknown) => string>([
+  ["status", renderStatus],
+  ["sales", renderSales],
+  ["journal", renderJournal],
+  ["errors", renderErrors],
+  ["logs", (r) => list(r.lines).map(s).join("\n") || "no log lines yet"],
+  ["config", renderConfig],
+  [
+    "cancel",
+    (r) =>
+      r.cancelled === true ? `cancelling the test vend: ${s(r.detail)}` : `nothing cancelled: ${s(r.detail)}`,
+  ],
+  [
+    "test-vend",
+    (r) => `test vend ${s(r.orderId)}: ${s(r.result)} ${s(r.amount)}${r.reason ? ` (${s(r.reason)})` : ""}`,
+  ],
+  [
+    "service",
+    (r) =>
+      r.inService === false
+        ? `out of service: ${s(r.reason)}`
+        : `back in service${r.inService === true ? "" : " (other reasons remain: status)"}`,
+  ],
+  ["dex", (r) => renderDex(r.read)],
+  ["restart", () => "restarting the daemon"],
+  ["logout", () => "logged out"],
+]);
+
 export function render(cmd: string, result: unknown): string {
   const r = isRecord(result) ? result : {};
-  switch (cmd) {
-    case "status": {
-      const links = isRecord(r.links) ? r.links : {};
-      const audit = isRecord(r.audit) ? r.audit : {};
-      const out = [
-        `unit ${s(r.unitId)}: ${r.inService === true ? "IN SERVICE" : "OUT OF SERVICE"}`,
-        ...list(r.reasons).map((x) => `  why: ${isRecord(x) ? s(x.detail) : "?"}`),
-        `vmc ${s(links.vmc)}  payment ${s(links.payment)}  journal ${s(links.journal)}  beacon ${s(r.beacon)}`,
-        `engine ${s(r.engine)}  service mode ${r.serviceMode === null ? "off" : s(r.serviceMode)}`,
-        ...(typeof r.beaconId === "string" ? [`check-in beacon id ${s(r.beaconId)}`] : []),
-        `unresolved sessions ${s(r.unresolved)}  config version ${s(r.configVersion)}`,
-        `last update: ${s(r.update)}`,
-        ...fleetLines(r.fleet),
-        `audit log: ${audit.ok === true ? "intact" : "BROKEN"} (${s(audit.detail)})`,
-        "last vends:",
-        ...(list(r.lastVends).length === 0
-          ? ["  none"]
-          : list(r.lastVends).map((x) => `  ${sessionLine(x)}`)),
-      ];
-      return out.join("\n");
-    }
-    case "sales": {
-      const items = list(r.items);
-      if (items.length === 0) return `no sales ${s(r.from)}..${s(r.to)}`;
-      return [
-        `sales ${s(r.from)}..${s(r.to)} (${s(r.currency)})`,
-        "DAY         ITEM   COUNT      TOTAL",
-        ...items.map((x) =>
-          isRecord(x)
-            ? `${s(x.day)}  ${s(x.item).padStart(4)}  ${s(x.count).padStart(6)}  ${s(x.total).padStart(9)}`
-            : "?",
-        ),
-        "per day:",
-        ...list(r.days).map((x) =>
-          isRecord(x) ? `${s(x.day)}  ${s(x.count).padStart(12)}  ${s(x.total).padStart(9)}` : "?",
-        ),
-        `total       ${s(r.count).padStart(12)}  ${s(r.total).padStart(9)}`,
-      ].join("\n");
-    }
-    case "journal": {
-      if (r.view === "session") {
-        return [
-          sessionLine(r.session),
-          ...list(r.intents).map((x) =>
-            isRecord(x) ? `  intent ${s(x.op)} ${s(x.amount)} ${s(x.state)}` : "?",
-          ),
-          ...list(r.events).map((x) => (isRecord(x) ? `  ${time(x.at)} ${s(x.type)} ${s(x.data)}` : "?")),
-        ].join("\n");
-      }
-      const lines = list(r.sessions);
-      if (lines.length === 0) return `no ${r.view === "unresolved" ? "unresolved " : ""}sessions`;
-      return [
-        "TIME         ORDER                      ITEM    PRICE  RESULT",
-        ...lines.map(sessionLine),
-      ].join("\n");
-    }
-    case "errors": {
-      const reasons = list(r.reasons).map((x) => (isRecord(x) ? `out of service: ${s(x.detail)}` : "?"));
-      const lines = list(r.lines).map(s);
-      return [...reasons, ...lines].join("\n") || "no recent warnings or faults";
-    }
-    case "logs":
-      return list(r.lines).map(s).join("\n") || "no log lines yet";
-    case "config": {
-      if (typeof r.queued === "string")
-        return [
-          "applying (handed to the update applier):",
-          ...list(r.changes).map((x) => `  ${s(x)}`),
-          "vendd restarts with it and keeps it only if it comes back healthy;",
-          "log in again after the restart: status shows the outcome",
-        ].join("\n");
-      if (Array.isArray(r.entries))
-        return [
-          `config version ${s(r.version)}`,
-          ...list(r.entries).map((x) => (isRecord(x) ? `${s(x.key)} = ${s(x.value)}` : "?")),
-        ].join("\n");
-      if (Array.isArray(r.changes) && r.version === undefined)
-        return (
-          list(r.changes)
-            .map((x) => (isRecord(x) ? `${s(x.key)}: ${s(x.from)} -> ${s(x.to)}` : "?"))
-            .join("\n") || "nothing staged"
-        );
-      if (Array.isArray(r.staged)) return ["staged:", ...list(r.staged).map((x) => `  ${s(x)}`)].join("\n");
-      if (typeof r.discarded === "number") return `discarded ${r.discarded} staged change(s)`;
-      return s(result);
-    }
-    case "cancel":
-      return r.cancelled === true
-        ? `cancelling the test vend: ${s(r.detail)}`
-        : `nothing cancelled: ${s(r.detail)}`;
-    case "test-vend":
-      return `test vend ${s(r.orderId)}: ${s(r.result)} ${s(r.amount)}${r.reason ? ` (${s(r.reason)})` : ""}`;
-    case "service":
-      return r.inService === false
-        ? `out of service: ${s(r.reason)}`
-        : `back in service${r.inService === true ? "" : " (other reasons remain: status)"}`;
-    case "dex":
-      return renderDex(r.read);
-    case "restart":
-      return "restarting the daemon";
-    case "logout":
-      return "logged out";
-    default:
-      return s(result);
-  }
+  const renderer = RENDERERS.get(cmd);
+  return renderer === undefined ? s(result) : renderer(r, result);
 }
 
 /** `dex read` / `dex last` (issue 36). */

@@ -7,13 +7,12 @@
  * port). Lines are cut to the terminal's width (80 columns when it does not say). Every line typed once
  * logged in reaches the daemon's audit log, `help` and refused lines too.
  */
-import { createInterface, type Interface } from "node:readline";
-import { Writable } from "node:stream";
 import { ControlError } from "../core/control.js";
 import { ControlClient } from "../core/controlClient.js";
 import { printable } from "../core/printable.js";
-import { cleanLine, complete, parseLine } from "./commands.js";
-import { fitWidth, render, WIDTH } from "./render.js";
+import { cleanLine, parseLine } from "./commands.js";
+import { render } from "./render.js";
+import { Terminal } from "./terminal.js";
 
 export interface ConsoleOptions {
   socket: string;
@@ -34,118 +33,99 @@ function localDay(): string {
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}`;
 }
 
-/** Runs one console session; resolves with the exit code when the technician ends it (Ctrl-D). */
-export async function runConsole(opts: ConsoleOptions): Promise<number> {
-  let muted = false;
-  // A terminal that goes away (hangup, closed pipe) ends the session, it does not crash it.
-  (opts.output as NodeJS.WritableStream & { on?: (e: string, f: () => void) => void }).on?.(
-    "error",
-    () => {},
-  );
-  const out = new Writable({
-    write(chunk: Buffer | string, _enc, cb) {
-      if (!muted) opts.output.write(chunk);
-      cb();
-    },
-  });
-  const columns = () => {
-    const c = (opts.output as { columns?: unknown }).columns;
-    return typeof c === "number" && Number.isSafeInteger(c) && c >= 40 ? Math.min(c, 500) : WIDTH;
-  };
-  const say = (text: string) => opts.output.write(`${fitWidth(text, columns()).replace(/\n/g, "\r\n")}\r\n`);
-  const terminal = opts.terminal ?? (opts.input as { isTTY?: boolean }).isTTY === true;
-  const rl: Interface = createInterface({
-    input: opts.input,
-    output: out,
-    terminal,
-    historySize: 100,
-    completer: (line: string) => complete(line),
-  });
-  let client: ControlClient | null = null;
-  let loggedIn = false;
-  let following = false;
-  let closed = false;
-  let idleTimer: ReturnType<typeof setTimeout> | null = null;
-  const idleMs = opts.idleMs ?? 300_000;
-  const queue: string[] = [];
-  let dropped = 0;
-  let working = false;
+/** One session's state: the connection and its login, the follow, the queue of typed lines. */
+class ConsoleSession {
+  private readonly term: Terminal;
+  private client: ControlClient | null = null;
+  private loggedIn = false;
+  private following = false;
+  closed = false;
+  private idleTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly idleMs: number;
+  private readonly queue: string[] = [];
+  private dropped = 0;
+  private working = false;
   /** The command waiting for its answer (Ctrl-C cancels a `test-vend`). */
-  let running: string | null = null;
+  private running: string | null = null;
+  private drained: Promise<void> = Promise.resolve();
 
-  const prompt = () => {
-    if (closed) return;
-    if (loggedIn) {
-      muted = false;
-      rl.setPrompt("vendd> ");
-      rl.prompt();
-    } else {
-      muted = false;
-      rl.setPrompt("");
-      opts.output.write("PIN or badge: ");
-      muted = true;
-      rl.prompt();
-    }
-  };
+  constructor(private readonly opts: ConsoleOptions) {
+    const terminal = opts.terminal ?? (opts.input as { isTTY?: boolean }).isTTY === true;
+    this.term = new Terminal(opts.output, opts.input, terminal);
+    this.idleMs = opts.idleMs ?? 300_000;
+  }
 
-  const connect = async (): Promise<ControlClient | null> => {
-    if (client !== null && !client.isClosed) return client;
+  get rl() {
+    return this.term.rl;
+  }
+
+  private say(text: string): void {
+    this.term.say(text);
+  }
+
+  prompt(): void {
+    if (this.closed) return;
+    this.term.prompt(this.loggedIn);
+  }
+
+  private async connect(): Promise<ControlClient | null> {
+    if (this.client !== null && !this.client.isClosed) return this.client;
     try {
-      const c = await ControlClient.connect(opts.socket, { timeoutMs: 5000 });
+      const c = await ControlClient.connect(this.opts.socket, { timeoutMs: 5000 });
       c.onEvent((e) => {
-        if (e.event === "log" && following) say(printable(String(e.data), columns() - 2));
-        else if (e.event === "progress") say(printable(String(e.data), columns() - 2));
+        if (e.event === "log" && this.following) this.say(printable(String(e.data), this.term.columns() - 2));
+        else if (e.event === "progress") this.say(printable(String(e.data), this.term.columns() - 2));
       });
       c.onClose(() => {
-        if (loggedIn) {
-          loggedIn = false;
-          following = false;
-          muted = false;
-          say("\r\nconnection to the daemon lost: log in again");
-          prompt();
+        if (this.loggedIn) {
+          this.loggedIn = false;
+          this.following = false;
+          this.term.muted = false;
+          this.say("\r\nconnection to the daemon lost: log in again");
+          this.prompt();
         }
       });
-      client = c;
+      this.client = c;
       return c;
     } catch (err) {
-      say(`cannot reach the daemon: ${printable((err as Error).message, 70)}`);
+      this.say(`cannot reach the daemon: ${printable((err as Error).message, 70)}`);
       return null;
     }
-  };
+  }
 
-  const resetIdle = () => {
-    if (idleTimer !== null) clearTimeout(idleTimer);
-    idleTimer = null;
-    if (!loggedIn) return;
-    idleTimer = setTimeout(() => {
-      if (!loggedIn) return;
-      loggedIn = false;
-      following = false;
-      void client?.request("logout").catch(() => {});
-      say("\r\nlogged out after idle time");
-      prompt();
-    }, idleMs);
-    idleTimer.unref?.();
-  };
+  private resetIdle(): void {
+    if (this.idleTimer !== null) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
+    if (!this.loggedIn) return;
+    this.idleTimer = setTimeout(() => {
+      if (!this.loggedIn) return;
+      this.loggedIn = false;
+      this.following = false;
+      void this.client?.request("logout").catch(() => {});
+      this.say("\r\nlogged out after idle time");
+      this.prompt();
+    }, this.idleMs);
+    this.idleTimer.unref?.();
+  }
 
-  const login = async (secret: string) => {
-    muted = false;
-    opts.output.write("\r\n");
-    const c = await connect();
+  private async login(secret: string): Promise<void> {
+    this.term.muted = false;
+    this.term.write("\r\n");
+    const c = await this.connect();
     if (c === null) return;
     try {
       await c.request("login", { secret }, { timeoutMs: 30_000 });
-      loggedIn = true;
-      resetIdle();
-      say("logged in (help lists the commands)");
+      this.loggedIn = true;
+      this.resetIdle();
+      this.say("logged in (help lists the commands)");
     } catch (err) {
-      say(err instanceof ControlError ? printable(err.message, 78) : "login failed: no answer");
+      this.say(err instanceof ControlError ? printable(err.message, 78) : "login failed: no answer");
     }
-  };
+  }
 
   /** `help` and refused lines are answered here; the daemon's `help` puts them in the audit log. */
-  const auditLocal = async (line: string, help: boolean) => {
-    const c = client;
+  private async auditLocal(line: string, help: boolean): Promise<void> {
+    const c = this.client;
     if (c === null || c.isClosed) return;
     const topic = line.trim().split(/\s+/)[1];
     const args = help
@@ -154,147 +134,169 @@ export async function runConsole(opts: ConsoleOptions): Promise<number> {
         : { topic: topic.slice(0, 40) }
       : { refused: line.trim().slice(0, 80) };
     await c.request("help", args, { timeoutMs: 5000 }).catch(() => {});
-  };
+  }
 
-  const cancelTestVend = (c: ControlClient) => {
-    opts.output.write("^C\r\n");
+  private cancelTestVend(c: ControlClient): void {
+    this.term.write("^C\r\n");
     c.request("cancel", {}, { timeoutMs: 5000 }).then(
-      (r) => say(render("cancel", r)),
+      (r) => this.say(render("cancel", r)),
       (err: unknown) =>
-        say(`cancel: ${err instanceof ControlError ? printable(err.message, 70) : "no answer"}`),
+        this.say(`cancel: ${err instanceof ControlError ? printable(err.message, 70) : "no answer"}`),
     );
-  };
+  }
 
-  const stopFollow = async () => {
-    following = false;
-    await client?.request("logs", { follow: false }).catch(() => {});
-  };
+  private async stopFollow(): Promise<void> {
+    this.following = false;
+    await this.client?.request("logs", { follow: false }).catch(() => {});
+  }
 
-  const run = async (line: string) => {
-    if (following) {
-      await stopFollow();
+  private async run(line: string): Promise<void> {
+    if (this.following) {
+      await this.stopFollow();
       return;
     }
-    if (!loggedIn) {
+    if (!this.loggedIn) {
       const secret = line.trim();
       if (secret === "") return;
-      await login(secret);
+      await this.login(secret);
       return;
     }
-    resetIdle();
+    this.resetIdle();
     const parsed = parseLine(line, localDay());
     if (parsed.kind === "empty") return;
     if (parsed.kind !== "request") {
-      say(parsed.text);
-      await auditLocal(line, parsed.kind === "local");
+      this.say(parsed.text);
+      await this.auditLocal(line, parsed.kind === "local");
       return;
     }
-    const c = await connect();
+    const c = await this.connect();
     if (c === null) return;
+    await this.request(c, parsed.cmd, parsed.args, parsed.follow);
+  }
+
+  /** One command to the daemon and its answer (or its refusal) on the terminal. */
+  private async request(
+    c: ControlClient,
+    cmd: string,
+    args: Record<string, unknown>,
+    follow: boolean | undefined,
+  ): Promise<void> {
     try {
-      running = parsed.cmd;
+      this.running = cmd;
       const result = await c
-        .request(parsed.cmd, parsed.args, {
-          timeoutMs: parsed.cmd === "test-vend" ? 30 * 60_000 : 30_000,
+        .request(cmd, args, {
+          timeoutMs: cmd === "test-vend" ? 30 * 60_000 : 30_000,
         })
         .finally(() => {
-          running = null;
+          this.running = null;
         });
-      say(render(parsed.cmd, result));
-      if (parsed.cmd === "logout") loggedIn = false;
-      if (parsed.follow) {
-        following = true;
-        say("(following; press Enter to stop)");
+      this.say(render(cmd, result));
+      if (cmd === "logout") this.loggedIn = false;
+      if (follow) {
+        this.following = true;
+        this.say("(following; press Enter to stop)");
       }
     } catch (err) {
       if (err instanceof ControlError) {
-        if (err.code === "loginRequired") loggedIn = false;
-        say(
+        if (err.code === "loginRequired") this.loggedIn = false;
+        this.say(
           err.message
             .split("\n")
             .slice(0, 60)
             .map((l) => printable(l, 200))
             .join("\n"),
         );
-      } else say(`no answer: ${printable((err as Error).message, 70)}`);
+      } else this.say(`no answer: ${printable((err as Error).message, 70)}`);
     }
-  };
+  }
 
-  let drained: Promise<void> = Promise.resolve();
-  const pump = async () => {
-    if (working) return drained;
-    working = true;
+  private async pump(): Promise<void> {
+    if (this.working) return this.drained;
+    this.working = true;
     try {
-      for (let line = queue.shift(); line !== undefined; line = queue.shift()) {
-        await run(line);
-        if (dropped > 0 && queue.length === 0) {
-          muted = false;
-          say(`(${dropped} lines typed while busy were dropped)`);
-          dropped = 0;
+      for (let line = this.queue.shift(); line !== undefined; line = this.queue.shift()) {
+        await this.run(line);
+        if (this.dropped > 0 && this.queue.length === 0) {
+          this.term.muted = false;
+          this.say(`(${this.dropped} lines typed while busy were dropped)`);
+          this.dropped = 0;
         }
-        if (!following) prompt();
+        if (!this.following) this.prompt();
       }
     } finally {
-      working = false;
+      this.working = false;
     }
-  };
+  }
 
+  /** A line typed (or pasted). */
+  onLine(raw: string): void {
+    if (this.closed) return;
+    const wasLogin = !this.loggedIn;
+    if (wasLogin) {
+      // The PIN never enters the history.
+      this.term.forgetHistory();
+    }
+    const line = cleanLine(raw);
+    if (line === null) {
+      this.term.muted = false;
+      this.say("line too long: ignored");
+      if (!this.working) this.prompt();
+      return;
+    }
+    if (this.queue.length >= MAX_QUEUED) {
+      // A paste or a flood while busy: dropped, and not echoed (a serial line is slow).
+      this.dropped++;
+      this.term.muted = true;
+      return;
+    }
+    this.queue.push(line);
+    this.drained = this.pump();
+  }
+
+  /** Ctrl-C: clear the line (and stop a follow). */
+  onInterrupt(): void {
+    this.rl.write(null, { ctrl: true, name: "u" });
+    if (this.running === "test-vend" && this.client !== null && !this.client.isClosed)
+      this.cancelTestVend(this.client);
+    else if (this.following) void this.stopFollow().then(() => this.prompt());
+    else {
+      this.term.write("^C\r\n");
+      this.prompt();
+    }
+  }
+
+  /** Input ended (Ctrl-D, or the end of piped input): what was typed runs first, then log out and end. */
+  async end(): Promise<void> {
+    this.closed = true;
+    if (this.idleTimer !== null) clearTimeout(this.idleTimer);
+    const c = this.client;
+    await this.drained;
+    // Logged out first: closing the connection below is the end, not a lost daemon.
+    const wasIn = this.loggedIn;
+    this.loggedIn = false;
+    this.following = false;
+    if (wasIn && c !== null) await c.request("logout", {}, { timeoutMs: 2000 }).catch(() => {});
+    c?.close();
+    this.term.muted = false;
+    this.term.write("\r\nbye\r\n");
+  }
+
+  greet(): void {
+    this.say("vendd technician console");
+    this.prompt();
+  }
+}
+
+/** Runs one console session; resolves with the exit code when the technician ends it (Ctrl-D). */
+export async function runConsole(opts: ConsoleOptions): Promise<number> {
+  const session = new ConsoleSession(opts);
   return new Promise<number>((resolve) => {
-    rl.on("line", (raw: string) => {
-      if (closed) return;
-      const wasLogin = !loggedIn;
-      if (wasLogin) {
-        // The PIN never enters the history.
-        const h = (rl as unknown as { history?: string[] }).history;
-        if (Array.isArray(h)) h.splice(0, h.length);
-      }
-      const line = cleanLine(raw);
-      if (line === null) {
-        muted = false;
-        say("line too long: ignored");
-        if (!working) prompt();
-        return;
-      }
-      if (queue.length >= MAX_QUEUED) {
-        // A paste or a flood while busy: dropped, and not echoed (a serial line is slow).
-        dropped++;
-        muted = true;
-        return;
-      }
-      queue.push(line);
-      drained = pump();
+    session.rl.on("line", (raw: string) => session.onLine(raw));
+    session.rl.on("SIGINT", () => session.onInterrupt());
+    session.rl.on("close", () => {
+      if (session.closed) return;
+      void session.end().then(() => resolve(0));
     });
-    rl.on("SIGINT", () => {
-      // Ctrl-C: clear the line (and stop a follow).
-      rl.write(null, { ctrl: true, name: "u" });
-      if (running === "test-vend" && client !== null && !client.isClosed) cancelTestVend(client);
-      else if (following) void stopFollow().then(prompt);
-      else {
-        opts.output.write("^C\r\n");
-        prompt();
-      }
-    });
-    rl.on("close", () => {
-      if (closed) return;
-      closed = true;
-      if (idleTimer !== null) clearTimeout(idleTimer);
-      const c = client;
-      const end = async () => {
-        // Input ended (Ctrl-D, or the end of piped input): what was typed runs first.
-        await drained;
-        // Logged out first: closing the connection below is the end, not a lost daemon.
-        const wasIn = loggedIn;
-        loggedIn = false;
-        following = false;
-        if (wasIn && c !== null) await c.request("logout", {}, { timeoutMs: 2000 }).catch(() => {});
-        c?.close();
-        muted = false;
-        opts.output.write("\r\nbye\r\n");
-        resolve(0);
-      };
-      void end();
-    });
-    say("vendd technician console");
-    prompt();
+    session.greet();
   });
 }

@@ -95,21 +95,9 @@ export function statusEvents(
   return { service, faults };
 }
 
-export function startFleetUnit(d: FleetUnitDeps): FleetUnit | null {
-  const fleet = d.config.fleet;
-  if (fleet === undefined) return null;
-  const logger = d.logger.child({ component: "fleet" });
+/** The outbox's `service` and `fault` events, from the unit's status now and at each change. */
+function reportStatusChanges(d: FleetUnitDeps, logger: Logger): () => void {
   const { journal } = d;
-
-  safely(logger, () =>
-    journal.report("version", {
-      kind: "release",
-      bundleId: null,
-      version: d.version.slice(0, 128),
-      outcome: "started",
-      reason: "",
-    }),
-  );
   let last: UnitStatus | null = null;
   const onStatus = (s: UnitStatus) => {
     const { service, faults } = statusEvents(last, s);
@@ -125,20 +113,78 @@ export function startFleetUnit(d: FleetUnitDeps): FleetUnit | null {
     );
   };
   onStatus(d.status());
-  const unsubscribe = d.onStatus(onStatus);
+  return d.onStatus(onStatus);
+}
 
-  const retain = () => {
-    const now = d.clock.now();
-    const r = journal.retainOutbox(
-      now - fleet.retentionDays * 86_400_000,
-      now - fleet.maxBacklogDays * 86_400_000,
+/** Outbox retention: delivered events past retentionDays, undelivered past maxBacklogDays (logged). */
+function retainOutbox(d: FleetUnitDeps, fleet: NonNullable<VenddConfig["fleet"]>, logger: Logger): void {
+  const { journal } = d;
+  const now = d.clock.now();
+  const r = journal.retainOutbox(
+    now - fleet.retentionDays * 86_400_000,
+    now - fleet.maxBacklogDays * 86_400_000,
+  );
+  if (r.dropped.length > 0)
+    logger.error(
+      { dropped: r.dropped.length, maxBacklogDays: fleet.maxBacklogDays },
+      "fleet unreachable beyond the backlog limit: the oldest undelivered events were dropped (outboxOverflow)",
     );
-    if (r.dropped.length > 0)
-      logger.error(
-        { dropped: r.dropped.length, maxBacklogDays: fleet.maxBacklogDays },
-        "fleet unreachable beyond the backlog limit: the oldest undelivered events were dropped (outboxOverflow)",
-      );
+}
+
+/** The heartbeat's view of the unit: its state, versions, journal, links and unsettled sessions. */
+function heartbeatOf(d: FleetUnitDeps): Omit<Heartbeat, "unitId" | "at" | "backlog"> {
+  const { journal } = d;
+  const s = d.status();
+  const codes = new Set(s.reasons.map((r) => r.code));
+  const update = readUpdateOutcome(d.config.updates.stateDir);
+  const release =
+    update.outcome?.kind === "release" && update.outcome.result === "committed" ? update.outcome : null;
+  return {
+    state: s.inService ? "inService" : (s.reasons[0]?.code ?? "outOfService"),
+    reason: (s.reasons[0]?.detail ?? "").slice(0, 500),
+    versions: {
+      vendd: d.version.slice(0, 64),
+      config: update.highWater > 0 ? String(update.highWater) : null,
+      release: release?.version == null ? null : String(release.version),
+    },
+    journal: codes.has("journal")
+      ? { ok: false, detail: (s.reasons.find((r) => r.code === "journal")?.detail ?? "").slice(0, 500) }
+      : { ok: true, detail: "ok" },
+    vmc:
+      codes.has("vmcUnavailable") || codes.has("failure") ? "down" : codes.has("starting") ? "unknown" : "up",
+    payment:
+      codes.has("paymentUnreachable") || codes.has("paymentRefused")
+        ? "down"
+        : codes.has("starting")
+          ? "unknown"
+          : "up",
+    // A session in progress is not a problem for the fleet to show: only one left unsettled, or open for
+    // longer than any payment or vend can take (recovery's work).
+    fleet: d.config.updates.fleet,
+    unresolved: journal
+      .unresolved()
+      .filter((r) => r.result === "unsettled" || d.clock.now() - r.openedAt > STALE_OPEN_MS).length,
   };
+}
+
+export function startFleetUnit(d: FleetUnitDeps): FleetUnit | null {
+  const fleet = d.config.fleet;
+  if (fleet === undefined) return null;
+  const logger = d.logger.child({ component: "fleet" });
+  const { journal } = d;
+
+  safely(logger, () =>
+    journal.report("version", {
+      kind: "release",
+      bundleId: null,
+      version: d.version.slice(0, 128),
+      outcome: "started",
+      reason: "",
+    }),
+  );
+  const unsubscribe = reportStatusChanges(d, logger);
+
+  const retain = () => retainOutbox(d, fleet, logger);
 
   let key: UnitKeyPair | null = null;
   let keyProblem = "";
@@ -167,43 +213,7 @@ export function startFleetUnit(d: FleetUnitDeps): FleetUnit | null {
     };
   }
 
-  const heartbeat = (): Omit<Heartbeat, "unitId" | "at" | "backlog"> => {
-    const s = d.status();
-    const codes = new Set(s.reasons.map((r) => r.code));
-    const update = readUpdateOutcome(d.config.updates.stateDir);
-    const release =
-      update.outcome?.kind === "release" && update.outcome.result === "committed" ? update.outcome : null;
-    return {
-      state: s.inService ? "inService" : (s.reasons[0]?.code ?? "outOfService"),
-      reason: (s.reasons[0]?.detail ?? "").slice(0, 500),
-      versions: {
-        vendd: d.version.slice(0, 64),
-        config: update.highWater > 0 ? String(update.highWater) : null,
-        release: release?.version == null ? null : String(release.version),
-      },
-      journal: codes.has("journal")
-        ? { ok: false, detail: (s.reasons.find((r) => r.code === "journal")?.detail ?? "").slice(0, 500) }
-        : { ok: true, detail: "ok" },
-      vmc:
-        codes.has("vmcUnavailable") || codes.has("failure")
-          ? "down"
-          : codes.has("starting")
-            ? "unknown"
-            : "up",
-      payment:
-        codes.has("paymentUnreachable") || codes.has("paymentRefused")
-          ? "down"
-          : codes.has("starting")
-            ? "unknown"
-            : "up",
-      // A session in progress is not a problem for the fleet to show: only one left unsettled, or open for
-      // longer than any payment or vend can take (recovery's work).
-      fleet: d.config.updates.fleet,
-      unresolved: journal
-        .unresolved()
-        .filter((r) => r.result === "unsettled" || d.clock.now() - r.openedAt > STALE_OPEN_MS).length,
-    };
-  };
+  const heartbeat = () => heartbeatOf(d);
 
   const stopping = new AbortController();
   const store = d.entitlements;

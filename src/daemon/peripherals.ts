@@ -25,28 +25,73 @@ export interface Peripherals {
   close(): Promise<void>;
 }
 
+export interface PeripheralDeps {
+  clock: Clock;
+  logger: Logger;
+  engine: ServiceControl;
+  gpio: GpioPort | null;
+  /**
+   * Member badges (issue 18): a tap of a badge that is not a technician's goes to the member gate, which
+   * hashes the UID it is lent (daemon/entitlements.ts MemberGate). Absent: such taps are only logged.
+   */
+  members?: { tap(normalisedUid: string): unknown; tapStarted?(handled: Promise<unknown>): void };
+  /** Already-created devices (tests, simulations); otherwise created from config. */
+  devices?: { beacon?: BeaconAdvertiser; nfc?: NfcStation };
+}
+
+/** The BLE beacon, started when the engine knows its beaconId. */
+async function startBeacon(
+  config: VenddConfig,
+  deps: PeripheralDeps,
+  logger: Logger,
+): Promise<BeaconAdvertiser> {
+  const { createBeacon } = await import("../../drivers/ble/factory.js");
+  const beacon =
+    deps.devices?.beacon ?? (await createBeacon(beaconOptions(config), { clock: deps.clock, logger }));
+  beacon.onStateChange((state, why) => {
+    if (state === "degraded") logger.warn({ reason: why }, "BLE beacon degraded; QR and NFC still work");
+    else logger.info({ state }, "BLE beacon");
+  });
+  const id = deps.engine.pos?.beaconId;
+  if (id !== undefined) await beacon.start(id);
+  return beacon;
+}
+
+/** The NFC reader: a technician's badge toggles service mode, a member's goes to the member gate. */
+async function startNfc(
+  config: VenddConfig,
+  deps: PeripheralDeps,
+  logger: Logger,
+  toggle: (by: string) => void,
+): Promise<NfcStation> {
+  const { createNfc } = await import("../../drivers/nfc/factory.js");
+  const nfc = deps.devices?.nfc ?? (await createNfc(nfcOptions(config), { clock: deps.clock, logger }));
+  nfc.onReaderState((state) => logger.info({ state }, "NFC reader"));
+  // A vend request that comes while a card is being handled waits for it (issue 31, MemberGate.settling).
+  const members = deps.members;
+  if (members?.tapStarted !== undefined) nfc.onCardPresented((handled) => members.tapStarted?.(handled));
+  nfc.onBadge((tap): Promise<unknown> | undefined => {
+    if (tap.authorized) toggle(`badge ${tap.name ?? "?"}`);
+    else if (members !== undefined && tap.withUid !== undefined) {
+      const failed = (err: unknown) => logger.error({ err }, "member badge tap failed");
+      try {
+        return Promise.resolve(tap.withUid((uid) => members.tap(uid))).catch(failed);
+      } catch (err) {
+        failed(err);
+      }
+    } else logger.warn("unknown badge presented");
+    return undefined;
+  });
+  return nfc;
+}
+
 /**
  * The unit's own peripherals around the engine (issue: check-in peripherals): the BLE beacon advertises the
  * beaconId while the unit is in service and stops when it is not; the status LED shows ready or fault; the
  * service button and an authorised technician badge toggle service mode; an open door takes the unit out of
  * service until it closes. A missing or failing device degrades (logged), never stops the unit.
  */
-export async function startPeripherals(
-  config: VenddConfig,
-  deps: {
-    clock: Clock;
-    logger: Logger;
-    engine: ServiceControl;
-    gpio: GpioPort | null;
-    /**
-     * Member badges (issue 18): a tap of a badge that is not a technician's goes to the member gate, which
-     * hashes the UID it is lent (daemon/entitlements.ts MemberGate). Absent: such taps are only logged.
-     */
-    members?: { tap(normalisedUid: string): unknown; tapStarted?(handled: Promise<unknown>): void };
-    /** Already-created devices (tests, simulations); otherwise created from config. */
-    devices?: { beacon?: BeaconAdvertiser; nfc?: NfcStation };
-  },
-): Promise<Peripherals> {
+export async function startPeripherals(config: VenddConfig, deps: PeripheralDeps): Promise<Peripherals> {
   const logger = deps.logger.child({ component: "peripherals" });
   let serviceMode = false;
   let doorOpen = false;
@@ -74,37 +119,8 @@ export async function startPeripherals(
     void apply().catch((err: unknown) => logger.error({ err }, "service mode change failed"));
   };
 
-  if (config.ble.enabled) {
-    const { createBeacon } = await import("../../drivers/ble/factory.js");
-    beacon =
-      deps.devices?.beacon ?? (await createBeacon(beaconOptions(config), { clock: deps.clock, logger }));
-    beacon.onStateChange((state, why) => {
-      if (state === "degraded") logger.warn({ reason: why }, "BLE beacon degraded; QR and NFC still work");
-      else logger.info({ state }, "BLE beacon");
-    });
-    const id = deps.engine.pos?.beaconId;
-    if (id !== undefined) await beacon.start(id);
-  }
-  if (config.nfc.enabled) {
-    const { createNfc } = await import("../../drivers/nfc/factory.js");
-    nfc = deps.devices?.nfc ?? (await createNfc(nfcOptions(config), { clock: deps.clock, logger }));
-    nfc.onReaderState((state) => logger.info({ state }, "NFC reader"));
-    // A vend request that comes while a card is being handled waits for it (issue 31, MemberGate.settling).
-    const members = deps.members;
-    if (members?.tapStarted !== undefined) nfc.onCardPresented((handled) => members.tapStarted?.(handled));
-    nfc.onBadge((tap): Promise<unknown> | undefined => {
-      if (tap.authorized) toggle(`badge ${tap.name ?? "?"}`);
-      else if (members !== undefined && tap.withUid !== undefined) {
-        const failed = (err: unknown) => logger.error({ err }, "member badge tap failed");
-        try {
-          return Promise.resolve(tap.withUid((uid) => members.tap(uid))).catch(failed);
-        } catch (err) {
-          failed(err);
-        }
-      } else logger.warn("unknown badge presented");
-      return undefined;
-    });
-  }
+  if (config.ble.enabled) beacon = await startBeacon(config, deps, logger);
+  if (config.nfc.enabled) nfc = await startNfc(config, deps, logger, toggle);
   const pins = config.gpio.pins;
   if (
     deps.gpio !== null &&

@@ -5,7 +5,7 @@ import { createNfcStation } from "../../drivers/nfc/station.js";
 import { type VendController, VmcError } from "../../drivers/vmc/controller.js";
 import { SimVmc } from "../../drivers/vmc/sim.js";
 import { ManualClock } from "../core/clock.js";
-import { doctorChecks, runDoctor } from "./plan.js";
+import { doctorChecks, runDoctor } from "./checks.js";
 import { allPassed, runChecks } from "./run.js";
 import { fakeDeps, loaded, row } from "./test-support.js";
 

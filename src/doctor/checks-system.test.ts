@@ -7,9 +7,9 @@ import { parseConfig } from "../config/load.js";
 import { ManualClock } from "../core/clock.js";
 import { openSqliteJournal } from "../journal/sqlite.js";
 import { PaymentError } from "../payment/errors.js";
+import { runDoctor } from "./checks.js";
 import { defaultDoctorDeps } from "./deps.js";
 import { nativeCheck } from "./native.js";
-import { runDoctor } from "./plan.js";
 import { allPassed, formatJson, formatTable } from "./run.js";
 import { enoent, fakeDeps, loaded, row, silent } from "./test-support.js";
 

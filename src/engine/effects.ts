@@ -68,7 +68,7 @@ export interface Request {
   run(): Promise<Outcome | undefined>;
 }
 
-/** The engine's own running activities, owned by the runner (activities.ts). */
+/** The engine's own running activities, owned by the runner (timersAndPolls.ts). */
 export type ActivityKey =
   | { kind: "timer"; sessionId: string; timer: TimerName }
   | { kind: "paymentWatch"; sessionId: string }

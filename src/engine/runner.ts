@@ -1,6 +1,5 @@
 import type { VmcEvent } from "../../drivers/vmc/controller.js";
 import type { PosIdentity } from "../payment/driver.js";
-import { Activities } from "./activities.js";
 import { CommitThenLaunch } from "./commit.js";
 import {
   type EffectHost,
@@ -13,6 +12,7 @@ import {
 } from "./effects.js";
 import { IDLE, opensSessions, rest, transition } from "./machine.js";
 import { type EngineDeps, type EngineOptions, engineContext, type FinishedSession } from "./options.js";
+import { Activities } from "./timersAndPolls.js";
 import type { Effect, EngineContext, EngineInput, EngineState } from "./types.js";
 import { onVmcEvent, type VmcEventHost } from "./vmcEvents.js";
 

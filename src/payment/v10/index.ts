@@ -30,14 +30,11 @@ import { readBody, V10Transport } from "./transport.js";
 
 export type { BeaconType, V10DriverOptions } from "./options.js";
 
-/**
- * The V10 REST PaymentDriver (driver.ts contract; spec pos-v10.md). One keep-alive undici Agent serves the
- * token server and the API; `close()` releases it unless the caller supplied its own dispatcher.
- */
-export function createV10Driver(options: V10DriverOptions): PaymentDriver {
-  const ownDispatcher = options.dispatcher === undefined;
-  const dispatcher: Dispatcher =
-    options.dispatcher ?? new Agent({ keepAliveTimeout: 4_000, keepAliveMaxTimeout: 30_000, connections: 8 });
+/** The driver's transport: the token source and the API calls, one retry policy (pos-v10 §12), one dispatcher. */
+function createTransport(
+  options: V10DriverOptions,
+  dispatcher: Dispatcher,
+): { transport: V10Transport; random: () => number } {
   const merged: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retries };
   // pos-v10 §12: at most 5 retries (6 calls).
   const policy: RetryPolicy = { ...merged, max: clampRetries(merged.max) };
@@ -71,6 +68,18 @@ export function createV10Driver(options: V10DriverOptions): PaymentDriver {
     random,
     logger: options.logger,
   });
+  return { transport, random };
+}
+
+/**
+ * The V10 REST PaymentDriver (driver.ts contract; spec pos-v10.md). One keep-alive undici Agent serves the
+ * token server and the API; `close()` releases it unless the caller supplied its own dispatcher.
+ */
+export function createV10Driver(options: V10DriverOptions): PaymentDriver {
+  const ownDispatcher = options.dispatcher === undefined;
+  const dispatcher: Dispatcher =
+    options.dispatcher ?? new Agent({ keepAliveTimeout: 4_000, keepAliveMaxTimeout: 30_000, connections: 8 });
+  const { transport, random } = createTransport(options, dispatcher);
 
   let identity: PosIdentity | null = null;
   let opening: Promise<PosIdentity> | null = null;

@@ -2,8 +2,8 @@ import type { Logger } from "pino";
 import type { Clock, Timer } from "../core/clock.js";
 import type { PaymentDriver } from "../payment/driver.js";
 import type { Activity, ActivityKey } from "./effects.js";
+import { pollCheckin, pollPayment } from "./paymentPolls.js";
 import type { EngineInput } from "./types.js";
-import { pollCheckin, pollPayment } from "./watchers.js";
 
 /** Where the activities report (the runner). */
 export interface ActivitySink {

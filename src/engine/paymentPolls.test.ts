@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ManualClock } from "../core/clock.js";
 import type { PaymentDriver } from "../payment/driver.js";
 import { PaymentError } from "../payment/errors.js";
-import { pollCheckin } from "./watchers.js";
+import { pollCheckin } from "./paymentPolls.js";
 
 /** The check-in poll's jitter after a failure comes from the engine's random (EngineDeps.random). */
 describe("check-in poll jitter", () => {
