@@ -39,7 +39,15 @@ export async function createNfc(options: NfcOptions, deps: NfcDeps): Promise<Nfc
     case "pcsc": {
       const { createNfcStation } = await import("./station.js");
       const loaded = await startPcsc();
-      return createNfcStation({ ...station, kind: "pcsc", nfc: loaded.nfc, unavailable: loaded.reason });
+      // pcscd may be started later: asked again with backoff. A module that cannot load stays so.
+      const retry = loaded.reason.startsWith("pcscd ") ? { retry: () => startPcsc() } : {};
+      return createNfcStation({
+        ...station,
+        kind: "pcsc",
+        nfc: loaded.nfc,
+        unavailable: loaded.reason,
+        ...retry,
+      });
     }
     case "sim": {
       const { createSimNfcStation } = await import("./sim.js");
