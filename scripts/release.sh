@@ -141,18 +141,17 @@ done < <(find "$work/deps/node_modules" -mindepth 2 -name binding.gyp -path '*/n
   -not -path '*/better-sqlite3/*' -not -path '*/@serialport/bindings-cpp/*' -not -path '*/unix-dgram/*' \
   -not -path '*/bluetooth-hci-socket/*' -not -path '*/@pokusew/pcsclite/*' -not -path '*/bleno/*' | sort)
 
-# nfc-pcsc's binding needs the board's libpcsclite1 by its soname, and no C library newer than bookworm's.
+# nfc-pcsc's binding needs the board's libpcsclite1 by its soname.
 pcsc_node="$work/deps/node_modules/@pokusew/pcsclite/build/Release/pcsclite.node"
 readelf -d "$pcsc_node" | grep -q 'NEEDED.*\[libpcsclite\.so\.1\]' ||
   { echo "release: $pcsc_node does not name libpcsclite.so.1 (readelf -d)" >&2; exit 1; }
-newest_glibc="$(find "$work/deps/node_modules" -path '*/build/Release/*.node' -exec readelf -V --wide {} + |
-  grep -o 'GLIBC_2\.[0-9]*' | sort -uV | tail -1)"
-if [ "$(printf '%s\nGLIBC_2.36\n' "$newest_glibc" | sort -V | tail -1)" != GLIBC_2.36 ]; then
-  echo "release: the native modules need $newest_glibc, newer than bookworm's 2.36" >&2
-  exit 1
+if [ "$arch" = arm64 ]; then # every PC/SC function it calls is one the real library defines
+  undefined="$(comm -23 \
+    <(readelf --dyn-syms -W "$pcsc_node" | awk '$7 == "UND" && $8 ~ /^(SCard|pcsc_)/ { sub(/@.*/, "", $8); print $8 }' | sort -u) \
+    <(readelf --dyn-syms -W "$pcsc_lib/libpcsclite.so.1" | awk '$7 != "UND" { sub(/@.*/, "", $8); print $8 }' | sort -u))"
+  [ -z "$undefined" ] ||
+    { echo "release: pcsclite.node calls functions libpcsclite1:arm64 does not define: $undefined" >&2; exit 1; }
 fi
-step "native modules built; newest C library symbol $newest_glibc (bookworm: 2.36)"
-
 # --- the unit's release tree --------------------------------------------------------------------------------
 tree_base() { # dir flavour
   local dir="$1"
@@ -191,6 +190,14 @@ find "$unit" "$fleet" -name '*.node' -exec "$strip_tool" --strip-unneeded {} +
 while IFS= read -r f; do
   if ! file -b "$f" | grep -q "$machine"; then echo "release: $f is not built for $arch: $(file -b "$f")" >&2; exit 1; fi
 done < <(find "$unit" "$fleet" -name '*.node')
+# No module may need a C library newer than bookworm's (Raspberry Pi OS 12).
+newest_glibc="$(find "$unit" "$fleet" -name '*.node' -exec readelf -V --wide {} + |
+  grep -o 'GLIBC_2\.[0-9]*' | sort -uV | tail -1)"
+if [ "$(printf '%s\nGLIBC_2.36\n' "$newest_glibc" | sort -V | tail -1)" != GLIBC_2.36 ]; then
+  echo "release: the native modules need $newest_glibc, newer than bookworm's 2.36" >&2
+  exit 1
+fi
+step "native modules checked; newest C library symbol $newest_glibc (bookworm: 2.36)"
 
 # --- outputs -------------------------------------------------------------------------------------------------
 tarball="$out/vendd-$version-linux-$arch.tar.gz"
