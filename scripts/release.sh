@@ -36,6 +36,7 @@ repo="$(cd "$(dirname "$0")/.." && pwd)"
 out="$(mkdir -p "${out:-$repo/release}" && cd "${out:-$repo/release}" && pwd)"
 work="$repo/build/release-$arch"
 cache="$repo/build/cache"
+debs="$cache/debs-arm64"
 version="$(node -p 'require(process.argv[1]).version' "$repo/package.json")"
 node_version="$(node -p 'process.versions.node')"
 [ -f "$repo/dist/scripts/releaseBundle.js" ] || { echo "release: not built: run 'npm run build' first" >&2; exit 1; }
@@ -88,7 +89,6 @@ build_native() { # dir: node-gyp rebuild for the target (skipped when already bu
     export npm_config_nodedir="$node_pkg" JOBS=2
     if [ "$arch" = arm64 ]; then
       export CC="$gnu-gcc" CXX="$gnu-g++" LINK="$gnu-g++" AR="$gnu-ar" RANLIB="$gnu-ranlib" STRIP="$gnu-strip"
-      export LDFLAGS="-L$work/stubs"
     fi
     node "$gyp" rebuild --release --arch="$npm_cpu" --nodedir="$node_pkg" "${extra[@]}" >"$work/gyp-${name//\//_}.log" 2>&1 || {
       tail -30 "$work/gyp-${name//\//_}.log" >&2
@@ -97,12 +97,29 @@ build_native() { # dir: node-gyp rebuild for the target (skipped when already bu
     for f in build/Release/*.node; do "${STRIP:-strip}" --strip-unneeded "$f"; done
   )
 }
-# nfc-pcsc's binding links libpcsclite, which this machine has for its own CPU only: for a cross build it
-# links against an empty stand-in with the real library's soname, so the module names libpcsclite.so.1
-# and the board's libpcsclite1 (which pcscd, Recommends, brings) provides the functions when it loads.
+# nfc-pcsc's binding links libpcsclite, which this machine has for its own CPU only: for arm64 it is
+# compiled with the headers of Debian's libpcsclite-dev:arm64 and linked against the real
+# libpcsclite1:arm64, both extracted (not installed) into a sysroot of the work directory. Its
+# binding.gyp names /usr/include/PCSC and /usr/lib: pointed at the sysroot in the work directory's copy.
 if [ "$arch" = arm64 ]; then
-  mkdir -p "$work/stubs"
-  "$gnu-gcc" -shared -Wl,-soname,libpcsclite.so.1 -o "$work/stubs/libpcsclite.so" -x c /dev/null
+  sysroot="$work/sysroot"
+  pcsc_lib="$sysroot/usr/lib/$gnu"
+  if [ ! -f "$pcsc_lib/libpcsclite.so.1" ] || [ ! -f "$sysroot/usr/include/PCSC/winscard.h" ]; then
+    rm -rf "$sysroot" && mkdir -p "$sysroot"
+    for p in libpcsclite1 libpcsclite-dev; do
+      deb="$(compgen -G "$debs/${p}_*_arm64.deb" | head -1 || true)"
+      [ -n "$deb" ] || {
+        echo "release: Debian's $p:arm64 is missing in $debs: run 'bash scripts/arm64-debs.sh' (apt-get download libpcsclite1:arm64 libpcsclite-dev:arm64 with arm64 package lists; .ci/run does)" >&2
+        exit 1
+      }
+      dpkg-deb -x "$deb" "$sysroot"
+    done
+  fi
+  pcsc_gyp="$work/deps/node_modules/@pokusew/pcsclite/binding.gyp"
+  if grep -q '"/usr/include/PCSC"' "$pcsc_gyp"; then
+    sed -i -e "s|\"/usr/include/PCSC\"|\"$sysroot/usr/include/PCSC\"|" -e "s|\"/usr/lib\"|\"$pcsc_lib\"|" "$pcsc_gyp"
+    rm -rf "$(dirname "$pcsc_gyp")/build" # built before against a stand-in or this machine's headers
+  fi
 fi
 # Every native module a release carries (the unit's devices and the fleet's database). bleno's own
 # binding.gyp is for macOS only; its HCI socket is bluetooth-hci-socket's.
@@ -124,6 +141,17 @@ done < <(find "$work/deps/node_modules" -mindepth 2 -name binding.gyp -path '*/n
   -not -path '*/better-sqlite3/*' -not -path '*/@serialport/bindings-cpp/*' -not -path '*/unix-dgram/*' \
   -not -path '*/bluetooth-hci-socket/*' -not -path '*/@pokusew/pcsclite/*' -not -path '*/bleno/*' | sort)
 
+# nfc-pcsc's binding needs the board's libpcsclite1 by its soname.
+pcsc_node="$work/deps/node_modules/@pokusew/pcsclite/build/Release/pcsclite.node"
+readelf -d "$pcsc_node" | grep -q 'NEEDED.*\[libpcsclite\.so\.1\]' ||
+  { echo "release: $pcsc_node does not name libpcsclite.so.1 (readelf -d)" >&2; exit 1; }
+if [ "$arch" = arm64 ]; then # every PC/SC function it calls is one the real library defines
+  undefined="$(comm -23 \
+    <(readelf --dyn-syms -W "$pcsc_node" | awk '$7 == "UND" && $8 ~ /^(SCard|pcsc_)/ { sub(/@.*/, "", $8); print $8 }' | sort -u) \
+    <(readelf --dyn-syms -W "$pcsc_lib/libpcsclite.so.1" | awk '$7 != "UND" { sub(/@.*/, "", $8); print $8 }' | sort -u))"
+  [ -z "$undefined" ] ||
+    { echo "release: pcsclite.node calls functions libpcsclite1:arm64 does not define: $undefined" >&2; exit 1; }
+fi
 # --- the unit's release tree --------------------------------------------------------------------------------
 tree_base() { # dir flavour
   local dir="$1"
@@ -162,6 +190,14 @@ find "$unit" "$fleet" -name '*.node' -exec "$strip_tool" --strip-unneeded {} +
 while IFS= read -r f; do
   if ! file -b "$f" | grep -q "$machine"; then echo "release: $f is not built for $arch: $(file -b "$f")" >&2; exit 1; fi
 done < <(find "$unit" "$fleet" -name '*.node')
+# No module may need a C library newer than bookworm's (Raspberry Pi OS 12).
+newest_glibc="$(find "$unit" "$fleet" -name '*.node' -exec readelf -V --wide {} + |
+  grep -o 'GLIBC_2\.[0-9]*' | sort -uV | tail -1)"
+if [ "$(printf '%s\nGLIBC_2.36\n' "$newest_glibc" | sort -V | tail -1)" != GLIBC_2.36 ]; then
+  echo "release: the native modules need $newest_glibc, newer than bookworm's 2.36" >&2
+  exit 1
+fi
+step "native modules checked; newest C library symbol $newest_glibc (bookworm: 2.36)"
 
 # --- outputs -------------------------------------------------------------------------------------------------
 tarball="$out/vendd-$version-linux-$arch.tar.gz"

@@ -1,32 +1,50 @@
 /**
  * An emulated Pi (issue 34; docs/board.md, "Emulated Pi"): the arm64 .deb of `npm run release -- --arch
  * arm64` installed into an arm64 root directory (dpkg --root), and the installed release run by the official
- * arm64 Node under qemu-aarch64 (binfmt_misc): `vendd --version`; `vendd demo --vends 3 --json` consistent;
+ * arm64 Node under qemu-aarch64 (binfmt_misc): `vendd --version`; the release's nfc-pcsc against Debian's
+ * real arm64 libpcsclite1 (missing, then loading with no pcscd, then the arm64 pcscd under qemu with no
+ * reader), as `vendd doctor` reports it; `vendd demo --vends 3 --json` consistent;
  * a `vendd run` daemon against the emulator (x86, in this process) and the simulated machine on a socat
  * PTY, selling, SIGKILLed by itself mid-vend (fault point) and restarted, the money checked against the
  * emulator's ledger (each vend charged once, nothing left reserved); then a release bundle made from the
  * arm64 tarball applied to that unit by its own `vendd bundle apply`, the health gate passing.
- * Skipped, saying why, outside CI when qemu, binfmt_misc or the release is missing; in CI (.ci/run builds
- * the release first) a missing piece fails.
+ * Skipped, saying why, outside CI when qemu, binfmt_misc, the release or the arm64 .debs of
+ * scripts/arm64-debs.sh are missing; in CI (.ci/run fetches and builds them first) a missing piece fails.
  */
-import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { VendRecord } from "../src/chaos/actors.js";
 import { finishAndCheck, runScenario, startWorld, Unit, type World } from "../src/chaos/index.js";
 import { seededRandom } from "../src/core/random.js";
+import { emulatorV10Settings } from "../src/demo/emulatorSettings.js";
+import { startEmulator } from "../src/emulator/index.js";
 import { makeKey, signedBundle } from "../src/update/test-support.js";
 import {
   ARM_NODE,
+  armDeb,
   debPath,
   dpkg,
   dpkgMissing,
   emptyRoot,
   IN_CI,
+  PCSCD_DEBS,
   QEMU_ENV,
   qemuMissing,
+  rootLibraryPath,
+  startArmPcscd,
   tarballPath,
+  unpackArmDebs,
   VERSION,
 } from "./support/board.js";
 import { expectQuietAndConsistent, HAVE_SOCAT } from "./support/daemon.js";
@@ -39,7 +57,10 @@ const why =
   (HAVE_SOCAT ? null : "socat is missing") ??
   (existsSync(DEB) && existsSync(TARBALL) && existsSync(ARM_NODE)
     ? null
-    : `${DEB}, its tarball or ${ARM_NODE} is missing: run \`npm run release -- --arch arm64\` first`);
+    : `${DEB}, its tarball or ${ARM_NODE} is missing: run \`npm run release -- --arch arm64\` first`) ??
+  (["libpcsclite1", ...PCSCD_DEBS].every((p) => armDeb(p) !== null)
+    ? null
+    : "Debian's arm64 libpcsclite1 and pcscd are missing: run `bash scripts/arm64-debs.sh`");
 if (why !== null && IN_CI) throw new Error(`board-arm64: ${why}`);
 if (why !== null) console.warn(`emulated Pi tests skipped: ${why}`);
 
@@ -71,6 +92,88 @@ describe.skipIf(why !== null)("emulated Pi: the arm64 package under qemu-aarch64
     const v = arm(["--version"]);
     expect(v.stderr).toBe("");
     expect(v.stdout).toBe(`vendd ${VERSION}\n`);
+  });
+
+  it("nfc-pcsc from the package against Debian's arm64 libpcsclite1: missing, no pcscd, pcscd without a reader", {
+    timeout: 400_000,
+  }, async () => {
+    const emu = await startEmulator({ port: 0, host: "127.0.0.1" });
+    const dir = mkdtempSync(join(tmpdir(), "vendd-pi-nfc-"));
+    const hadRun = existsSync("/run/pcscd");
+    let pcscd: ChildProcess | null = null;
+    try {
+      const config = join(dir, "vendd.yaml");
+      const unit = { id: "pi-nfc", name: "Pi NFC" };
+      const payment = { driver: "v10", v10: emulatorV10Settings(emu.info) };
+      const nfc = { enabled: true, kind: "pcsc" };
+      writeFileSync(
+        config,
+        JSON.stringify({ unit, board: "sim", journal: { path: join(dir, "j.db") }, payment, nfc }),
+      );
+      // Asynchronous: the emulator answers the payment row from this process meanwhile.
+      const nfcRow = async (socket: string) => {
+        const r = await runArm(
+          [main(), "doctor", "--json", "--config", config],
+          {
+            LD_LIBRARY_PATH: rootLibraryPath(root),
+            PCSCLITE_CSOCK_NAME: socket,
+            VENDD_V10_CLIENT_SECRET: emu.info.v10.clientSecret,
+          },
+          120_000,
+        );
+        expect(r.stderr).not.toMatch(/undefined symbol|dlopen|Segmentation/);
+        const checks = (
+          JSON.parse(r.stdout) as {
+            checks: Array<{ check: string; status: string; detail: string; ms: number }>;
+          }
+        ).checks;
+        // Every other row passes on the sim board: the nfc row alone tells the story.
+        expect(checks.filter((c) => c.status === "fail").map((c) => c.check)).toEqual(["nfc"]);
+        return checks.find((c) => c.check === "nfc");
+      };
+      const none = join(dir, "none.comm");
+      // The package alone (pcscd, which Recommends names, not installed): the missing library is named.
+      expect((await nfcRow(none))?.detail).toBe(
+        "module not available: libpcsclite.so.1 is missing (apt-get install pcscd libccid)",
+      );
+      // Debian's arm64 libpcsclite1 in the root, as the board's pcscd brings it: the release's module links
+      // against it and loads; without pcscd the station is degraded, saying so, at once (no hang, no crash).
+      unpackArmDebs(root, ["libpcsclite1"]);
+      const pcsc = join(root, "usr/lib/vendd/node_modules/@pokusew/pcsclite/build/Release/pcsclite.node");
+      expect(spawnSync("readelf", ["-d", pcsc], { encoding: "utf8" }).stdout).toContain(
+        "Shared library: [libpcsclite.so.1]",
+      );
+      const noPcscd = await nfcRow(none);
+      expect(noPcscd?.detail).toBe(
+        `pcscd is not running (nothing listens on ${none}): apt-get install pcscd libccid; systemctl enable --now pcscd.socket`,
+      );
+      // At once: the row does not wait out its 5 s for a reader (190 ms measured under qemu).
+      expect(noPcscd?.ms).toBeLessThan(5000);
+      // The board's arm64 pcscd under qemu, socket-activated on a path of this test: a PC/SC context is
+      // established, and with no reader attached the row says so.
+      unpackArmDebs(root, PCSCD_DEBS);
+      const socket = join(dir, "pcscd.comm");
+      mkdirSync(join(dir, "reader.conf.d"));
+      const daemon = startArmPcscd(root, socket, join(dir, "reader.conf.d"));
+      pcscd = daemon;
+      let log = "";
+      daemon.stderr?.on("data", (d: Buffer) => (log += d.toString()));
+      daemon.stdout?.on("data", (d: Buffer) => (log += d.toString()));
+      expect((await nfcRow(socket))?.detail, log).toBe(
+        "no reader found: is the USB reader plugged in? (pcsc_scan lists readers)",
+      );
+      expect(daemon.exitCode, log).toBeNull();
+    } finally {
+      if (pcscd !== null && pcscd.exitCode === null) {
+        const gone = new Promise((r) => pcscd?.once("exit", r));
+        pcscd.kill("SIGTERM");
+        await gone;
+      }
+      // pcscd writes its pid file under /run/pcscd even when socket-activated: not left behind here.
+      if (!hadRun) rmSync("/run/pcscd", { recursive: true, force: true });
+      await emu.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("`vendd demo --vends 3 --json` is consistent", { timeout: 300_000 }, () => {
@@ -160,6 +263,26 @@ describe.skipIf(why !== null)("emulated Pi: the arm64 package under qemu-aarch64
     );
   });
 });
+
+/** Runs `args` on the arm64 node under qemu without blocking this process; killed after `timeoutMs`. */
+function runArm(
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs: number,
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn(ARM_NODE, args, { env: { ...process.env, ...QEMU_ENV, ...env } });
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("close", (status) => {
+      clearTimeout(timer);
+      done({ status, stdout, stderr });
+    });
+  });
+}
 
 /**
  * Gives the unit an `updates` section trusting a new key, then applies a bundle carrying the arm64 tarball

@@ -1,3 +1,4 @@
+import { createConnection } from "node:net";
 import type { Logger } from "pino";
 import type { Clock } from "../../src/core/clock.js";
 import { wrongBuild } from "../../src/core/nativeBuild.js";
@@ -38,7 +39,15 @@ export async function createNfc(options: NfcOptions, deps: NfcDeps): Promise<Nfc
     case "pcsc": {
       const { createNfcStation } = await import("./station.js");
       const loaded = await startPcsc();
-      return createNfcStation({ ...station, kind: "pcsc", nfc: loaded.nfc, unavailable: loaded.reason });
+      // pcscd may be started later: asked again with backoff. A module that cannot load stays so.
+      const retry = loaded.reason.startsWith("pcscd ") ? { retry: () => startPcsc() } : {};
+      return createNfcStation({
+        ...station,
+        kind: "pcsc",
+        nfc: loaded.nfc,
+        unavailable: loaded.reason,
+        ...retry,
+      });
     }
     case "sim": {
       const { createSimNfcStation } = await import("./sim.js");
@@ -74,9 +83,43 @@ export async function startPcsc(specifier = "nfc-pcsc"): Promise<{ nfc: NfcLike 
     return { nfc: null, reason: `module not available: ${code}`.slice(0, 200) };
   }
   if (typeof Nfc !== "function") return { nfc: null, reason: "module not available: no NFC export" };
+  // nfc-pcsc's constructor retries SCardEstablishContext for as long as the service is missing: a busy
+  // loop that never returns. Only a listening pcscd is handed to it.
+  const down = await pcscdDown(pcscSocketPath(process.env));
+  if (down !== null) return { nfc: null, reason: down };
   try {
     return { nfc: Reflect.construct(Nfc, []) as NfcLike, reason: "" };
   } catch (err) {
     return { nfc: null, reason: `pcsc: ${err instanceof Error ? err.message : String(err)}`.slice(0, 200) };
   }
+}
+
+/** The socket libpcsclite connects to: PCSCLITE_CSOCK_NAME, else Debian's (ipcdir /run/pcscd). */
+export function pcscSocketPath(env: NodeJS.ProcessEnv): string {
+  const named = env.PCSCLITE_CSOCK_NAME;
+  return named !== undefined && named !== "" ? named : "/run/pcscd/pcscd.comm";
+}
+
+const PROBE_TIMEOUT_MS = 2000;
+
+/**
+ * Why pcscd cannot be reached at `socket` (no socket file, or nothing listening on it), or null when a
+ * connection is accepted (socket activation starts pcscd on that first connection). Bounded by 2 s.
+ */
+export function pcscdDown(socket: string): Promise<string | null> {
+  const down = `pcscd is not running (nothing listens on ${socket}): apt-get install pcscd libccid; systemctl enable --now pcscd.socket`;
+  return new Promise((resolve) => {
+    const conn = createConnection({ path: socket });
+    const done = (result: string | null) => {
+      clearTimeout(timer);
+      conn.destroy();
+      resolve(result);
+    };
+    const timer = setTimeout(
+      () => done(`pcscd does not answer on ${socket}: systemctl status pcscd`),
+      PROBE_TIMEOUT_MS,
+    );
+    conn.once("connect", () => done(null));
+    conn.once("error", () => done(down));
+  });
 }

@@ -8,7 +8,7 @@ import { checkinUri } from "../display/display.js";
 import { createBadgeCheck, hashBadgeUid, normaliseUid } from "./badges.js";
 import { createNfc, startPcsc } from "./factory.js";
 import { decodeNdefUri } from "./ndef.js";
-import { createSimNfcStation, SimTag } from "./sim.js";
+import { createSimNfcStation, SimNfc, SimTag } from "./sim.js";
 import { type BadgeTap, createNfcStation, type ReaderState } from "./station.js";
 
 const uri = checkinUri("servicepos", "cd851cd7-8398-4a03-83c1-391a2f5cb71c");
@@ -125,6 +125,47 @@ describe("NFC station", () => {
     await expect(createNfc({ kind: "usb", badges: [] } as never, { clock })).rejects.toThrow(
       "valid: pcsc, sim",
     );
+  });
+
+  it("no pcscd: degraded, asked again with backoff (5 s, then 10 s), and the reader taken once it answers", async () => {
+    const clock = new ManualClock(0);
+    const down = "pcscd is not running (nothing listens on /run/pcscd/pcscd.comm)";
+    const pcsc = new SimNfc();
+    let up = false;
+    let calls = 0;
+    const retry = async () => {
+      calls++;
+      return up ? { nfc: pcsc, reason: "" } : { nfc: null, reason: down };
+    };
+    const station = createNfcStation({
+      kind: "pcsc",
+      nfc: null,
+      unavailable: down,
+      badges: [],
+      clock,
+      retry,
+    });
+    expect(station.readerState()).toBe("degraded");
+    expect(station.reason()).toBe(down);
+    await clock.advanceAsync(5000, 1000);
+    expect(calls).toBe(1);
+    expect(station.readerState()).toBe("degraded");
+    up = true;
+    await clock.advanceAsync(9000, 1000);
+    expect(calls).toBe(1);
+    await clock.advanceAsync(1000, 1000);
+    expect(calls).toBe(2);
+    expect(station.readerState()).toBe("disconnected");
+    pcsc.plug();
+    expect(station.readerState()).toBe("connected");
+    await clock.advanceAsync(120_000, 10_000);
+    expect(calls).toBe(2);
+    await station.close();
+    // Closed while pcscd is still missing: asked no more.
+    const again = createNfcStation({ kind: "pcsc", nfc: null, unavailable: down, badges: [], clock, retry });
+    await again.close();
+    await clock.advanceAsync(120_000, 10_000);
+    expect(calls).toBe(2);
   });
 
   it("a PC/SC library missing on the board is named with the packages to install", async () => {

@@ -72,6 +72,11 @@ export interface StationOptions {
   /** nfc-pcsc's NFC object, or null when it could not be created (`unavailable` says why). */
   nfc: NfcLike | null;
   unavailable: string;
+  /**
+   * While `nfc` is null, asks again for nfc-pcsc's object (pcscd not running yet): after 5 s, doubling
+   * to 60 s, until it is there or the station is closed. Absent: no retry (a module that cannot load).
+   */
+  retry?: () => Promise<{ nfc: NfcLike | null; reason: string }>;
   badges: readonly BadgeEntry[];
   clock: Clock;
   logger?: Logger;
@@ -84,6 +89,9 @@ interface Armed {
   timer: Timer;
 }
 
+const RETRY_FIRST_MS = 5000;
+const RETRY_MAX_MS = 60_000;
+
 export function createNfcStation(o: StationOptions): NfcStation {
   const isBadge = createBadgeCheck(o.badges);
   const readers = new Set<ReaderLike>();
@@ -91,6 +99,8 @@ export function createNfcStation(o: StationOptions): NfcStation {
   const badgeFns = new Set<(t: BadgeTap) => unknown>();
   const presentedFns = new Set<(handled: Promise<void>) => void>();
   let fault: string | null = o.nfc === null ? o.unavailable : null;
+  let nfc: NfcLike | null = o.nfc;
+  let retryTimer: Timer | null = null;
   let armed: Armed | null = null;
   let closed = false;
   let last: ReaderState | null = null;
@@ -156,13 +166,41 @@ export function createNfcStation(o: StationOptions): NfcStation {
     changed();
   };
 
-  if (o.nfc !== null) {
-    o.nfc.on("reader", attach);
-    o.nfc.on("error", (err) => {
+  const wire = (n: NfcLike) => {
+    n.on("reader", attach);
+    n.on("error", (err) => {
       fault = `pcsc: ${err instanceof Error ? err.message : String(err)}`;
       changed();
     });
-  }
+  };
+  const scheduleRetry = (delayMs: number) => {
+    const retry = o.retry;
+    if (retry === undefined || closed) return;
+    const again = () => scheduleRetry(Math.min(delayMs * 2, RETRY_MAX_MS));
+    retryTimer = o.clock.setTimer(delayMs, () => {
+      retryTimer = null;
+      retry().then(
+        (r) => {
+          if (closed) return r.nfc?.close?.();
+          if (r.nfc === null) {
+            fault = r.reason;
+            return again();
+          }
+          nfc = r.nfc;
+          fault = null;
+          wire(r.nfc);
+          o.logger?.info("nfc: PC/SC available");
+          changed();
+        },
+        (err: unknown) => {
+          o.logger?.warn({ err }, "nfc: PC/SC retry failed");
+          again();
+        },
+      );
+    });
+  };
+  if (nfc !== null) wire(nfc);
+  else scheduleRetry(RETRY_FIRST_MS);
   changed();
 
   return {
@@ -204,6 +242,7 @@ export function createNfcStation(o: StationOptions): NfcStation {
     },
     async close() {
       closed = true;
+      retryTimer?.cancel();
       if (armed !== null) {
         armed.timer.cancel();
         armed.reject(new NfcError("state", "station closed"));
@@ -214,7 +253,7 @@ export function createNfcStation(o: StationOptions): NfcStation {
       badgeFns.clear();
       presentedFns.clear();
       try {
-        o.nfc?.close?.();
+        nfc?.close?.();
       } catch (err) {
         o.logger?.warn({ err }, "nfc: close failed");
       }

@@ -92,13 +92,14 @@ describe("vendd doctor: devices", () => {
     const reasons = [
       "module not available: libpcsclite.so.1 is missing (apt-get install pcscd libccid)",
       "module not available: pcsclite.node is built for x86-64; install the release for this board",
+      "pcscd is not running (nothing listens on /run/pcscd/pcscd.comm): apt-get install pcscd libccid; systemctl enable --now pcscd.socket",
     ];
     for (const unavailable of reasons) {
       const deps = fakeDeps({
         openNfc: async () =>
           createNfcStation({ kind: "pcsc", nfc: null, unavailable, badges: [], clock: deps.clock }),
       });
-      // No clock advanced: a module that cannot load never recovers, so the row does not wait for a reader.
+      // No clock advanced: a module that cannot load, or no pcscd, does not recover while the row waits.
       const results = await runChecks(
         doctorChecks(loaded(), deps).filter((c) => c.name === "nfc"),
         deps.clock,

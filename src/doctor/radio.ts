@@ -93,13 +93,26 @@ export function bleCheck(config: VenddConfig, deps: DoctorDeps): Check {
 
 /**
  * The nfc row's sentence for a degraded station: the driver's own reason when it names what to do (a
- * missing libpcsclite.so.1, a module built for another CPU or Node.js), the general PC/SC hint otherwise.
+ * missing libpcsclite.so.1, a module built for another CPU or Node.js, no pcscd), the general PC/SC hint
+ * otherwise.
  */
 function nfcDegraded(reason: string | null): string {
-  if (reason !== null && (reason.includes("libpcsclite.so") || reason.includes("install the release")))
-    return reason;
+  const own = ["libpcsclite.so", "install the release", "pcscd is not running"];
+  if (reason !== null && own.some((s) => reason.includes(s))) return reason;
   const why = reason === null ? "" : ` (${reason})`;
   return `PC/SC not available${why}: install pcscd and nfc-pcsc (an optional dependency) and start pcscd (systemctl enable --now pcscd)`;
+}
+
+/**
+ * A station that will not find a reader while the row waits: the module cannot load, or no pcscd listens
+ * (the driver does not hand nfc-pcsc a missing service: its constructor would never return).
+ */
+function hopelessNfc(reason: string): boolean {
+  return (
+    reason.startsWith("module not available") ||
+    reason.startsWith("pcscd is not running") ||
+    reason.includes("install the release")
+  );
 }
 
 /** A PC/SC reader is present (the station reports `connected`). */
@@ -113,8 +126,8 @@ export function nfcCheck(config: VenddConfig, deps: DoctorDeps): Check {
       try {
         const s = await deps.openNfc(config);
         station = s;
-        // A module that cannot load never recovers: no point in waiting for a reader.
-        const hopeless = () => (s.reason() ?? "").startsWith("module not available");
+        // A module that cannot load, or no pcscd: no point in waiting for a reader.
+        const hopeless = () => hopelessNfc(s.reason() ?? "");
         const up = await waitUntil(
           deps.clock,
           NFC_TIMEOUT_MS,

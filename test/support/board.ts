@@ -3,8 +3,8 @@
  * writes them to release/), the arm64 Node the release fetched (build/cache), whether qemu-aarch64 runs it
  * here, and an empty Debian root directory that dpkg installs into without touching this machine.
  */
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -73,4 +73,60 @@ export function dpkg(root: string, args: string[]): { status: number | null; out
     { encoding: "utf8", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } },
   );
   return { status: r.status, out: `${r.stdout}${r.stderr}` };
+}
+
+/** Debian's arm64 packages that scripts/arm64-debs.sh downloads (.ci/run runs it); never installed here. */
+export const ARM_DEBS = resolve("build/cache/debs-arm64");
+/** pcscd and the libraries it needs beyond the C library (libc6-arm64-cross has that). */
+export const PCSCD_DEBS = [
+  "pcscd",
+  "libsystemd0",
+  "libudev1",
+  "libcap2",
+  "libgcrypt20",
+  "libgpg-error0",
+  "liblz4-1",
+  "liblzma5",
+  "libzstd1",
+];
+
+/** The downloaded arm64 .deb of `pkg`, or null. */
+export function armDeb(pkg: string): string | null {
+  if (!existsSync(ARM_DEBS)) return null;
+  const file = readdirSync(ARM_DEBS).find((n) => n.startsWith(`${pkg}_`) && n.endsWith("_arm64.deb"));
+  return file === undefined ? null : join(ARM_DEBS, file);
+}
+
+/** Unpacks the arm64 packages into `root` (dpkg-deb -x: files only, no maintainer script runs). */
+export function unpackArmDebs(root: string, pkgs: readonly string[]): void {
+  for (const pkg of pkgs) {
+    const deb = armDeb(pkg);
+    if (deb === null) throw new Error(`${pkg}:arm64 is not in ${ARM_DEBS}: run bash scripts/arm64-debs.sh`);
+    const r = spawnSync("dpkg-deb", ["-x", deb, root], { encoding: "utf8" });
+    if (r.status !== 0) throw new Error(`dpkg-deb -x ${deb}: ${r.stderr}`);
+  }
+}
+
+/** The library directories of an arm64 root, for the loader under qemu (LD_LIBRARY_PATH). */
+export function rootLibraryPath(root: string): string {
+  return [join(root, "usr/lib/aarch64-linux-gnu"), join(root, "lib/aarch64-linux-gnu")].join(":");
+}
+
+/**
+ * Starts the root's arm64 pcscd under qemu in the foreground, socket-activated the way systemd's
+ * pcscd.socket does it: python3 listens on `socket` and execs pcscd with it as fd 3 (LISTEN_FDS=1,
+ * LISTEN_PID its own pid), so the daemon serves that path, not this machine's /run/pcscd/pcscd.comm.
+ * `confDir` is its (empty) reader.conf.d; no drivers directory, so no USB reader: "no reader".
+ */
+export function startArmPcscd(root: string, socket: string, confDir: string): ChildProcess {
+  const activate = `import os, socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(16)
+if s.fileno() != 3: os.dup2(s.fileno(), 3)
+os.set_inheritable(3, True)
+os.environ["LISTEN_FDS"] = "1"; os.environ["LISTEN_PID"] = str(os.getpid())
+os.execv(sys.argv[2], sys.argv[2:])`;
+  return spawn("python3", ["-c", activate, socket, join(root, "usr/sbin/pcscd"), "-f", "-c", confDir], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...QEMU_ENV, LD_LIBRARY_PATH: rootLibraryPath(root) },
+  });
 }
