@@ -11,6 +11,11 @@ export const MAX_RANGE_DAYS = 366;
 
 const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
 
+/** Whether `text` has a day's shape `YYYY-MM-DD` (digits; the day need not exist: see isDay). */
+export function hasDayShape(text: string): boolean {
+  return DAY.test(text);
+}
+
 /** Whether `text` is a day `YYYY-MM-DD` that exists in the calendar. */
 export function isDay(text: string): boolean {
   const m = DAY.exec(text);

@@ -5,7 +5,7 @@ import { detailsView } from "./details.js";
 import type { HttpsCallbackClient } from "./https.js";
 import type { InvoiceMerchant } from "./model.js";
 import type { InvoiceService } from "./service.js";
-import { CODES, GUID, InvoiceError, PHONE } from "./validate.js";
+import { CODES, GUID, InvoiceError, PHONE, toDecimal } from "./validate.js";
 
 const API = "/api/v1/";
 const SIM = "/app/usersimulation/";
@@ -218,7 +218,7 @@ export function createInvoicesHandler(service: InvoiceService, https: HttpsCallb
         body: {
           InvoiceId: inv.id,
           Status: inv.status,
-          TotalAmount: inv.input.TotalAmount / 100,
+          TotalAmount: toDecimal(inv.input.TotalAmount),
           CurrencyCode: inv.input.CurrencyCode,
           MerchantName: m?.name ?? null,
           PrefilledPhoneNumber: inv.input.phone,
