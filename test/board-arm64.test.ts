@@ -16,7 +16,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { VendRecord } from "../src/chaos/actors.js";
 import { finishAndCheck, runScenario, startWorld, Unit, type World } from "../src/chaos/index.js";
 import { seededRandom } from "../src/core/random.js";
-import { makeKey, signedBundle } from "../src/update/test-support.js";
+import { makeKey, signedBundle } from "../src/update/update.test-support.js";
 import {
   ARM_NODE,
   debPath,
