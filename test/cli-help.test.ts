@@ -117,6 +117,14 @@ describe("vendd --help and --version", () => {
         true,
       );
     }
+    // `vendd fleet --help` lists every fleet line; each fleet subcommand shows its own lines.
+    const fleet = COMMANDS.filter((c) => c.command === "fleet");
+    expect((await vendd(["fleet", "--help"])).stdout).toBe(renderCommandUsage(fleet));
+    for (const sub of ["enroll", "reconcile", "alerts", "backup", "user"]) {
+      const r = await vendd(["fleet", sub, "--help"]);
+      const lines = fleet.filter((c) => c.words.split(" ")[1] === sub);
+      expect(r.stdout.startsWith(renderCommandUsage(lines)), `fleet ${sub}`).toBe(true);
+    }
   }, 60_000);
 
   it("the hand-written parsers of emulator and sim-vmc take exactly their table's options", () => {
