@@ -104,6 +104,7 @@ describe("vendd --help and --version", () => {
       "nfc",
       "console",
       "reconcile",
+      "journal",
       "keys",
       "demo",
       "emulator",
