@@ -40,6 +40,10 @@ describe("each policy once", () => {
     ]);
   });
 
+  it("only src/core/days.ts builds a local day from a Date", () => {
+    expect(writers(/getFullYear\(\)\}-/)).toEqual(["src/core/days.ts"]);
+  });
+
   it("no amount is formatted with toFixed(2)", () => {
     expect(writers(/toFixed\(2\)/)).toEqual([]);
   });

@@ -9,6 +9,7 @@ import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig } from "../config/load.js";
 import { systemClock } from "../core/clock.js";
+import { localDay } from "../core/days.js";
 import { formatAmount } from "../core/money.js";
 import { describeRefusal } from "../journal/problems.js";
 import { type DayTotal, openJournalView, type SessionLine } from "../journal/view.js";
@@ -149,7 +150,7 @@ export function journalPathOf(file: string, out: CliIo): string | null {
 export function localTime(ms: number): string {
   const d = new Date(ms);
   const p = (n: number) => String(n).padStart(2, "0");
-  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}`;
+  return `${localDay(ms)} ${p(d.getHours())}:${p(d.getMinutes())}`;
 }
 
 function renderSessions(view: ViewName, lines: SessionLine[], json: boolean, path: string): string {

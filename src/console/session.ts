@@ -11,6 +11,7 @@ import { createInterface, type Interface } from "node:readline";
 import { Writable } from "node:stream";
 import { ControlError } from "../core/control.js";
 import { ControlClient } from "../core/controlClient.js";
+import { localDay } from "../core/days.js";
 import { printable } from "../core/printable.js";
 import { cleanLine, complete, parseLine } from "./commands.js";
 import { fitWidth, render, WIDTH } from "./render.js";
@@ -27,12 +28,6 @@ export interface ConsoleOptions {
 
 /** Lines that may wait while a command runs; more are dropped (a paste or a flood changes nothing). */
 const MAX_QUEUED = 8;
-
-function localDay(): string {
-  const d = new Date();
-  const p = (n: number) => String(n).padStart(2, "0");
-  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}`;
-}
 
 /** Runs one console session; resolves with the exit code when the technician ends it (Ctrl-D). */
 export async function runConsole(opts: ConsoleOptions): Promise<number> {
@@ -182,7 +177,7 @@ export async function runConsole(opts: ConsoleOptions): Promise<number> {
       return;
     }
     resetIdle();
-    const parsed = parseLine(line, localDay());
+    const parsed = parseLine(line, localDay(Date.now()));
     if (parsed.kind === "empty") return;
     if (parsed.kind !== "request") {
       say(parsed.text);

@@ -30,6 +30,13 @@ export function dayRefusal(name: string, text: string): string | null {
   return `${name} ${printable(text, 40)}: not a day; give a date YYYY-MM-DD that exists, e.g. 2026-02-28`;
 }
 
+/** The day `YYYY-MM-DD` of `ms` in this machine's local time zone (the unit's: the console's "today"). */
+export function localDay(ms: number): string {
+  const d = new Date(ms);
+  const p = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}`;
+}
+
 /** Days from `from` to `to`, both included (calendar arithmetic, no time zone). */
 export function daysInRange(from: string, to: string): number {
   return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000) + 1;

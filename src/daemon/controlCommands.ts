@@ -4,7 +4,7 @@
  * holds the table and the read and service commands; `status`, `config` and `test-vend` are in
  * statusCommand.ts, configCommand.ts and testVend.ts.
  */
-import { rangeRefusal } from "../core/days.js";
+import { localDay, rangeRefusal } from "../core/days.js";
 import { formatAmount } from "../core/money.js";
 import { printable } from "../core/printable.js";
 import type { SqliteJournal } from "../journal/sqlite.js";
@@ -15,12 +15,6 @@ import { CommandError, type CommandSpec } from "./control.js";
 import { dexCommand } from "./dexCommand.js";
 import { controlStatus } from "./statusCommand.js";
 import { cancelRunning, testVend } from "./testVend.js";
-
-function localDay(ms: number): string {
-  const d = new Date(ms);
-  const p = (n: number) => String(n).padStart(2, "0");
-  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}`;
-}
 
 export function consoleCommands(u: ConsoleUnit): Map<string, CommandSpec> {
   const commands = new Map<string, CommandSpec>();
