@@ -29,7 +29,7 @@ import { finishAndCheck, runScenario, startWorld, Unit, type World } from "../sr
 import { seededRandom } from "../src/core/random.js";
 import { emulatorV10Settings } from "../src/demo/emulatorSettings.js";
 import { startEmulator } from "../src/emulator/index.js";
-import { makeKey, signedBundle } from "../src/update/test-support.js";
+import { makeKey, signedBundle } from "../src/update/update.test-support.js";
 import {
   ARM_NODE,
   armDeb,

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { rawV10 } from "../src/config/fixtures.js";
+import { rawV10 } from "../src/config/fixtures.test-support.js";
 import { vendd } from "./cli-support.js";
 
 const HAVE_MINISIGN = spawnSync("minisign", ["-v"]).status === 0;

@@ -18,7 +18,7 @@ import {
   type UnitTree,
   unitConfig,
   unitTree,
-} from "../src/update/test-support.js";
+} from "../src/update/update.test-support.js";
 import { vendd } from "./cli-support.js";
 
 let key: TestKey;

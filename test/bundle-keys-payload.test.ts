@@ -8,11 +8,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { rawV10 } from "../src/config/fixtures.js";
+import { rawV10 } from "../src/config/fixtures.test-support.js";
 import { addSignature, createBundle, readBundle, trustedCommentOf } from "../src/update/bundle.js";
 import { formatSignature, signData } from "../src/update/minisign.js";
 import { readTar, writeTar } from "../src/update/tar.js";
-import { makeKey } from "../src/update/test-support.js";
+import { makeKey } from "../src/update/update.test-support.js";
 import { vendd } from "./cli-support.js";
 
 const HAVE_MINISIGN = spawnSync("minisign", ["-v"]).status === 0;

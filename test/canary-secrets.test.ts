@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vites
 import { stringify } from "yaml";
 import { configCommand } from "../src/cli/config.js";
 import { runCommand } from "../src/cli/run.js";
-import { rawLegacy, rawV10, setPath } from "../src/config/fixtures.js";
+import { rawLegacy, rawV10, setPath } from "../src/config/fixtures.test-support.js";
 import { ConfigError, loadConfig, parseConfig, secretValues } from "../src/config/load.js";
 import { createLogger } from "../src/core/log.js";
 import { SecretRegistry } from "../src/core/secrets.js";

@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { COMMANDS, formatOption } from "../src/cli/commands.js";
+import { renderCommandUsage } from "../src/cli/commandTable.js";
 import { parseArgs as parseEmulatorArgs } from "../src/cli/emulator.js";
 import { parseArgs as parseSimDexArgs } from "../src/cli/simDex.js";
 import { parseArgs as parseSimVmcArgs } from "../src/cli/simVmc.js";
@@ -94,6 +95,38 @@ describe("vendd --help and --version", () => {
       }
     }
   });
+
+  it("each command's own usage lines are its tables' synopses, rendered, not written by hand (issue 35)", async () => {
+    const own = [
+      "run",
+      "config",
+      "doctor",
+      "nfc",
+      "console",
+      "reconcile",
+      "journal",
+      "keys",
+      "demo",
+      "emulator",
+      "sim-vmc",
+      "sim-dex",
+    ];
+    for (const name of own) {
+      const r = await vendd([name, "--help"]);
+      expect(r.code, `${name} --help`).toBe(0);
+      expect(r.stdout.startsWith(renderCommandUsage(COMMANDS.filter((c) => c.command === name))), name).toBe(
+        true,
+      );
+    }
+    // `vendd fleet --help` lists every fleet line; each fleet subcommand shows its own lines.
+    const fleet = COMMANDS.filter((c) => c.command === "fleet");
+    expect((await vendd(["fleet", "--help"])).stdout).toBe(renderCommandUsage(fleet));
+    for (const sub of ["enroll", "reconcile", "alerts", "backup", "user"]) {
+      const r = await vendd(["fleet", sub, "--help"]);
+      const lines = fleet.filter((c) => c.words.split(" ")[1] === sub);
+      expect(r.stdout.startsWith(renderCommandUsage(lines)), `fleet ${sub}`).toBe(true);
+    }
+  }, 60_000);
 
   it("the hand-written parsers of emulator and sim-vmc take exactly their table's options", () => {
     const cases = [

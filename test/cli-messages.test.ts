@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { rawV10 } from "../src/config/fixtures.js";
+import { rawV10 } from "../src/config/fixtures.test-support.js";
 import { vendd } from "./cli-support.js";
 
 const dir = mkdtempSync(join(tmpdir(), "vendd-messages-"));

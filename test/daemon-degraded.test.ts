@@ -6,7 +6,7 @@ import { ManualClock, systemClock } from "../src/core/clock.js";
 import { type Emulator, startEmulator } from "../src/emulator/index.js";
 import { DEFAULT_MERCHANT } from "../src/emulator/seed.js";
 import { openSqliteJournal } from "../src/journal/sqlite.js";
-import { emulatorDriver, pollUntil } from "../src/payment/v10/emulator-support.js";
+import { emulatorDriver, pollUntil } from "../src/payment/v10/emulator.test-support.js";
 import {
   closedPort,
   startTestDaemon,

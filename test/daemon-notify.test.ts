@@ -10,7 +10,7 @@ import { createNotifier, loadUnixDgram } from "../src/core/sdnotify.js";
 import { type Emulator, startEmulator } from "../src/emulator/index.js";
 import { DEFAULT_MERCHANT } from "../src/emulator/seed.js";
 import { openSqliteJournal } from "../src/journal/sqlite.js";
-import { emulatorDriver, pollUntil } from "../src/payment/v10/emulator-support.js";
+import { emulatorDriver, pollUntil } from "../src/payment/v10/emulator.test-support.js";
 import { CLI } from "./cli-support.js";
 import { requireBuiltCli } from "./support/daemon.js";
 

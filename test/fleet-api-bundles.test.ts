@@ -11,7 +11,7 @@ import { BundleUploadError, storeBundle } from "../src/fleet/bundles.js";
 import type { FleetContext } from "../src/fleet/context.js";
 import { createBundle, trustedCommentOf } from "../src/update/bundle.js";
 import { parsePublicKey } from "../src/update/minisign.js";
-import { makeKey, signWith, type TestKey } from "../src/update/test-support.js";
+import { makeKey, signWith, type TestKey } from "../src/update/update.test-support.js";
 import { send } from "./support/fleet.js";
 import { heartbeat, T0, unitApiOn } from "./support/fleetUnitApi.js";
 

@@ -13,7 +13,7 @@ import { invoicesDb } from "../src/fleet/invoices/store.js";
 import { approveUnit } from "../src/fleet/units.js";
 import { createBundle } from "../src/update/bundle.js";
 import { parsePublicKey } from "../src/update/minisign.js";
-import { makeKey, signWith } from "../src/update/test-support.js";
+import { makeKey, signWith } from "../src/update/update.test-support.js";
 import { send, simUnit } from "./support/fleet.js";
 import {
   type ComposedFleet,

@@ -19,7 +19,7 @@ import { createFleetApp } from "../src/fleet/server.js";
 import { approveUnit } from "../src/fleet/units.js";
 import { createBundle } from "../src/update/bundle.js";
 import { parsePublicKey } from "../src/update/minisign.js";
-import { makeKey, signWith, type TestKey } from "../src/update/test-support.js";
+import { makeKey, signWith, type TestKey } from "../src/update/update.test-support.js";
 import { fleetContext, type SimUnit, send, simUnit } from "./support/fleet.js";
 import { startPostgres, type TestPostgres } from "./support/postgres.js";
 

@@ -18,7 +18,7 @@ import type { FleetDb } from "../src/fleet/db/open.js";
 import { createFleetApp } from "../src/fleet/server.js";
 import { CONTENT_SECURITY_POLICY, registerDashboard } from "../src/fleet/web/index.js";
 import { createBundle } from "../src/update/bundle.js";
-import { makeKey, signWith, type TestKey } from "../src/update/test-support.js";
+import { makeKey, signWith, type TestKey } from "../src/update/update.test-support.js";
 import { CLI, vendd } from "./cli-support.js";
 import { MANAGER, NOW, openTestFleet, seed } from "./support/fleetDashboard.js";
 import { HOST, type Login, loginAs } from "./support/fleetDashboardInject.js";

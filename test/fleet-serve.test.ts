@@ -13,7 +13,7 @@ import { systemClock } from "../src/core/clock.js";
 import type { UnitEvent } from "../src/core/fleetWire.js";
 import { approveUnit } from "../src/fleet/units.js";
 import { createBundle } from "../src/update/bundle.js";
-import { makeKey, signWith } from "../src/update/test-support.js";
+import { makeKey, signWith } from "../src/update/update.test-support.js";
 import { CLI, vendd } from "./cli-support.js";
 import { events, fleetContext, type SimUnit, signed, simUnit } from "./support/fleet.js";
 import { postgresAndDir } from "./support/postgres.js";

@@ -55,7 +55,7 @@ describe("the dependency rule (README, Architecture)", () => {
     ["src/journal/sqlite.ts", 'import { isPaymentError } from "../payment/errors.js";'],
     ["src/daemon/daemon.ts", 'import { runDoctor } from "../doctor/run.js";'],
     ["src/config/seams.ts", 'import { createGpio } from "../../drivers/gpio/factory.js";'],
-    ["src/engine/runner.ts", 'import { emulatorDriver } from "../payment/v10/emulator-support.js";'],
+    ["src/engine/runner.ts", 'import { emulatorDriver } from "../payment/v10/emulator.test-support.js";'],
     ["src/chaos/journalView.ts", 'import { toSession } from "../journal/rows.js";'],
     ["src/widgets/x.ts", 'import { systemClock } from "../core/clock.js";'],
     ["src/update/apply.ts", 'import { openJournal } from "../journal/sqlite.js";'],

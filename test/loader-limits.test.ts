@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { MAX_FILE_BYTES } from "../src/config/files.js";
-import { rawV10 } from "../src/config/fixtures.js";
+import { rawV10 } from "../src/config/fixtures.test-support.js";
 import { loadConfig } from "../src/config/load.js";
 import { loadFleetConfig } from "../src/fleet/config.js";
 import { loadReportingSettings } from "../src/fleet/reconcile/settings.js";

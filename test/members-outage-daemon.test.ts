@@ -29,7 +29,7 @@ import { createPlan } from "../src/fleet/plans/index.js";
 import { usageReport } from "../src/fleet/plans/pages.js";
 import { registerUnitApi } from "../src/fleet/unitApi.js";
 import { badgeHash, signEntitlements } from "../src/update/entitlements.js";
-import { makeKey, type TestKey } from "../src/update/test-support.js";
+import { makeKey, type TestKey } from "../src/update/update.test-support.js";
 import { HAVE_SOCAT, requireBuiltCli } from "./support/daemon.js";
 import { closedPort } from "./support/inprocess.js";
 

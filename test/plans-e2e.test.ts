@@ -42,7 +42,7 @@ import { fingerprint, generateUnitKey, loadUnitKey } from "../src/core/fleetAuth
 import { UNIT_API } from "../src/core/fleetWire.js";
 import { seededRandom } from "../src/core/random.js";
 import { type Emulator, startEmulator } from "../src/emulator/index.js";
-import { DK_USER, FAILING_USER, START } from "../src/emulator/subscriptions/testkit.js";
+import { DK_USER, FAILING_USER, START } from "../src/emulator/subscriptions/testkit.test-support.js";
 import { hasOpenssl, selfSignedCertificate } from "../src/emulator/testing/httpsReceiver.js";
 import type { FleetContext } from "../src/fleet/context.js";
 import { type FleetDb, openFleetDb } from "../src/fleet/db/open.js";
@@ -69,7 +69,7 @@ import { SimPaymentDriver } from "../src/payment/sim.js";
 import { SubscriptionsClient } from "../src/payment/subscriptions/client.js";
 import { signEntitlements, verifyEntitlements } from "../src/update/entitlements.js";
 import { parsePublicKey } from "../src/update/minisign.js";
-import { makeKey, type TestKey } from "../src/update/test-support.js";
+import { makeKey, type TestKey } from "../src/update/update.test-support.js";
 import { NOWHERE, startTestDaemon, type TestDaemon, v10Unit } from "./support/inprocess.js";
 import { until as waitUntil } from "./support/wait.js";
 

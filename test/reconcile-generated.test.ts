@@ -30,7 +30,7 @@ import { reconcileCommand } from "../src/cli/reconcile.js";
 import { ManualClock } from "../src/core/clock.js";
 import { formatAmount } from "../src/core/money.js";
 import type { Emulator } from "../src/emulator/index.js";
-import { V10Kit } from "../src/emulator/v10/testkit.js";
+import { V10Kit } from "../src/emulator/v10/testkit.test-support.js";
 import { dayOf } from "../src/fleet/context.js";
 import { openFleetDb } from "../src/fleet/db/open.js";
 import type { SalesTable } from "../src/fleet/db/schema.js";

@@ -35,6 +35,60 @@ const HINTS: Record<string, string> = {
   poweredOff: "adapter powered off",
 };
 
+/** One radio command with a deadline: `fn` calls `done` (with an error when it failed). */
+type RadioCall = (what: string, fn: (done: (err?: unknown) => void) => void) => Promise<void>;
+
+function radioCall(
+  clock: Clock,
+  timeoutMs: number,
+  what: string,
+  fn: (done: (err?: unknown) => void) => void,
+): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const timer = clock.setTimer(timeoutMs, () => reject(new Error(`${what} timed out`)));
+    const done = (err?: unknown) => {
+      timer.cancel();
+      if (err) reject(err instanceof Error ? err : new Error(String(err)));
+      else resolve();
+    };
+    try {
+      fn(done);
+    } catch (err) {
+      done(err);
+    }
+  });
+}
+
+/** Starts advertising `ad`; rejects when the radio refuses (bleno's start error event, or the deadline). */
+async function startAdvertising(
+  radio: RadioLike,
+  ad: { advertisement: Buffer; scanResponse: Buffer },
+  call: RadioCall,
+): Promise<void> {
+  const onError = (err: unknown) => failStart?.(err);
+  let failStart: ((err: unknown) => void) | null = null;
+  radio.on("advertisingStartError", onError);
+  try {
+    await call("advertising start", (done) => {
+      failStart = done;
+      radio.startAdvertisingWithEIRData(ad.advertisement, ad.scanResponse, done);
+    });
+  } finally {
+    radio.removeListener("advertisingStartError", onError);
+  }
+}
+
+/** Listens to the adapter's state; null, or why the adapter is not available. */
+function listenToAdapter(radio: RadioLike, onStateChange: (arg: unknown) => void): string | null {
+  try {
+    radio.on("stateChange", onStateChange);
+    return null;
+  } catch (err) {
+    // bleno opens the HCI socket when the first stateChange listener is added; that may throw.
+    return `adapter not available: ${String(err)}`;
+  }
+}
+
 /**
  * A beacon over a bleno-like radio, or over no radio at all (`radio` null: the module could not be
  * loaded; `unavailable` says why): then it is `degraded` whenever asked to advertise.
@@ -66,20 +120,7 @@ export function createRadioAdvertiser(
     chain = chain.then(step, step);
     return chain;
   };
-  const call = (what: string, fn: (done: (err?: unknown) => void) => void) =>
-    new Promise<void>((resolve, reject) => {
-      const timer = o.clock.setTimer(timeoutMs, () => reject(new Error(`${what} timed out`)));
-      const done = (err?: unknown) => {
-        timer.cancel();
-        if (err) reject(err instanceof Error ? err : new Error(String(err)));
-        else resolve();
-      };
-      try {
-        fn(done);
-      } catch (err) {
-        done(err);
-      }
-    });
+  const call: RadioCall = (what, fn) => radioCall(o.clock, timeoutMs, what, fn);
 
   const advertise = async () => {
     retry?.cancel();
@@ -87,21 +128,12 @@ export function createRadioAdvertiser(
     if (wanted === null || closed) return;
     if (radio === null) return set("degraded", unavailable);
     if (radio.state !== "poweredOn") return set("degraded", HINTS[radio.state] ?? `adapter ${radio.state}`);
-    const ad = wanted;
-    const onError = (err: unknown) => failStart?.(err);
-    let failStart: ((err: unknown) => void) | null = null;
-    radio.on("advertisingStartError", onError);
     try {
-      await call("advertising start", (done) => {
-        failStart = done;
-        radio.startAdvertisingWithEIRData(ad.advertisement, ad.scanResponse, done);
-      });
+      await startAdvertising(radio, wanted, call);
       set("advertising", null);
     } catch (err) {
       set("degraded", `advertising refused: ${err instanceof Error ? err.message : String(err)}`);
       if (!closed) retry = o.clock.setTimer(o.retryMs ?? 30_000, () => void queue(advertise));
-    } finally {
-      radio.removeListener("advertisingStartError", onError);
     }
   };
 
@@ -122,14 +154,8 @@ export function createRadioAdvertiser(
     if (arg === "poweredOn") void queue(advertise);
     else set("degraded", HINTS[String(arg)] ?? `adapter ${String(arg)}`);
   };
-  if (radio !== null) {
-    try {
-      radio.on("stateChange", onStateChange);
-    } catch (err) {
-      // bleno opens the HCI socket when the first stateChange listener is added; that may throw.
-      return createRadioAdvertiser(kind, null, `adapter not available: ${String(err)}`, o);
-    }
-  }
+  const refused = radio === null ? null : listenToAdapter(radio, onStateChange);
+  if (refused !== null) return createRadioAdvertiser(kind, null, refused, o);
 
   return {
     kind,

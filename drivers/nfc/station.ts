@@ -121,29 +121,11 @@ export function createNfcStation(o: StationOptions): NfcStation {
     const uid = typeof raw === "string" ? normaliseUid(raw) : null;
     if (uid === null) return o.logger?.warn("nfc: card without a readable UID ignored");
     const name = await isBadge(uid);
-    if (name !== null || armed === null) {
-      o.logger?.info({ authorized: name !== null, name }, "nfc: badge tap");
-      const withUid = <T>(fn: (normalisedUid: string) => T): T => fn(uid);
-      const handling: Promise<unknown>[] = [];
-      for (const fn of [...badgeFns]) {
-        // Not enumerable: a tap logged, spread or compared carries no trace of the UID.
-        const tap: BadgeTap = { authorized: name !== null, name };
-        Object.defineProperty(tap, "withUid", { value: withUid, enumerable: false });
-        handling.push(Promise.resolve(fn(tap)));
-      }
-      await Promise.allSettled(handling);
-      return;
-    }
+    if (name !== null || armed === null) return announceTap(badgeFns, uid, name, o.logger);
     const job = armed;
     armed = null;
     job.timer.cancel();
-    try {
-      const bytes = await writeUriTag(reader, job.uri);
-      o.logger?.info({ bytes }, "nfc: check-in tag written and verified");
-      job.resolve({ uid });
-    } catch (err) {
-      job.reject(err instanceof NfcError ? err : new NfcError("io", String(err)));
-    }
+    await writeArmedTag(reader, job, uid, o.logger);
   };
 
   const attach = (reader: unknown) => {
@@ -207,24 +189,9 @@ export function createNfcStation(o: StationOptions): NfcStation {
     kind: o.kind,
     readerState: state,
     reason: () => (state() === "degraded" ? fault : null),
-    onReaderState(fn) {
-      stateFns.add(fn);
-      return () => {
-        stateFns.delete(fn);
-      };
-    },
-    onBadge(fn) {
-      badgeFns.add(fn);
-      return () => {
-        badgeFns.delete(fn);
-      };
-    },
-    onCardPresented(fn) {
-      presentedFns.add(fn);
-      return () => {
-        presentedFns.delete(fn);
-      };
-    },
+    onReaderState: subscriber(stateFns),
+    onBadge: subscriber(badgeFns),
+    onCardPresented: subscriber(presentedFns),
     writeNextTag(uri, timeoutMs = 60_000) {
       if (closed || armed !== null) {
         return Promise.reject(
@@ -248,17 +215,64 @@ export function createNfcStation(o: StationOptions): NfcStation {
         armed.reject(new NfcError("state", "station closed"));
         armed = null;
       }
-      readers.clear();
-      stateFns.clear();
-      badgeFns.clear();
-      presentedFns.clear();
-      try {
-        nfc?.close?.();
-      } catch (err) {
-        o.logger?.warn({ err }, "nfc: close failed");
-      }
+      for (const set of [readers, stateFns, badgeFns, presentedFns]) set.clear();
+      closeNfc(nfc, o);
     },
   };
+}
+
+/** `onX(fn)` for a set of listeners: adds `fn`, returns its removal. */
+function subscriber<F>(fns: Set<F>): (fn: F) => () => void {
+  return (fn) => {
+    fns.add(fn);
+    return () => {
+      fns.delete(fn);
+    };
+  };
+}
+
+/** A tap that is a badge, or any tap while no write is armed: every badge handler, waited for. */
+async function announceTap(
+  badgeFns: ReadonlySet<(t: BadgeTap) => unknown>,
+  uid: string,
+  name: string | null,
+  logger: Logger | undefined,
+): Promise<void> {
+  logger?.info({ authorized: name !== null, name }, "nfc: badge tap");
+  const withUid = <T>(fn: (normalisedUid: string) => T): T => fn(uid);
+  const handling: Promise<unknown>[] = [];
+  for (const fn of [...badgeFns]) {
+    // Not enumerable: a tap logged, spread or compared carries no trace of the UID.
+    const tap: BadgeTap = { authorized: name !== null, name };
+    Object.defineProperty(tap, "withUid", { value: withUid, enumerable: false });
+    handling.push(Promise.resolve(fn(tap)));
+  }
+  await Promise.allSettled(handling);
+}
+
+/** Writes the armed check-in URI to the tag on `reader` and settles the armed write. */
+async function writeArmedTag(
+  reader: ReaderLike,
+  job: Armed,
+  uid: string,
+  logger: Logger | undefined,
+): Promise<void> {
+  try {
+    const bytes = await writeUriTag(reader, job.uri);
+    logger?.info({ bytes }, "nfc: check-in tag written and verified");
+    job.resolve({ uid });
+  } catch (err) {
+    job.reject(err instanceof NfcError ? err : new NfcError("io", String(err)));
+  }
+}
+
+/** Closes nfc-pcsc's object, if any; a failure is logged, not thrown. */
+function closeNfc(nfc: NfcLike | null, o: StationOptions): void {
+  try {
+    nfc?.close?.();
+  } catch (err) {
+    o.logger?.warn({ err }, "nfc: close failed");
+  }
 }
 
 function isReader(v: unknown): v is ReaderLike {

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
-import { rawV10 } from "../config/fixtures.js";
+import { rawV10 } from "../config/fixtures.test-support.js";
 import { parseConfig } from "../config/load.js";
 import { type CliIo, configCommand } from "./config.js";
 

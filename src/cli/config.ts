@@ -7,11 +7,10 @@ import { parseArgs } from "node:util";
 import { stringify } from "yaml";
 import { ConfigError, loadConfig, toConfigInput } from "../config/load.js";
 import { safeUrl } from "../core/safeUrl.js";
-import { CONFIG_OPTIONS } from "./unitCommands.js";
+import { renderCommandUsage } from "./commandTable.js";
+import { CONFIG_OPTIONS, UNIT_COMMANDS } from "./unitCommands.js";
 
-const USAGE = `usage: vendd config validate FILE [--secrets FILE]
-       vendd config print FILE [--secrets FILE] [--json]
-
+const USAGE = `${renderCommandUsage(UNIT_COMMANDS.filter((c) => c.command === "config"))}
 Secrets come from --secrets FILE, $VENDD_SECRETS_FILE or secrets.file in the config, and from
 $VENDD_V10_CLIENT_SECRET, $VENDD_LEGACY_API_KEY and $VENDD_LEGACY_MERCHANT_KEY.
 `;

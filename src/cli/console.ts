@@ -14,12 +14,10 @@ import { defaultControlSocket } from "../core/control.js";
 import { hashPin, PIN_PATTERN } from "../core/pin.js";
 import { printable } from "../core/printable.js";
 import { verifyAuditLog } from "../journal/consoleStore.js";
-import { CONSOLE_OPTIONS } from "./unitCommands.js";
+import { renderCommandUsage } from "./commandTable.js";
+import { CONSOLE_OPTIONS, UNIT_COMMANDS } from "./unitCommands.js";
 
-const HELP = `usage: vendd console [--socket PATH | --config FILE]
-       vendd console hash-pin
-       vendd console verify-audit [--journal PATH | --config FILE]
-
+const HELP = `${renderCommandUsage(UNIT_COMMANDS.filter((c) => c.command === "console"))}
 The technician console, on this terminal (systemctl enable vendd-console@ttyGS0 runs it on a serial
 port). Log in with the PIN (console.pinHash) or a technician badge's UID; then 'help' lists commands.
 --idle-timeout SECONDS  log out after this long without input (default console.idleTimeoutMinutes)

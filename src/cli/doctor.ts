@@ -10,11 +10,11 @@ import { runDoctor } from "../doctor/checks.js";
 import { type DoctorDeps, defaultDoctorDeps } from "../doctor/deps.js";
 import { allPassed, type CheckResult, formatJson, formatTable } from "../doctor/run.js";
 import { parseOptionsOrExit } from "./cliArgs.js";
+import { renderCommandUsage } from "./commandTable.js";
 import type { CliIo } from "./config.js";
-import { DOCTOR_OPTIONS } from "./unitCommands.js";
+import { DOCTOR_OPTIONS, UNIT_COMMANDS } from "./unitCommands.js";
 
-const HELP = `usage: vendd doctor [--config FILE] [--secrets FILE] [--json]
-
+const HELP = `${renderCommandUsage(UNIT_COMMANDS.filter((c) => c.command === "doctor"))}
 Checks each configured device and the payment service and prints a table (check, status ok|fail|skip,
 detail). Every failure says what to check. Exits 1 when a check failed. Default config: ${DEFAULT_CONFIG_FILE};
 on a unit the secrets are usually --secrets /etc/vendd/secrets.yaml (run as root or the vendd user).

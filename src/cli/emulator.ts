@@ -6,10 +6,10 @@ import {
   makeDeprecatedTlsFiles,
   readDeprecatedTls,
 } from "../emulator/subscriptions/certs.js";
+import { renderCommandUsage } from "./commandTable.js";
+import { SIMULATION_COMMANDS } from "./simCommands.js";
 
-const USAGE = `usage: vendd emulator [--port N] [--host 127.0.0.1] [--json] [--seed FILE] [--poll-delay-ms N]
-                      [--deprecated-tls DIR]
-
+const USAGE = `${renderCommandUsage(SIMULATION_COMMANDS.filter((c) => c.command === "emulator"))}
 Runs the payment-service emulator (V10 and the older interface) until SIGINT or SIGTERM.
   --port N            TCP port (default 0: a free one)
   --host H            listen address (default 127.0.0.1)

@@ -4,64 +4,49 @@
  * when used; add a line to SUBCOMMANDS (and its rows to fleetCommands.ts) for a new one.
  */
 import { printable } from "../core/printable.js";
+import { renderCommandUsage } from "./commandTable.js";
+import { FLEET_COMMANDS } from "./fleetCommands.js";
 import type { Command } from "./main.js";
 
-const SUBCOMMANDS: Readonly<Record<string, { usage: string; load: () => Promise<Command> }>> = {
+const SUBCOMMANDS: Readonly<Record<string, { load: () => Promise<Command> }>> = {
   serve: {
-    usage:
-      "vendd fleet serve [--db FILE|URL] [--listen HOST:PORT] [--time-zone TZ] [--bundle-key FILE]... [--log-level LEVEL]",
     load: async () => (await import("./fleetServe.js")).fleetServeCommand,
   },
   init: {
-    usage: "vendd fleet init [--db FILE|URL] [--config FILE]",
     load: async () => (await import("./fleetAdmin.js")).fleetInitCommand,
   },
   units: {
-    usage: "vendd fleet units [--db FILE|URL] [--json]",
     load: async () => (await import("./fleetAdmin.js")).fleetUnitsCommand,
   },
   approve: {
-    usage: "vendd fleet approve UNIT [--db FILE|URL] [--by NAME]",
     load: async () => (await import("./fleetAdmin.js")).fleetApproveCommand,
   },
   revoke: {
-    usage: "vendd fleet revoke UNIT [--db FILE|URL] [--by NAME]",
     load: async () => (await import("./fleetAdmin.js")).fleetRevokeCommand,
   },
   bundle: {
-    usage: "vendd fleet bundle upload FILE [--db FILE|URL] [--bundle-key FILE]... [--by NAME]",
     load: async () => (await import("./fleetAdmin.js")).fleetBundleCommand,
   },
   enroll: {
-    usage: "vendd fleet enroll [--config FILE] [--key FILE] [--url URL] [--label TEXT] [--json]",
     load: async () => (await import("./fleetEnroll.js")).fleetEnrollCommand,
   },
   reconcile: {
-    usage:
-      "vendd fleet reconcile --from DATE --to DATE [--format table|csv|json] [--db FILE|URL] [--reporting FILE]",
     load: async () => (await import("./fleetReconcile.js")).fleetReconcileCommand,
   },
   alerts: {
-    usage: "vendd fleet alerts [--open] [--json] [--config FILE] [--db FILE|URL]",
     load: async () => (await import("./fleetAlerts.js")).fleetAlertsCommand,
   },
   backup: {
-    usage: "vendd fleet backup --out FILE [--db FILE] [--config FILE]",
     load: async () => (await import("./fleetBackup.js")).fleetBackupCommand,
   },
   user: {
-    usage:
-      "vendd fleet user add NAME --role viewer|manager [--db FILE|URL] [--password-file FILE]\n" +
-      "  vendd fleet user list [--db FILE|URL] [--json]\n" +
-      "  vendd fleet user remove NAME [--db FILE|URL]",
     load: async () => (await import("./fleetUser.js")).fleetUserCommand,
   },
 };
 
+/** Every fleet command's synopsis, rendered from the option tables (src/cli/fleetCommands.ts). */
 function usage(): string {
-  return `usage:\n${Object.values(SUBCOMMANDS)
-    .map((s) => `  ${s.usage}\n`)
-    .join("")}`;
+  return renderCommandUsage(FLEET_COMMANDS);
 }
 
 export async function fleetCommand(argv: string[]): Promise<number> {

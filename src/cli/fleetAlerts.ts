@@ -9,11 +9,11 @@ import { alertsDb } from "../fleet/alerts/schema.js";
 import { deliveryProblems, listAlerts } from "../fleet/alerts/store.js";
 import { FleetConfigError, fleetConfigDb } from "../fleet/config.js";
 import { isPostgresUrl, openFleetDb, redactUrl } from "../fleet/db/open.js";
-import { FLEET_ALERTS_OPTIONS } from "./fleetCommands.js";
+import { renderCommandUsage } from "./commandTable.js";
+import { FLEET_ALERTS_OPTIONS, FLEET_COMMANDS } from "./fleetCommands.js";
 import { fleetDbTarget } from "./fleetUser.js";
 
-export const FLEET_ALERTS_USAGE = `usage: vendd fleet alerts [--open] [--json] [--config FILE] [--db FILE|URL]
-
+export const FLEET_ALERTS_USAGE = `${renderCommandUsage(FLEET_COMMANDS.filter((c) => c.words.startsWith("fleet alerts")))}
 The fleet's alerts, newest first: open, acknowledged and resolved (--open: open and acknowledged only),
 then the deliveries (mail, webhooks) that failed or are being retried. --db: the fleet's SQLite file
 (default ./fleet.db, or $VENDD_FLEET_DB) or a postgres:// URL; --config: take the database from the fleet

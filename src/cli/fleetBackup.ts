@@ -12,8 +12,10 @@ import Database from "better-sqlite3";
 import { fsyncDirectory } from "../core/atomicFile.js";
 import { printable } from "../core/printable.js";
 import { FleetConfigError, fleetConfigDb } from "../fleet/config.js";
+import { renderCommandUsage } from "./commandTable.js";
+import { FLEET_COMMANDS } from "./fleetCommands.js";
 
-const USAGE = "usage: vendd fleet backup --out FILE [--db FILE] [--config FILE]\n";
+const USAGE = renderCommandUsage(FLEET_COMMANDS.filter((c) => c.words.startsWith("fleet backup")));
 
 export async function fleetBackupCommand(argv: string[]): Promise<number> {
   let values: { out?: string; db?: string; config?: string; help?: boolean };

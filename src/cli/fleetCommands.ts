@@ -14,7 +14,7 @@ export const FLEET_USER_OPTIONS = {
 
 /** `vendd fleet backup` (src/cli/fleetBackup.ts). */
 export const FLEET_BACKUP_OPTIONS = {
-  out: { type: "string", value: "FILE" },
+  out: { type: "string", value: "FILE", required: true },
   db: { type: "string", value: "FILE" },
   config: { type: "string", value: "FILE" },
   help,
@@ -141,8 +141,14 @@ export const FLEET_COMMANDS: readonly CommandHelp[] = [
   ...helpLines("fleet", FLEET_RECONCILE_OPTIONS, [
     {
       words: "fleet reconcile",
+      only: ["from", "to", "format", "db", "reporting"],
       summary:
         "match the fleet's sales with the payment service's report and transfers; exits 1 on a difference",
+    },
+    {
+      words: "fleet reconcile --dex",
+      only: ["from", "to", "unit", "format", "json", "db"],
+      summary: "the three-way report: each unit's DEX audits, journal and the service's report (docs/dex.md)",
     },
   ]),
 ];

@@ -21,13 +21,13 @@ import {
 import { EnrollResponse, parseWire, UNIT_API, WireError } from "../core/fleetWire.js";
 import { printable } from "../core/printable.js";
 import { safeUrl } from "../core/safeUrl.js";
-import { FLEET_ENROLL_OPTIONS } from "./fleetCommands.js";
+import { renderCommandUsage } from "./commandTable.js";
+import { FLEET_COMMANDS, FLEET_ENROLL_OPTIONS } from "./fleetCommands.js";
 
 const DEFAULT_KEY_FILE = "/var/lib/vendd/fleet.key";
 const TIMEOUT_MS = 15_000;
 
-const USAGE = `usage: vendd fleet enroll [--config FILE] [--key FILE] [--url URL] [--label TEXT] [--json]
-
+const USAGE = `${renderCommandUsage(FLEET_COMMANDS.filter((c) => c.words.startsWith("fleet enroll")))}
 Makes the unit's fleet key (--key, else fleet.keyFile, else ${DEFAULT_KEY_FILE}; mode 0600) unless it
 exists, and prints its public key and fingerprint. With a fleet URL (--url, else fleet.url) it asks the
 fleet to enrol this unit (unit.id of --config, default ${DEFAULT_CONFIG_FILE}) and prints pending or

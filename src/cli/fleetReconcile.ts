@@ -1,3 +1,4 @@
+import { renderCommandUsage } from "./commandTable.js";
 /**
  * `vendd fleet reconcile --from DATE --to DATE [--format table|csv|json] [--db FILE|URL] [--reporting FILE]`
  * (issue 17): fetches the transaction report for the days, matches it with the fleet's sales, stores the
@@ -13,15 +14,11 @@ import { runReconcile } from "../fleet/reconcile/run.js";
 import { loadReportingSettings } from "../fleet/reconcile/settings.js";
 import { ReportingClient } from "../payment/reporting/client.js";
 import { parseOptionsOrExit } from "./cliArgs.js";
-import { FLEET_RECONCILE_OPTIONS } from "./fleetCommands.js";
+import { FLEET_COMMANDS, FLEET_RECONCILE_OPTIONS } from "./fleetCommands.js";
 import { fleetReconcileDex } from "./fleetReconcileDex.js";
 import { writeResult } from "./reconcileOutput.js";
 
-const HELP = `usage: vendd fleet reconcile --from DATE --to DATE [--format table|csv|json] [--db FILE|URL]
-                             [--reporting FILE]
-       vendd fleet reconcile --dex --from DATE --to DATE [--unit ID] [--format table|csv|json] [--json]
-                             [--db FILE|URL]
-
+const HELP = `${renderCommandUsage(FLEET_COMMANDS.filter((c) => c.words.startsWith("fleet reconcile")))}
 Matches every vend of the fleet's sales for the days (YYYY-MM-DD, both included) against the payment
 service's transaction report (fetched now, never stored) and the transfers made for them, stores the result
 and prints it. Exits 1 when anything does not reconcile.

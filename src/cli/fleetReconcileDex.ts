@@ -5,10 +5,10 @@
  * 2 usage error.
  */
 import { existsSync } from "node:fs";
+import { isDay } from "../core/days.js";
 import { isPostgresUrl, openFleetDb, redactUrl } from "../fleet/db/open.js";
 import { loadDexReport } from "../fleet/dex/load.js";
 import { dexCsv, dexRows, dexTable } from "../fleet/dex/output.js";
-import { isDay } from "../fleet/reconcile/run.js";
 import type { CliIo } from "./fleetReconcile.js";
 
 export interface DexValues {

@@ -8,13 +8,11 @@ import { parseArgs } from "node:util";
 import { printable } from "../core/printable.js";
 import { isPostgresUrl, openFleetDb, redactUrl } from "../fleet/db/open.js";
 import { AccountError, addUser, listUsers, ROLES, type Role, removeUser } from "../fleet/web/accounts.js";
-import { FLEET_USER_OPTIONS } from "./fleetCommands.js";
+import { renderCommandUsage } from "./commandTable.js";
+import { FLEET_COMMANDS, FLEET_USER_OPTIONS } from "./fleetCommands.js";
 import { readPassphrase } from "./keys.js";
 
-export const FLEET_USER_USAGE = `usage: vendd fleet user add NAME --role viewer|manager [--db FILE|URL] [--password-file FILE]
-       vendd fleet user list [--db FILE|URL] [--json]
-       vendd fleet user remove NAME [--db FILE|URL]
-
+export const FLEET_USER_USAGE = `${renderCommandUsage(FLEET_COMMANDS.filter((c) => c.words.startsWith("fleet user ")))}
 Dashboard accounts. A viewer sees every page; a manager also approves and revokes units. The password
 (at least 10 characters) is read from --password-file (first line) or prompted for (or read from standard
 input), never from the command line. --db: the fleet's SQLite file (default ./fleet.db, or $VENDD_FLEET_DB)

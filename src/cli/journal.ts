@@ -9,23 +9,21 @@ import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig } from "../config/load.js";
 import { systemClock } from "../core/clock.js";
+import { localDay } from "../core/days.js";
 import { formatAmount } from "../core/money.js";
 import { describeRefusal } from "../journal/problems.js";
 import { type DayTotal, openJournalView, type SessionLine } from "../journal/view.js";
+import { renderCommandUsage } from "./commandTable.js";
 import type { CliIo } from "./config.js";
 import { journalExportCommand } from "./journalExport.js";
 import { heldCommand } from "./journalHeld.js";
 import { formatColumns } from "./table.js";
-import { JOURNAL_OPTIONS } from "./unitCommands.js";
+import { JOURNAL_OPTIONS, UNIT_COMMANDS } from "./unitCommands.js";
 
 const VIEWS = ["recent", "unresolved", "flagged", "totals"] as const;
 type ViewName = (typeof VIEWS)[number];
 
-const HELP = `usage: vendd journal [recent|unresolved|flagged|totals] [--config FILE | --journal PATH] [--json]
-                     [--limit N] [--days N]
-       vendd journal held [--config FILE] [--secrets FILE] [--cancel] [--json]
-       vendd journal export [--config FILE | --journal PATH] [--from DATE] [--to DATE] [--out FILE]
-
+const HELP = `${renderCommandUsage(UNIT_COMMANDS.filter((c) => c.command === "journal"))}
 Shows the unit's journal, read-only (safe while vendd runs):
   recent       the latest sessions: time, order id, item, price, result, amount captured (default)
   unresolved   sessions not settled yet (open, or unsettled: recovery retries them; a conflict needs you)
@@ -152,7 +150,7 @@ export function journalPathOf(file: string, out: CliIo): string | null {
 export function localTime(ms: number): string {
   const d = new Date(ms);
   const p = (n: number) => String(n).padStart(2, "0");
-  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}`;
+  return `${localDay(ms)} ${p(d.getHours())}:${p(d.getMinutes())}`;
 }
 
 function renderSessions(view: ViewName, lines: SessionLine[], json: boolean, path: string): string {

@@ -17,10 +17,10 @@ import {
   parsePublicKey,
   publicKeyLine,
 } from "../update/minisign.js";
-import { KEYS_OPTIONS } from "./updateCommands.js";
+import { renderCommandUsage } from "./commandTable.js";
+import { KEYS_OPTIONS, UPDATE_COMMANDS } from "./updateCommands.js";
 
-const USAGE = `usage: vendd keys generate [--out-dir DIR] [--passphrase-file FILE] [--kdf sensitive|interactive] [--force]
-
+const USAGE = `${renderCommandUsage(UPDATE_COMMANDS.filter((c) => c.command === "keys"))}
 Writes DIR/vendd.pub and DIR/vendd.key (mode 0600; default DIR: the current directory). The secret key is
 encrypted with the passphrase (scrypt, as minisign does: --kdf sensitive, the default, uses 1 GiB and takes
 seconds; interactive uses 16 MiB). The passphrase is read from --passphrase-file (first line) or prompted.

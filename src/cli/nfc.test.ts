@@ -6,7 +6,7 @@ import { stringify } from "yaml";
 import { hashBadgeUid } from "../../drivers/nfc/badges.js";
 import { decodeNdefUri } from "../../drivers/nfc/ndef.js";
 import { createSimNfcStation, type SimReader, SimTag } from "../../drivers/nfc/sim.js";
-import { rawLegacy, rawV10, setPath } from "../config/fixtures.js";
+import { rawLegacy, rawV10, setPath } from "../config/fixtures.test-support.js";
 import { ManualClock } from "../core/clock.js";
 import { nfcCommand } from "./nfc.js";
 

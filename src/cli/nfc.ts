@@ -12,12 +12,11 @@ import type { NfcStation } from "../../drivers/nfc/station.js";
 import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig, type VenddConfig } from "../config/load.js";
 import { configuredBeaconId, nfcOptions } from "../config/seams.js";
 import { type Clock, systemClock } from "../core/clock.js";
+import { renderCommandUsage } from "./commandTable.js";
 import type { CliIo } from "./config.js";
-import { NFC_OPTIONS } from "./unitCommands.js";
+import { NFC_OPTIONS, UNIT_COMMANDS } from "./unitCommands.js";
 
-const HELP = `usage: vendd nfc write-tag [--config FILE] [--uri URI] [--timeout SECONDS]
-       vendd nfc hash-badge UID
-
+const HELP = `${renderCommandUsage(UNIT_COMMANDS.filter((c) => c.command === "nfc"))}
 hash-badge prints the scrypt hash of a technician badge's UID (hex, e.g. 04A1B2C3D4E5F6) for the config's
 nfc.badges list: the config holds only the hash, never the UID.
 

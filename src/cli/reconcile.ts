@@ -1,3 +1,4 @@
+import { renderCommandUsage } from "./commandTable.js";
 /**
  * `vendd reconcile [--journal FILE | --config FILE] --from DATE --to DATE [--reporting FILE]
  * [--format table|csv|json]` (issue 17): one unit without a fleet. Its journal's finished sessions (read-only,
@@ -22,11 +23,9 @@ import { parseOptionsOrExit } from "./cliArgs.js";
 import type { CliIo } from "./config.js";
 import { journalSource, localZone } from "./journalExport.js";
 import { writeResult } from "./reconcileOutput.js";
-import { RECONCILE_OPTIONS } from "./unitCommands.js";
+import { RECONCILE_OPTIONS, UNIT_COMMANDS } from "./unitCommands.js";
 
-const HELP = `usage: vendd reconcile [--journal FILE | --config FILE] --from DATE --to DATE [--reporting FILE]
-                       [--format table|csv|json]
-
+const HELP = `${renderCommandUsage(UNIT_COMMANDS.filter((c) => c.command === "reconcile"))}
 One unit without a fleet: matches the journal's finished sessions of the days (YYYY-MM-DD, local, both
 included) with the payment service's transaction report, as \`vendd fleet reconcile\` does for a fleet.
 Nothing is stored; exits 1 when anything does not reconcile.

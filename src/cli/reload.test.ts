@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { rawV10, V10_ENV } from "../config/fixtures.js";
+import { rawV10, V10_ENV } from "../config/fixtures.test-support.js";
 import { ConfigError, type LoadedConfig, parseConfig } from "../config/load.js";
 import { createLogger } from "../core/log.js";
 import { SecretRegistry } from "../core/secrets.js";

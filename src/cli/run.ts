@@ -16,12 +16,12 @@ import { SecretRegistry } from "../core/secrets.js";
 import { RESTART_EXIT_CODE } from "../daemon/configApply.js";
 import { type Daemon, startDaemon } from "../daemon/daemon.js";
 import { describeRefusal } from "../journal/problems.js";
+import { renderCommandUsage } from "./commandTable.js";
 import { createReloader } from "./reload.js";
-import { RUN_OPTIONS } from "./unitCommands.js";
+import { RUN_OPTIONS, UNIT_COMMANDS } from "./unitCommands.js";
 import { packageVersion } from "./version.js";
 
-const HELP = `usage: vendd run --config FILE [--secrets FILE]
-
+const HELP = `${renderCommandUsage(UNIT_COMMANDS.filter((c) => c.command === "run"))}
 Runs the unit daemon. Invalid configuration is refused with every error listed by path.
 SIGHUP (systemctl reload vendd) reads the configuration again: an invalid one is logged and ignored,
 logging.level is applied at once, and any other change is logged as needing a restart.

@@ -3,9 +3,10 @@ import { createInterface } from "node:readline";
 import { startDexSimulator } from "../../drivers/dex/simulator/index.js";
 import { DEX_SCRIPT_HELP, runDexScriptLine } from "../../drivers/dex/simulator/script.js";
 import { socatAvailable } from "../../drivers/vmc/simulator/pty.js";
+import { renderCommandUsage } from "./commandTable.js";
+import { SIMULATION_COMMANDS } from "./simCommands.js";
 
-const USAGE = `usage: vendd sim-dex [--device PATH] [--role slave|master] [--script FILE]
-
+const USAGE = `${renderCommandUsage(SIMULATION_COMMANDS.filter((c) => c.command === "sim-dex"))}
 Plays a vending machine's DEX port (docs/dex.md): answers a DEX/UCS reader on a pseudo-terminal with an
 EVA-DTS audit file that follows the vends you give it.
   --device PATH   make a PTY linked at PATH (needs socat), or attach to PATH when it is an existing tty

@@ -3,9 +3,10 @@ import { createInterface } from "node:readline";
 import { startVmcSimulator } from "../../drivers/vmc/simulator/index.js";
 import { socatAvailable } from "../../drivers/vmc/simulator/pty.js";
 import { runScriptLine, SCRIPT_HELP } from "../../drivers/vmc/simulator/script.js";
+import { renderCommandUsage } from "./commandTable.js";
+import { SIMULATION_COMMANDS } from "./simCommands.js";
 
-const USAGE = `usage: vendd sim-vmc [--device PATH] [--dex-port PATH] [--ack-rate N] [--script FILE] [--quiet]
-
+const USAGE = `${renderCommandUsage(SIMULATION_COMMANDS.filter((c) => c.command === "sim-vmc"))}
 Plays the MDB cashless adapter and the vending machine behind it (vending-mdb §2) on a pseudo-terminal.
   --device PATH   make a PTY linked at PATH (needs socat), or attach to PATH when it is an existing tty
   --dex-port PATH the machine's DEX port on a second PTY linked at PATH (docs/dex.md): its EVA-DTS audit

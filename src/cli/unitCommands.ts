@@ -101,9 +101,15 @@ export const UNIT_COMMANDS: readonly CommandHelp[] = [
   ]),
   ...helpLines("journal", JOURNAL_OPTIONS, [
     {
-      words: "journal [recent|unresolved|flagged|totals|held]",
-      only: ["config", "journal", "secrets", "json", "cancel", "limit", "days"],
-      summary: "the journal, read-only (safe while the daemon runs); held: payments the service still holds",
+      words: "journal [recent|unresolved|flagged|totals]",
+      only: ["config", "journal", "json", "limit", "days"],
+      summary: "the journal, read-only (safe while the daemon runs)",
+    },
+    {
+      words: "journal held",
+      only: ["config", "secrets", "cancel", "json"],
+      summary:
+        "payments the service still holds for this unit; --cancel releases those the journal does not know",
     },
     {
       words: "journal export",

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { BOARD_NAMES, BoardError, defaultBoardsDir, loadBoard, mergeUnder } from "./boards.js";
-import { issuesOf, rawV10, V10_ENV } from "./fixtures.js";
+import { issuesOf, rawV10, V10_ENV } from "./fixtures.test-support.js";
 import { buildConfig, parseConfig } from "./load.js";
 
 const dir = mkdtempSync(join(tmpdir(), "vendd-boards-"));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { pathsOf, rawV10, setPath } from "./fixtures.js";
+import { pathsOf, rawV10, setPath } from "./fixtures.test-support.js";
 import { buildConfig, ConfigError, parseConfig } from "./load.js";
 
 describe("config schema: all errors in one run", () => {

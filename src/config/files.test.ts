@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
 import { seededRandom } from "../core/random.js";
 import { duplicateKeys, MAX_FILE_BYTES, parseStructured, readStructuredFile } from "./files.js";
-import { rawV10, V10_ENV } from "./fixtures.js";
+import { rawV10, V10_ENV } from "./fixtures.test-support.js";
 import { ConfigError, loadConfig } from "./load.js";
 
 const dir = mkdtempSync(join(tmpdir(), "vendd-files-"));

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { rawV10 } from "./fixtures.js";
+import { rawV10 } from "./fixtures.test-support.js";
 import { ConfigError, loadConfig } from "./load.js";
 
 const dir = mkdtempSync(join(tmpdir(), "vendd-config-"));

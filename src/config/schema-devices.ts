@@ -5,6 +5,7 @@
 import * as z from "zod";
 import { CHECKIN_SERVICE_UUID, MAX_PULSE_MS, MIN_PULSE_MS, TEST_COMPANY_ID } from "../core/devices.js";
 import { parseAmount } from "../core/money.js";
+import { SCRYPT_HASH_FORMAT } from "../core/scryptHash.js";
 import { intIn, isRecord, nonEmpty } from "./rules.js";
 
 /** Decimal places of amounts in the pulse section (DKK and EUR: 2, like `CURRENCY_DECIMALS`). */
@@ -35,8 +36,8 @@ export const bleSchema = z
   })
   .prefault({});
 
-/** scrypt hash string of a badge UID (drivers/nfc/badges.ts); never a raw UID. */
-const BADGE_HASH = /^scrypt\$\d{1,7}\$\d{1,2}\$\d{1,2}\$[A-Za-z0-9_-]{16,}\$[A-Za-z0-9_-]{43}$/;
+/** scrypt hash string of a badge UID (the one format: src/core/scryptHash.ts); never a raw UID. */
+const BADGE_HASH = SCRYPT_HASH_FORMAT;
 
 /** The NFC reader: technician badges and writing the check-in tag (drivers/nfc). */
 export const nfcSchema = z

@@ -1,7 +1,7 @@
 /** The `fleet` section: optional, defaults, URL and bounds with specific errors. */
 import { describe, expect, it } from "vitest";
 import { MAX_BATCH_EVENTS } from "../core/fleetWire.js";
-import { issuesOf, pathsOf, rawV10, V10_ENV } from "./fixtures.js";
+import { issuesOf, pathsOf, rawV10, V10_ENV } from "./fixtures.test-support.js";
 import { buildConfig, parseConfig } from "./load.js";
 
 describe("fleet", () => {

@@ -1,6 +1,6 @@
 /** The `updates` section: defaults, key format, threshold against the number of keys. */
 import { describe, expect, it } from "vitest";
-import { issuesOf, pathsOf, rawV10, V10_ENV } from "./fixtures.js";
+import { issuesOf, pathsOf, rawV10, V10_ENV } from "./fixtures.test-support.js";
 import { buildConfig, parseConfig } from "./load.js";
 
 const KEY = "RWT1z3oTHtEJf9D4o1aktLfv2wjxk8o1pJH65fbJQsfxWfx+A3ORm99S";

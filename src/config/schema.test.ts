@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { issuesOf, LEGACY_ENV, pathsOf, rawLegacy, rawV10, setPath, V10_ENV } from "./fixtures.js";
+import {
+  issuesOf,
+  LEGACY_ENV,
+  pathsOf,
+  rawLegacy,
+  rawV10,
+  setPath,
+  V10_ENV,
+} from "./fixtures.test-support.js";
 import { parseConfig, toConfigInput } from "./load.js";
 
 /** Applies one mutation to a valid V10 config and returns the issues. */

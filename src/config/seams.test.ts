@@ -8,7 +8,7 @@ import { createVendController } from "../../drivers/vmc/factory.js";
 import { ManualClock } from "../core/clock.js";
 import { SeamConfigError } from "../core/seams.js";
 import { createPaymentDriver } from "../payment/factory.js";
-import { LEGACY_ENV, rawLegacy, rawV10, V10_ENV } from "./fixtures.js";
+import { LEGACY_ENV, rawLegacy, rawV10, V10_ENV } from "./fixtures.test-support.js";
 import { parseConfig } from "./load.js";
 import { paymentOptions, seamOptions, vmcOptions } from "./seams.js";
 

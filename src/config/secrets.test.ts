@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { issuesOf, pathsOf, rawLegacy, rawV10 } from "./fixtures.js";
+import { issuesOf, pathsOf, rawLegacy, rawV10 } from "./fixtures.test-support.js";
 import { parseConfig, secretValues } from "./load.js";
 import { resolveSecrets } from "./secrets.js";
 

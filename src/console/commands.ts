@@ -2,7 +2,7 @@
  * The technician console's command words: help text, parsing a typed line into a control request, and
  * tab completion. Pure (no I/O), so it is tested on its own.
  */
-import { dayRefusal, rangeRefusal } from "../core/days.js";
+import { dayRefusal, hasDayShape, rangeRefusal } from "../core/days.js";
 
 export interface ConsoleCommand {
   name: string;
@@ -87,8 +87,6 @@ export type Parsed =
   | { kind: "error"; text: string }
   | { kind: "empty" };
 
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
-
 /** A typed line (already cleaned) as what to do. `today` is the local date. */
 export function parseLine(line: string, today: string): Parsed {
   const words = line
@@ -112,7 +110,7 @@ export function parseLine(line: string, today: string): Parsed {
     case "sales": {
       if (rest.length === 0 || (rest.length === 1 && rest[0] === "today"))
         return { kind: "request", cmd, args: { from: today, to: today } };
-      if (rest.length === 1 && DATE.test(rest[0] ?? "")) {
+      if (rest.length === 1 && hasDayShape(rest[0] ?? "")) {
         const bad = dayRefusal("sales", rest[0] ?? "");
         if (bad !== null) return { kind: "error", text: bad };
         return { kind: "request", cmd, args: { from: rest[0], to: rest[0] } };

@@ -9,6 +9,7 @@
  */
 import { ControlError } from "../core/control.js";
 import { ControlClient } from "../core/controlClient.js";
+import { localDay } from "../core/days.js";
 import { printable } from "../core/printable.js";
 import { cleanLine, parseLine } from "./commands.js";
 import { render } from "./render.js";
@@ -26,12 +27,6 @@ export interface ConsoleOptions {
 
 /** Lines that may wait while a command runs; more are dropped (a paste or a flood changes nothing). */
 const MAX_QUEUED = 8;
-
-function localDay(): string {
-  const d = new Date();
-  const p = (n: number) => String(n).padStart(2, "0");
-  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}`;
-}
 
 /** One session's state: the connection and its login, the follow, the queue of typed lines. */
 class ConsoleSession {
@@ -162,7 +157,7 @@ class ConsoleSession {
       return;
     }
     this.resetIdle();
-    const parsed = parseLine(line, localDay());
+    const parsed = parseLine(line, localDay(Date.now()));
     if (parsed.kind === "empty") return;
     if (parsed.kind !== "request") {
       this.say(parsed.text);

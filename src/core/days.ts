@@ -11,6 +11,11 @@ export const MAX_RANGE_DAYS = 366;
 
 const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
 
+/** Whether `text` has a day's shape `YYYY-MM-DD` (digits; the day need not exist: see isDay). */
+export function hasDayShape(text: string): boolean {
+  return DAY.test(text);
+}
+
 /** Whether `text` is a day `YYYY-MM-DD` that exists in the calendar. */
 export function isDay(text: string): boolean {
   const m = DAY.exec(text);
@@ -23,6 +28,13 @@ export function isDay(text: string): boolean {
 export function dayRefusal(name: string, text: string): string | null {
   if (isDay(text)) return null;
   return `${name} ${printable(text, 40)}: not a day; give a date YYYY-MM-DD that exists, e.g. 2026-02-28`;
+}
+
+/** The day `YYYY-MM-DD` of `ms` in this machine's local time zone (the unit's: the console's "today"). */
+export function localDay(ms: number): string {
+  const d = new Date(ms);
+  const p = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}`;
 }
 
 /** Days from `from` to `to`, both included (calendar arithmetic, no time zone). */

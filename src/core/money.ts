@@ -33,12 +33,42 @@ export function parseAmount(text: string, decimals = 2, exact = false): Minor {
   return minor;
 }
 
+/** A signed decimal string (`-12.50`) as minor units, exactly (the rules of parseAmount after the sign). */
+export function parseSignedAmount(text: string, decimals = 2): Minor {
+  return text.startsWith("-") ? -parseAmount(text.slice(1), decimals) : parseAmount(text, decimals);
+}
+
 /** Formats minor units as a decimal string with exactly `decimals` places: 1250 → `"12.50"`. */
 export function formatAmount(minor: Minor, decimals = 2): string {
   assertMinor(minor);
-  if (decimals === 0) return String(minor);
-  const s = String(minor).padStart(decimals + 1, "0");
-  return `${s.slice(0, -decimals)}.${s.slice(-decimals)}`;
+  return formatSignedAmount(minor, decimals);
+}
+
+/**
+ * The one money formatter: integer minor units (a sum may be a BigInt, a net may be negative) as a decimal
+ * string with exactly `decimals` places, the sign kept: -1250 → `"-12.50"`, 1250n with 0 decimals → `"1250"`.
+ */
+export function formatSignedAmount(minor: number | bigint, decimals = 2): string {
+  const sign = minor < 0 ? "-" : "";
+  const abs = String(minor < 0 ? -BigInt(minor) : BigInt(minor)).padStart(decimals + 1, "0");
+  return decimals === 0 ? `${sign}${abs}` : `${sign}${abs.slice(0, -decimals)}.${abs.slice(-decimals)}`;
+}
+
+/** A currency's exponent (its minor-unit digits: 2 for EUR and DKK, 0 for JPY; 2 when unknown). */
+export function currencyDecimals(currency: string): number {
+  try {
+    return (
+      new Intl.NumberFormat("en", { style: "currency", currency }).resolvedOptions().maximumFractionDigits ??
+      2
+    );
+  } catch {
+    return 2;
+  }
+}
+
+/** Minor units in `currency` as a signed decimal string with the currency's exponent. */
+export function formatMoney(minor: number | bigint, currency: string): string {
+  return formatSignedAmount(minor, currencyDecimals(currency));
 }
 
 /**
@@ -59,6 +89,11 @@ export function amountFromJson(value: unknown, decimals = 2): Minor {
  */
 export function amountToJson(minor: Minor, decimals = 2): number {
   return Number(formatAmount(minor, decimals));
+}
+
+/** The JSON number for a signed amount (a credit note's negative total): -1250 → -12.5, exactly as amountToJson. */
+export function signedAmountToJson(minor: Minor, decimals = 2): number {
+  return Number(formatSignedAmount(minor, decimals));
 }
 
 export function assertMinor(minor: Minor): void {

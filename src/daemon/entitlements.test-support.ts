@@ -19,7 +19,7 @@ import { openSqliteJournal, type SqliteJournal } from "../journal/sqlite.js";
 import { SimPaymentDriver } from "../payment/sim.js";
 import { badgeHash, type EntitlementList } from "../update/entitlements.js";
 import { parsePublicKey } from "../update/minisign.js";
-import { makeKey, type TestKey } from "../update/test-support.js";
+import { makeKey, type TestKey } from "../update/update.test-support.js";
 import { EntitlementStore, MemberGate } from "./entitlements.js";
 
 export const SALT = "c2FsdHNhbHRzYWx0c2FsdA";

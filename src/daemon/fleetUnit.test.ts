@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import { describe, expect, it } from "vitest";
-import { rawV10 } from "../config/fixtures.js";
+import { rawV10 } from "../config/fixtures.test-support.js";
 import { buildConfig } from "../config/load.js";
 import { render } from "../console/render.js";
 import { ManualClock } from "../core/clock.js";

@@ -2,18 +2,12 @@
  * The control socket's read commands (the technician console's, issue 13): `sales`, `journal`, `errors`
  * and `logs`. Each validates its own arguments (`badArgs`) and answers plain JSON the console renders.
  */
-import { rangeRefusal } from "../core/days.js";
+import { localDay, rangeRefusal } from "../core/days.js";
 import { formatAmount } from "../core/money.js";
 import { printable } from "../core/printable.js";
 import type { SqliteJournal } from "../journal/sqlite.js";
 import { type ConsoleUnit, str } from "./consoleUnit.js";
 import { CommandError, type CommandSpec } from "./control.js";
-
-function localDay(ms: number): string {
-  const d = new Date(ms);
-  const p = (n: number) => String(n).padStart(2, "0");
-  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}`;
-}
 
 /** `sales [FROM [TO]]`: the journal's sales by day and item (today when no day is given). */
 function salesCommand(u: ConsoleUnit): CommandSpec {

@@ -5,9 +5,9 @@ import { createNfcStation } from "../../drivers/nfc/station.js";
 import { type VendController, VmcError } from "../../drivers/vmc/controller.js";
 import { SimVmc } from "../../drivers/vmc/sim.js";
 import { ManualClock } from "../core/clock.js";
+import { fakeDeps, loaded, row } from "./doctor.test-support.js";
 import { doctorChecks, runDoctor } from "./checks.js";
 import { allPassed, runChecks } from "./run.js";
-import { fakeDeps, loaded, row } from "./test-support.js";
 
 describe("vendd doctor: devices", () => {
   it("a missing serial device fails with what to check, for a USB adapter and for the HAT", async () => {

@@ -2,16 +2,16 @@ import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } fr
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { V10_ENV } from "../config/fixtures.js";
+import { V10_ENV } from "../config/fixtures.test-support.js";
 import { parseConfig } from "../config/load.js";
 import { ManualClock } from "../core/clock.js";
 import { openSqliteJournal } from "../journal/sqlite.js";
 import { PaymentError } from "../payment/errors.js";
 import { runDoctor } from "./checks.js";
 import { defaultDoctorDeps } from "./deps.js";
+import { enoent, fakeDeps, loaded, row, silent } from "./doctor.test-support.js";
 import { nativeCheck } from "./native.js";
 import { allPassed, formatJson, formatTable } from "./run.js";
-import { enoent, fakeDeps, loaded, row, silent } from "./test-support.js";
 
 const dir = mkdtempSync(join(tmpdir(), "vendd-doctor-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

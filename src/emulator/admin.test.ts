@@ -1,6 +1,6 @@
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { V10Kit } from "./v10/testkit.js";
+import { V10Kit } from "./v10/testkit.test-support.js";
 
 describe("emulator info and admin API", () => {
   let kit: V10Kit;

@@ -1,8 +1,8 @@
 import { expect } from "vitest";
-import { ReportingKit } from "./reporting/testkit.js";
-import { DK_USER, FAILING_USER, o, SubsKit } from "./subscriptions/testkit.js";
+import { ReportingKit } from "./reporting/testkit.test-support.js";
+import { DK_USER, FAILING_USER, o, SubsKit } from "./subscriptions/testkit.test-support.js";
 import type { HttpsReceiver } from "./testing/httpsReceiver.js";
-import { V10Kit } from "./v10/testkit.js";
+import { V10Kit } from "./v10/testkit.test-support.js";
 
 /**
  * A month of scheduled events for the clock-jump test (clock-jump.test.ts), set up through the interfaces'

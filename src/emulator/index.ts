@@ -145,13 +145,12 @@ function bounded(name: string, value: number | undefined, fallback: number, min:
   return v;
 }
 
-/** Starts the payment-service emulator (V10 and the older interface) on a loopback HTTP port. */
-export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
-  const host = options.host ?? "127.0.0.1";
+/** The emulator's timing settings, checked (EmulatorInputError naming the option at fault). */
+function emulatorConfig(options: EmulatorOptions) {
   const pollDelayMs = bounded("pollDelayMs", options.pollDelayMs, 1000, 10);
   const refundPollDelayMs = bounded("refundPollDelayMs", options.refundPollDelayMs, 100, 0);
   const retentionMs = bounded("retentionMs", options.retentionMs, 25 * 3600_000, 24 * 3600_000);
-  const config = {
+  return {
     pollDelayMs,
     refundPollDelayMs,
     refundReserveMs: refundPollDelayMs,
@@ -161,6 +160,12 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     checkinTimeoutMs: bounded("checkinTimeoutMs", options.checkinTimeoutMs, 120_000, 1),
     retentionMs,
   };
+}
+
+type EmulatorConfig = ReturnType<typeof emulatorConfig>;
+
+/** The shared pieces: the virtual clock, the ledger, stats, users, callbacks and the integrator credentials. */
+function createCore(options: EmulatorOptions) {
   const seed = options.seed ?? {};
   const clock = createVirtualClock({
     startTime: options.startTime ?? Date.now(),
@@ -176,6 +181,14 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const clientSecret = randomSecret();
   const integrators = new Map<string, string>([[clientId, clientSecret]]);
   for (const i of seed.integrators ?? []) integrators.set(i.clientId, i.clientSecret);
+  return { seed, clock, ledger, stats, users, callbacks, clientId, clientSecret, integrators };
+}
+
+type EmulatorCore = ReturnType<typeof createCore>;
+
+/** The point-of-sale interfaces: V10 with its store, the older interface, and the simulated app users. */
+function createPointOfSale(core: EmulatorCore, config: EmulatorConfig) {
+  const { seed, clock, ledger, stats, users, callbacks, integrators } = core;
   const mainStore = makeStore(DEFAULT_MERCHANT.vat, randomUUID(), {
     merchantBrandId: DEFAULT_MERCHANT.merchantBrandId,
     merchantLocationId: DEFAULT_MERCHANT.merchantLocationId,
@@ -206,6 +219,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     ],
     { findUser: (p) => users.find(p), tokens: v10.tokens, clock, slowAcceptMs: config.slowAcceptMs },
   );
+  return { mainStore, v10, legacySeed, legacy, usersim };
+}
+
+type PointOfSale = ReturnType<typeof createPointOfSale>;
+
+/** Subscriptions, invoices, online payments and transaction reporting. */
+function createOtherInterfaces(options: EmulatorOptions, core: EmulatorCore, pos: PointOfSale) {
+  const { seed, clock, ledger, users, integrators } = core;
+  const { mainStore, v10, legacySeed } = pos;
   const subs = createSubscriptions({
     clock,
     ledger,
@@ -247,39 +269,24 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
           : [],
     })),
   });
-  const faults = new FaultSchedule();
-  const admin = createAdminHandler({ clock, ledger, faults, stats, users, callbacks });
-  const httpListeners = new Set<(event: EmuHttpEvent) => void>();
-  const server = await startHttpServer(
-    {
-      handlers: [
-        ...subs.handlers,
-        v10.handler,
-        legacy,
-        invoices.handler,
-        online.handler,
-        usersim,
-        v10.tokens,
-        reporting.handler,
-        admin,
-      ],
-      faults,
-      stats,
-      bodyLimitBytes: bounded("bodyLimitBytes", options.bodyLimitBytes, 64 * 1024, 1),
-      observe: (event) => {
-        for (const l of httpListeners) l(event);
-      },
-    },
-    host,
-    options.port ?? 0,
-  );
-  const origin = `http://${host.includes(":") ? `[${host}]` : host}:${server.port}`;
-  await subs.start(host).catch(async (e: unknown) => {
-    await server.close();
-    throw e;
-  });
-  const info: EmulatorInfo = {
-    port: server.port,
+  return { subs, httpsCallbacks, invoices, online, reporting };
+}
+
+type OtherInterfaces = ReturnType<typeof createOtherInterfaces>;
+
+/** What a test or `vendd emulator --json` needs to talk to the emulator at `origin`. */
+function emulatorInfo(
+  origin: string,
+  port: number,
+  core: EmulatorCore,
+  pos: PointOfSale,
+  more: OtherInterfaces,
+): EmulatorInfo {
+  const { clientId, clientSecret, users } = core;
+  const { mainStore, legacySeed } = pos;
+  const { subs, invoices, online } = more;
+  return {
+    port,
     admin: `${origin}/_admin`,
     v10: {
       baseUrl: origin,
@@ -311,6 +318,50 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       paymentPointId: mainStore.storeId,
     },
   };
+}
+
+/** Starts the payment-service emulator (V10 and the older interface) on a loopback HTTP port. */
+export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  const host = options.host ?? "127.0.0.1";
+  const config = emulatorConfig(options);
+  const core = createCore(options);
+  const { clock, ledger, stats, users, callbacks } = core;
+  const pos = createPointOfSale(core, config);
+  const { v10, legacy, usersim } = pos;
+  const more = createOtherInterfaces(options, core, pos);
+  const { subs, httpsCallbacks, invoices, online, reporting } = more;
+  const faults = new FaultSchedule();
+  const admin = createAdminHandler({ clock, ledger, faults, stats, users, callbacks });
+  const httpListeners = new Set<(event: EmuHttpEvent) => void>();
+  const server = await startHttpServer(
+    {
+      handlers: [
+        ...subs.handlers,
+        v10.handler,
+        legacy,
+        invoices.handler,
+        online.handler,
+        usersim,
+        v10.tokens,
+        reporting.handler,
+        admin,
+      ],
+      faults,
+      stats,
+      bodyLimitBytes: bounded("bodyLimitBytes", options.bodyLimitBytes, 64 * 1024, 1),
+      observe: (event) => {
+        for (const l of httpListeners) l(event);
+      },
+    },
+    host,
+    options.port ?? 0,
+  );
+  const origin = `http://${host.includes(":") ? `[${host}]` : host}:${server.port}`;
+  await subs.start(host).catch(async (e: unknown) => {
+    await server.close();
+    throw e;
+  });
+  const info = emulatorInfo(origin, server.port, core, pos, more);
   return {
     info,
     clock,

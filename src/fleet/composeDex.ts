@@ -1,12 +1,12 @@
 /** The DEX audits page and its CSV on the composed fleet server (issue 36). */
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
+import { isDay } from "../core/days.js";
 import type { PageTools } from "./composeTools.js";
 import { dayOf, type FleetContext } from "./context.js";
 import { loadDexReport } from "./dex/load.js";
 import { dexCsv, dexRows } from "./dex/output.js";
 import { renderDexPage } from "./dex/page.js";
-import { isDay } from "./reconcile/run.js";
 import type { DashboardTools } from "./web/index.js";
 import { messagePage } from "./web/pages.js";
 

@@ -6,7 +6,7 @@ import { createLegacyDriver } from "./legacy/driver.js";
 import { toPaymentError as legacyError } from "./legacy/errors.js";
 import { type V10Failure, toPaymentError as v10Error } from "./v10/errors.js";
 import { createV10Driver } from "./v10/index.js";
-import { testOptions } from "./v10/test-support.js";
+import { testOptions } from "./v10/v10.test-support.js";
 
 /**
  * PaymentError keeps the error behind it as its ES2022 `cause`, through every mapping of both interfaces,

@@ -28,7 +28,7 @@ import {
   signWith,
   type TestKey,
   unitConfig,
-} from "./test-support.js";
+} from "./update.test-support.js";
 
 let k1: TestKey;
 let k2: TestKey;

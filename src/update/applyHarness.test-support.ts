@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { loadConfig } from "../config/load.js";
 import type { ApplyEnv } from "./applyRun.js";
 import type { HealthSample } from "./health.js";
-import { JumpClock, type TestKey, type UnitTree, unitConfig, unitTree } from "./test-support.js";
+import { JumpClock, type TestKey, type UnitTree, unitConfig, unitTree } from "./update.test-support.js";
 
 export interface Harness {
   tree: UnitTree;

@@ -18,7 +18,7 @@ import {
   verifyBundle,
 } from "./bundle.js";
 import { formatSignature, parsePublicKey, parseSignature, signData } from "./minisign.js";
-import { makeKey, signWith, type TestKey } from "./test-support.js";
+import { makeKey, signWith, type TestKey } from "./update.test-support.js";
 
 const HAVE_MINISIGN = spawnSync("minisign", ["-v"]).status === 0;
 const withTool = HAVE_MINISIGN ? it : it.skip;

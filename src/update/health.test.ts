@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { controlSocketProbe, type HealthSample, healthFromStatus, healthGate } from "./health.js";
-import { JumpClock } from "./test-support.js";
+import { JumpClock } from "./update.test-support.js";
 
 const OK: HealthSample = { ready: true, vmcLinkUp: true, serviceReachable: true, journalErrors: 0 };
 const noFaults = { hit() {} };

@@ -21,7 +21,7 @@ import {
   type UnitTree,
   unitConfig,
   unitTree,
-} from "./test-support.js";
+} from "./update.test-support.js";
 
 let key: TestKey;
 beforeAll(async () => {

@@ -7,7 +7,7 @@ import { type BudgetParams, DEFAULT_PARAMS } from "../../src/payment/budget.js";
 import type { PaymentDriver, PaymentObservation, PaymentRef, PosIdentity } from "../../src/payment/driver.js";
 import { createLegacyDriver } from "../../src/payment/legacy/driver.js";
 import { seededRandom } from "../../src/payment/retry.js";
-import { emulatorDriver } from "../../src/payment/v10/emulator-support.js";
+import { emulatorDriver } from "../../src/payment/v10/emulator.test-support.js";
 import { watchPayment } from "../../src/payment/watch.js";
 import { type DriverKind, USERS } from "./support.js";
 

@@ -10,10 +10,9 @@ import type { DeviceMsg, InvalidLine } from "./messages.js";
 export function onLine(state: MachineState, msg: DeviceMsg | InvalidLine): Step {
   const r = state.reader;
   const p = state.pending;
-  const reject = (why: string) =>
-    stepOf(state, { log: [{ level: "warn", msg: `out of sequence: ${msg.kind} in state ${r.s}: ${why}` }] });
+  const reject = (why: string) => outOfSequence(state, msg.kind, why);
   const to = (reader: Reader, events: VmcEvent[] = [], confirms = false) =>
-    stepOf({ reader, pending: confirms ? null : p }, { events, settle: confirms ? { ok: true } : null });
+    moveTo(state, reader, events, confirms);
 
   switch (msg.kind) {
     case "invalid":
@@ -34,36 +33,7 @@ export function onLine(state: MachineState, msg: DeviceMsg | InvalidLine): Step 
     case "status":
       return onStatus(state, msg.status);
     case "sessionIdle":
-      switch (r.s) {
-        case "starting": {
-          const funds = msg.funds ?? r.funds;
-          const log =
-            funds === r.funds
-              ? []
-              : [{ level: "warn" as const, msg: `session funds ${funds} != offered ${r.funds}` }];
-          const s = to({ s: "idle" }, [{ type: "sessionStarted", funds }], p?.kind === "start");
-          return { ...s, log };
-        }
-        case "idle":
-        case "stopping":
-          return stepOf(state);
-        case "vend":
-          // §3: the VMC left the vend before approval.
-          return to({ s: "idle" }, [{ type: "vendCancelled" }]);
-        case "approved":
-          // §1.5 rule 1: an approved vend that ends without a result counts as unknown.
-          return to(
-            { s: "idle" },
-            [{ type: "reset", reason: "vend ended without a result" }],
-            p?.kind === "approve",
-          );
-        case "denied":
-          return to({ s: "idle" }, [], p?.kind === "deny");
-        case "ending":
-          return to({ s: "idle" });
-        default:
-          return reject("no session was begun");
-      }
+      return onSessionIdle(state, msg.funds);
     case "vendRequest": {
       const vend: Reader = { s: "vend", price: msg.price, item: msg.item };
       const ev: VmcEvent = { type: "vendRequested", item: msg.item, price: msg.price };
@@ -106,6 +76,58 @@ export function onLine(state: MachineState, msg: DeviceMsg | InvalidLine): Step 
       }
       if (r.s === "vend") return to({ s: "ending" }, [{ type: "vendCancelled" }]);
       return reject("no vend to reset");
+  }
+}
+
+/** A line that does not fit the reader's state: logged, nothing changes. */
+function outOfSequence(state: MachineState, kind: string, why: string): Step {
+  return stepOf(state, {
+    log: [{ level: "warn", msg: `out of sequence: ${kind} in state ${state.reader.s}: ${why}` }],
+  });
+}
+
+/** The reader moves to `reader` with `events`; `confirms` settles the pending command as done. */
+function moveTo(state: MachineState, reader: Reader, events: VmcEvent[] = [], confirms = false): Step {
+  const p = state.pending;
+  return stepOf({ reader, pending: confirms ? null : p }, { events, settle: confirms ? { ok: true } : null });
+}
+
+/** `c,STATUS,IDLE[,funds]`: a session began, or the VMC is back at idle within one. */
+function onSessionIdle(state: MachineState, msgFunds: number | null): Step {
+  const r = state.reader;
+  const p = state.pending;
+  const reject = (why: string) => outOfSequence(state, "sessionIdle", why);
+  const to = (reader: Reader, events: VmcEvent[] = [], confirms = false) =>
+    moveTo(state, reader, events, confirms);
+  switch (r.s) {
+    case "starting": {
+      const funds = msgFunds ?? r.funds;
+      const log =
+        funds === r.funds
+          ? []
+          : [{ level: "warn" as const, msg: `session funds ${funds} != offered ${r.funds}` }];
+      const s = to({ s: "idle" }, [{ type: "sessionStarted", funds }], p?.kind === "start");
+      return { ...s, log };
+    }
+    case "idle":
+    case "stopping":
+      return stepOf(state);
+    case "vend":
+      // §3: the VMC left the vend before approval.
+      return to({ s: "idle" }, [{ type: "vendCancelled" }]);
+    case "approved":
+      // §1.5 rule 1: an approved vend that ends without a result counts as unknown.
+      return to(
+        { s: "idle" },
+        [{ type: "reset", reason: "vend ended without a result" }],
+        p?.kind === "approve",
+      );
+    case "denied":
+      return to({ s: "idle" }, [], p?.kind === "deny");
+    case "ending":
+      return to({ s: "idle" });
+    default:
+      return reject("no session was begun");
   }
 }
 

@@ -1,7 +1,7 @@
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { invoicesHarness } from "../invoices/invoices.test-support.js";
-import { o, SubsKit } from "../subscriptions/testkit.js";
+import { o, SubsKit } from "../subscriptions/testkit.test-support.js";
 
 /**
  * Issue 29 defect 3: the seeds' maximum batch sizes fit the routes' body limits on an emulator with default

@@ -99,6 +99,64 @@ async function dispatch(handlers: readonly InterfaceHandler[], req: EmuRequest):
   return { status: 404 };
 }
 
+/** Answers a fault that replaces the handler's answer (409, or a 500/reset/lost not applied); true if it did. */
+function answeredByFault(
+  req: IncomingMessage,
+  res: ServerResponse,
+  hit: FaultHit | null,
+  fail500: EmuResponse,
+): boolean {
+  if (hit && (hit.fault === "409" || !hit.applied) && hit.fault !== "delay") {
+    if (hit.fault === "409") send(res, { status: 409, body: errorBody(hit.code, "injected conflict", req) });
+    else if (hit.fault === "500") send(res, fail500);
+    else if (hit.fault === "reset") req.socket.resetAndDestroy();
+    else if (hit.fault === "lost") sendLost(res, fail500);
+    return true;
+  }
+  return false;
+}
+
+/** A `delay` fault: the handler's `hold()` waits `delayMs` (once per request), on a timer close() clears. */
+function holdFor(emuReq: EmuRequest, delayMs: number, timers: Set<NodeJS.Timeout>): void {
+  let held: Promise<void> | undefined;
+  emuReq.hold = () => {
+    held ??= new Promise<void>((resolve) => {
+      const t = setTimeout(() => {
+        timers.delete(t);
+        resolve();
+      }, delayMs);
+      timers.add(t);
+    });
+    return held;
+  };
+}
+
+/** Sends the handler's answer, or what an applied fault makes of it; true when the answer went out whole. */
+function sendAnswer(
+  req: IncomingMessage,
+  res: ServerResponse,
+  hit: FaultHit | null,
+  answer: EmuResponse,
+  fail500: EmuResponse,
+): boolean {
+  switch (hit?.fault) {
+    case "500":
+      send(res, fail500);
+      return false;
+    case "reset":
+      req.socket.resetAndDestroy();
+      return false;
+    case "lost":
+      sendLost(res, answer);
+      return false;
+    case "hang":
+      return false;
+    default:
+      send(res, answer);
+      return true;
+  }
+}
+
 /**
  * The emulator's one HTTP server (plain node:http, no framework, for the polling hot path): reads the body
  * within the limit, applies the fault schedule to every non-admin route (so faults reach both interfaces),
@@ -131,15 +189,7 @@ export async function startHttpServer(
     const hit: FaultHit | null = path.startsWith(ADMIN_PREFIX) ? null : deps.faults.take(method, path);
     if (hit) deps.stats.fault(hit.fault);
     const fail500: EmuResponse = { status: 500, body: errorBody("2001", "injected internal error", req) };
-    if (hit && (hit.fault === "409" || !hit.applied) && hit.fault !== "delay") {
-      if (hit.fault === "409")
-        send(res, { status: 409, body: errorBody(hit.code, "injected conflict", req) });
-      else if (hit.fault === "500") send(res, fail500);
-      else if (hit.fault === "reset") req.socket.resetAndDestroy();
-      else if (hit.fault === "lost") sendLost(res, fail500);
-      return;
-    }
-    let held: Promise<void> | undefined;
+    if (answeredByFault(req, res, hit, fail500)) return;
     const emuReq: EmuRequest = {
       method,
       path,
@@ -149,18 +199,7 @@ export async function startHttpServer(
       body,
       url: `http://${req.headers.host ?? host}${raw}`,
     };
-    if (hit?.fault === "delay") {
-      emuReq.hold = () => {
-        held ??= new Promise<void>((resolve) => {
-          const t = setTimeout(() => {
-            timers.delete(t);
-            resolve();
-          }, hit.delayMs);
-          timers.add(t);
-        });
-        return held;
-      };
-    }
+    if (hit?.fault === "delay") holdFor(emuReq, hit.delayMs, timers);
     let answer: EmuResponse;
     try {
       answer = await dispatch(deps.handlers, emuReq);
@@ -171,22 +210,8 @@ export async function startHttpServer(
       };
     }
     if (emuReq.hold) await emuReq.hold();
-    switch (hit?.fault) {
-      case "500":
-        send(res, fail500);
-        return;
-      case "reset":
-        req.socket.resetAndDestroy();
-        return;
-      case "lost":
-        sendLost(res, answer);
-        return;
-      case "hang":
-        return;
-      default:
-        send(res, answer);
-        deps.observe?.({ method, path, answer, at: performance.now() });
-    }
+    if (sendAnswer(req, res, hit, answer, fail500))
+      deps.observe?.({ method, path, answer, at: performance.now() });
   }
 
   const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {

@@ -1,4 +1,5 @@
-import type { Minor } from "../../core/money.js";
+import { hasDayShape } from "../../core/days.js";
+import { type Minor, parseSignedAmount, signedAmountToJson } from "../../core/money.js";
 
 /** The `error` class of the invoice error answer (seed 002 §Invoice error answer). */
 export type InvoiceErrorClass = "DomainError" | "InputError" | "ServerError";
@@ -140,8 +141,6 @@ const ARTICLE_FIELDS = [
 
 export const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const PHONE = /^\+\d{6,15}$/;
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
-const DECIMAL2 = /^-?\d+(\.\d{1,2})?$/;
 const DAY_MS = 86_400_000;
 
 /** `YYYY-MM-DD` of an emulator time (UTC). */
@@ -151,7 +150,7 @@ export function dayOf(ms: number): string {
 
 /** Start (00:00 UTC) of a valid `YYYY-MM-DD`, ms; NaN when invalid. */
 export function startOfDay(date: string): number {
-  if (!DATE.test(date)) return Number.NaN;
+  if (!hasDayShape(date)) return Number.NaN;
   const ms = Date.parse(`${date}T00:00:00Z`);
   return Number.isFinite(ms) && dayOf(ms) === date ? ms : Number.NaN;
 }
@@ -164,18 +163,16 @@ export function addDays(date: string, days: number): string {
 /** A JSON number with at most two decimals → minor units, exactly (via its shortest text form). */
 export function toMinor(value: unknown): Minor | null {
   if (typeof value !== "number" || !Number.isFinite(value)) return null;
-  const text = String(value);
-  if (!DECIMAL2.test(text)) return null;
-  const negative = text.startsWith("-");
-  const [whole = "0", frac = ""] = (negative ? text.slice(1) : text).split(".");
-  const minor = Number(whole) * 100 + Number(frac.padEnd(2, "0"));
-  if (!Number.isSafeInteger(minor)) return null;
-  return (negative ? -minor : minor) as Minor;
+  try {
+    return parseSignedAmount(String(value), 2);
+  } catch {
+    return null;
+  }
 }
 
 /** Minor units → a JSON decimal number (two decimals at most). */
 export function toDecimal(minor: number): number {
-  return minor / 100;
+  return signedAmountToJson(minor, 2);
 }
 
 function optString(v: Record<string, unknown>, key: string, max = 1000): string | null {

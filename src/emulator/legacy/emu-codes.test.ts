@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createStandaloneLegacy } from "./harness.js";
+import { createStandaloneLegacy } from "./harness.test-support.js";
 
 const IDS = { MerchantId: "POSDK99999", LocationId: "88888" };
 const UNIT = "123456789012345";

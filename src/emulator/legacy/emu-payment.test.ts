@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import type { SimUser } from "../types.js";
 import { defaultUsers } from "../users.js";
-import { createStandaloneLegacy, type StandaloneLegacy } from "./harness.js";
+import { createStandaloneLegacy, type StandaloneLegacy } from "./harness.test-support.js";
 
 const UNIT = "123456789012345";
 const POS = "vend-unit-7";

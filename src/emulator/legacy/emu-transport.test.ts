@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createStandaloneLegacy, signedRequest } from "./harness.js";
+import { createStandaloneLegacy, signedRequest } from "./harness.test-support.js";
 
 const ORIGIN = "http://127.0.0.1:8080";
 const IDS = { MerchantId: "POSDK99999", LocationId: "88888" };

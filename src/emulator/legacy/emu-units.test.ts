@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { defaultUsers } from "../users.js";
-import { createStandaloneLegacy, type StandaloneLegacy } from "./harness.js";
+import { createStandaloneLegacy, type StandaloneLegacy } from "./harness.test-support.js";
 
 const IDS = { MerchantId: "POSDK99999", LocationId: "88888" };
 const UNIT_A = "111111111111111";

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ReportingKit as Kit, type ReportingKit, recordViaLedger } from "./testkit.js";
+import { ReportingKit as Kit, type ReportingKit, recordViaLedger } from "./testkit.test-support.js";
 
 /**
  * The reporting routes over HTTP (seed 002 "Endpoints / Reporting"): the three headers, payment points and

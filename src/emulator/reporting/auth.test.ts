@@ -1,6 +1,6 @@
 import { createHash, createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ReportingKit as Kit, REDIRECT_URI, type ReportingKit } from "./testkit.js";
+import { ReportingKit as Kit, REDIRECT_URI, type ReportingKit } from "./testkit.test-support.js";
 
 /** The merchant OpenID Connect provider of transaction reporting (seed 002 "Authentication"), over HTTP. */
 describe("reporting authentication: OpenID Connect hybrid flow with refresh tokens", () => {

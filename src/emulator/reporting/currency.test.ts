@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { o, SubsKit } from "../subscriptions/testkit.js";
+import { o, SubsKit } from "../subscriptions/testkit.test-support.js";
 import { type HttpsReceiver, startHttpsReceiver } from "../testing/httpsReceiver.js";
-import { V10Kit } from "../v10/testkit.js";
-import { ReportingKit } from "./testkit.js";
+import { V10Kit } from "../v10/testkit.test-support.js";
+import { ReportingKit } from "./testkit.test-support.js";
 
 /**
  * Issue 29 defect 1: every money movement carries its own currency into the ledger, the reporting lines and a

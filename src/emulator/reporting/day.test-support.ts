@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { expect } from "vitest";
-import { DK_USER, o, SubsKit } from "../subscriptions/testkit.js";
+import { DK_USER, o, SubsKit } from "../subscriptions/testkit.test-support.js";
 import { type HttpsReceiver, startHttpsReceiver } from "../testing/httpsReceiver.js";
 import type { LedgerEntry } from "../types.js";
-import { V10Kit } from "../v10/testkit.js";
-import { ReportingKit as Kit, type ReportingKit } from "./testkit.js";
+import { V10Kit } from "../v10/testkit.test-support.js";
+import { ReportingKit as Kit, type ReportingKit } from "./testkit.test-support.js";
 
 /**
  * The one-day ledger test's day (day.test.ts): the fee schedule restated, and the setup that runs a day of

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hasOpenssl } from "../testing/httpsReceiver.js";
 import type { LedgerEntry } from "../types.js";
-import type { V10Kit } from "../v10/testkit.js";
+import type { V10Kit } from "../v10/testkit.test-support.js";
 import {
   DAY_END,
   DAY_START,
@@ -12,7 +12,7 @@ import {
   startDay,
   stopDay,
 } from "./day.test-support.js";
-import type { ReportingKit } from "./testkit.js";
+import type { ReportingKit } from "./testkit.test-support.js";
 
 /**
  * The one-day ledger test (issue 15 acceptance): a day of point-of-sale vends through both interfaces' HTTP

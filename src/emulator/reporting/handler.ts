@@ -1,3 +1,4 @@
+import { hasDayShape } from "../../core/days.js";
 import { lowerBound } from "../ledger.js";
 import type { EmuRequest, EmuResponse } from "../types.js";
 import type { Grant, MerchantAuth } from "./auth.js";
@@ -38,7 +39,6 @@ export interface ReportingDeps {
 }
 
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?(Z|[+-]\d{2}:\d{2})$/;
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 function one(req: EmuRequest, name: string, required: boolean): string | null {
   const all = req.query.getAll(name);
@@ -61,7 +61,7 @@ function dateTime(req: EmuRequest, name: string): number {
 
 function date(req: EmuRequest, name: string): string {
   const v = one(req, name, true) as string;
-  const ms = DATE.test(v) ? Date.parse(`${v}T00:00:00Z`) : Number.NaN;
+  const ms = hasDayShape(v) ? Date.parse(`${v}T00:00:00Z`) : Number.NaN;
   if (Number.isNaN(ms) || isoDate(ms) !== v)
     fail(400, "invalid_request", `${name} must be a date YYYY-MM-DD`);
   return v;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hasOpenssl } from "../testing/httpsReceiver.js";
-import { DK_USER, FAILING_USER, o, SubsKit } from "./testkit.js";
+import { DK_USER, FAILING_USER, o, SubsKit } from "./testkit.test-support.js";
 
 const skip = !hasOpenssl();
 if (skip) console.warn("openssl missing: subscriptions agreement tests skipped");

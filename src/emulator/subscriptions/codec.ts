@@ -1,3 +1,4 @@
+import { hasDayShape } from "../../core/days.js";
 import { type Minor, MoneyFormatError, parseAmount } from "../../core/money.js";
 
 /** A synchronous 400 of the subscriptions interfaces: the message names the field. */
@@ -60,10 +61,8 @@ export function amount(value: unknown, what: string): Minor {
   }
 }
 
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
-
 export function date(value: unknown, what: string): string {
-  if (typeof value !== "string" || !DATE.test(value) || Number.isNaN(Date.parse(`${value}T00:00:00Z`)))
+  if (typeof value !== "string" || !hasDayShape(value) || Number.isNaN(Date.parse(`${value}T00:00:00Z`)))
     throw new SubsInputError(`${what} must be a date YYYY-MM-DD`);
   if (new Date(`${value}T00:00:00Z`).toISOString().slice(0, 10) !== value)
     throw new SubsInputError(`${what} is not a calendar date`);

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { hasOpenssl, startHttpsReceiver } from "../testing/httpsReceiver.js";
 import { refuseUrl } from "./delivery.js";
-import { DK_USER, o, SubsKit } from "./testkit.js";
+import { DK_USER, o, SubsKit } from "./testkit.test-support.js";
 
 const skip = !hasOpenssl();
 if (skip) console.warn("openssl missing: subscriptions callback delivery tests skipped");

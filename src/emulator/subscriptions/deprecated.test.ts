@@ -1,7 +1,7 @@
 import { Agent, request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hasOpenssl, selfSignedCertificate } from "../testing/httpsReceiver.js";
-import { DK_USER, o, SubsKit } from "./testkit.js";
+import { DK_USER, o, SubsKit } from "./testkit.test-support.js";
 
 const skip = !hasOpenssl();
 if (skip) console.warn("openssl missing: deprecated subscriptions interface tests skipped");

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { hasOpenssl } from "../testing/httpsReceiver.js";
-import { FAILING_USER, o, SubsKit } from "./testkit.js";
+import { FAILING_USER, o, SubsKit } from "./testkit.test-support.js";
 
 const skip = !hasOpenssl();
 if (skip) console.warn("openssl missing: subscriptions one-off/refund tests skipped");

@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { V10Kit } from "./testkit.js";
+import { V10Kit } from "./testkit.test-support.js";
 
 interface Receiver {
   url: string;

@@ -1,6 +1,6 @@
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { V10Kit } from "./testkit.js";
+import { V10Kit } from "./testkit.test-support.js";
 
 describe("fault schedules in the HTTP layer (admin faults)", () => {
   let kit: V10Kit;

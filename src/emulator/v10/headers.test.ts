@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { V10Kit } from "./testkit.js";
+import { V10Kit } from "./testkit.test-support.js";
 
 const VAT = "x-service-merchant-vat-number";
 const NAME = "x-service-client-system-name";

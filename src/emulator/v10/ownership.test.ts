@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { V10Kit } from "./testkit.js";
+import { V10Kit } from "./testkit.test-support.js";
 
 const FI_STORE = "11111111-1111-4111-8111-111111111111";
 const INACTIVE_STORE = "22222222-2222-4222-8222-222222222222";

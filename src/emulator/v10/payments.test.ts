@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { V10Kit } from "./testkit.js";
+import { V10Kit } from "./testkit.test-support.js";
 
 const id = (r: { body: unknown }): string => (r.body as { paymentId: string }).paymentId;
 

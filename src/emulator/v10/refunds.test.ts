@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Answer, V10Kit } from "./testkit.js";
+import { type Answer, V10Kit } from "./testkit.test-support.js";
 
 const refundOf = (r: Answer): string => (r.body as { refundId: string }).refundId;
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { V10Kit } from "./testkit.js";
+import { V10Kit } from "./testkit.test-support.js";
 
 describe("V10 request bodies: size, type, JSON, unknown fields, exact amounts (pos-v10 §1, §14, §19)", () => {
   let kit: V10Kit;

@@ -1,7 +1,7 @@
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { authorizationHeader } from "../../payment/legacy/signing.js";
-import { V10Kit } from "./testkit.js";
+import { V10Kit } from "./testkit.test-support.js";
 
 describe("user simulation over HTTP for both interfaces (pos-v10 §17)", () => {
   let kit: V10Kit;

@@ -3,7 +3,7 @@
  * finding of each window (a window without findings is one `matched` row), with its unit, amounts in minor
  * units and currency; CSV and a plain-text table of them.
  */
-import { formatAmount, type Minor } from "../../core/money.js";
+import { formatSignedAmount, type Minor } from "../../core/money.js";
 import { csvCell } from "../web/csv.js";
 import type { DexReport } from "./load.js";
 import { HONEST } from "./threeWay.js";
@@ -101,7 +101,7 @@ export function dexCsv(rows: readonly DexRow[]): string {
   return s;
 }
 
-const money = (m: Minor | null) => (m === null ? "-" : m < 0 ? `-${formatAmount(-m)}` : formatAmount(m));
+const money = (m: Minor | null) => (m === null ? "-" : formatSignedAmount(m));
 
 /** A plain-text table: a head line, then one line per row. */
 export function dexTable(r: DexReport, rows: readonly DexRow[]): string {

@@ -3,13 +3,12 @@
  * result (classes, amounts, currency, notes such as a counter reset's new baseline), the machine's per
  * product sales (PA2 change) and a CSV link. Every value is escaped by web/html.ts.
  */
-import { formatAmount, type Minor } from "../../core/money.js";
+import { formatSignedAmount, type Minor } from "../../core/money.js";
 import { type Html, html } from "../web/html.js";
 import type { DexReport } from "./load.js";
 import { type DexRow, dexRows } from "./output.js";
 
-const money = (m: Minor | null): string =>
-  m === null ? "–" : m < 0 ? `-${formatAmount(-m)}` : formatAmount(m);
+const money = (m: Minor | null): string => (m === null ? "–" : formatSignedAmount(m));
 
 function rowHtml(r: DexRow): Html {
   return html`<tr class="${r.honest ? "ok" : "bad"}"><td>${r.unit}</td><td>${r.from} – ${r.to}</td><td>${r.class}</td><td class="num">${r.count}</td><td class="num">${money(r.amount)}</td><td>${r.currency}</td><td class="num">${r.dexCount ?? "–"} / ${money(r.dexValue)}</td><td class="num">${r.journalCount} / ${money(r.journalValue)}</td><td class="num">${r.serviceCount ?? "–"} / ${money(r.serviceValue)}</td><td>${r.note}</td></tr>`;

@@ -4,7 +4,7 @@
  * overage accepted in the app without auto-reserve. Registered in order by plans.test.ts.
  */
 import { expect, it } from "vitest";
-import { DK_USER, START } from "../../emulator/subscriptions/testkit.js";
+import { DK_USER, START } from "../../emulator/subscriptions/testkit.test-support.js";
 import { requestRefund, signUp } from "./index.js";
 import { DAY, HOUR, type PlansFixture, until } from "./plans.test-support.js";
 

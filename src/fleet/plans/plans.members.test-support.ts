@@ -8,7 +8,7 @@ import { join } from "node:path";
 import Fastify from "fastify";
 import { request } from "undici";
 import { expect, it } from "vitest";
-import { DK_USER, FAILING_USER } from "../../emulator/subscriptions/testkit.js";
+import { DK_USER, FAILING_USER } from "../../emulator/subscriptions/testkit.test-support.js";
 import { badgeHash, verifyEntitlements } from "../../update/entitlements.js";
 import { openFleetDb } from "../db/open.js";
 import { registerEntitlementRoute, signUp } from "./index.js";

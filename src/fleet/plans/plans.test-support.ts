@@ -15,7 +15,7 @@ import { afterAll, beforeAll } from "vitest";
 import { until as waitUntil } from "../../../test/support/wait.js";
 import { ManualClock } from "../../core/clock.js";
 import { type Emulator, startEmulator } from "../../emulator/index.js";
-import { START } from "../../emulator/subscriptions/testkit.js";
+import { START } from "../../emulator/subscriptions/testkit.test-support.js";
 import { selfSignedCertificate } from "../../emulator/testing/httpsReceiver.js";
 import { SubscriptionsClient } from "../../payment/subscriptions/client.js";
 import { verifyEntitlements } from "../../update/entitlements.js";

@@ -7,7 +7,7 @@
  */
 import type { Kysely } from "kysely";
 import { z } from "zod";
-import { formatAmount } from "../../core/money.js";
+import { formatSignedAmount } from "../../core/money.js";
 import type { FleetDatabase } from "../db/schema.js";
 import { type Html, html } from "../web/html.js";
 import { LINE_CLASSES, type LineClass, previousDay, type ReconLine, type TransferTotal } from "./match.js";
@@ -203,7 +203,7 @@ export async function runUnits(db: Kysely<FleetDatabase>, runId: number, day?: s
 /** Signed minor units as a decimal. */
 export function money(minor: number | null): string {
   if (minor === null) return "";
-  return minor < 0 ? `-${formatAmount(-minor)}` : formatAmount(minor);
+  return formatSignedAmount(minor);
 }
 
 function status(clean: boolean): Html {

@@ -8,7 +8,7 @@ import {
   seedDay,
 } from "../../../scripts/reconcileDay.js";
 import type { Emulator } from "../../emulator/index.js";
-import { V10Kit } from "../../emulator/v10/testkit.js";
+import { V10Kit } from "../../emulator/v10/testkit.test-support.js";
 import { ReportingClient } from "../../payment/reporting/client.js";
 import { type FleetDb, openFleetDb } from "../db/open.js";
 import type { SalesTable } from "../db/schema.js";

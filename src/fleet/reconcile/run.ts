@@ -12,9 +12,6 @@ import { type BillingRow, type ReconLine, type ReconResult, reconcile, type Sale
 import { refundTimeline } from "./refunds.js";
 import type { FeeAgreement } from "./settings.js";
 
-/** The one day parser (src/core/days.ts). */
-export { isDay } from "../../core/days.js";
-
 /** The day after `day` (`YYYY-MM-DD`). */
 export function nextDay(day: string): string {
   return new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);

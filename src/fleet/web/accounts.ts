@@ -2,7 +2,7 @@
  * Dashboard accounts: users with scrypt password hashes, server-side sessions and login throttling, all in
  * the fleet database so several fleet processes sharing it agree (fleet.md §6).
  *
- * - Passwords: scrypt (node:crypto) with a per-user 16-byte salt, stored `scrypt$N$r$p$salt$hash`
+ * - Passwords: scrypt with a per-user 16-byte salt, stored `scrypt$N$r$p$salt$hash` (src/core/scryptHash.ts)
  *   (base64url); compared with timingSafeEqual. An unknown user is checked against a dummy hash, so the
  *   failure path costs the same whether or not the name exists.
  * - Sessions: a random 256-bit token in the cookie; the database holds only its SHA-256 (`web_sessions.id`),
@@ -10,18 +10,17 @@
  * - Throttling: failures in the last 15 minutes, counted per account (since its last success) and per remote
  *   address, from `login_attempts`.
  */
-import { createHash, randomBytes, scrypt, timingSafeEqual } from "node:crypto";
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Kysely } from "kysely";
+import { createScryptHash, parseScryptHash, verifyScryptHash } from "../../core/scryptHash.js";
 import type { FleetContext } from "../context.js";
 import type { FleetDatabase } from "../db/schema.js";
 
 export type Role = "viewer" | "manager";
 export const ROLES: readonly Role[] = ["viewer", "manager"];
 
+/** scrypt's N for new password hashes (r 8, p 1: src/core/scryptHash.ts). */
 export const SCRYPT_N = 16384;
-export const SCRYPT_R = 8;
-export const SCRYPT_P = 1;
-const KEY_LEN = 32;
 
 /** A session unused for this long is gone. */
 export const SESSION_IDLE_MS = 8 * 60 * 60 * 1000;
@@ -35,32 +34,16 @@ const ATTEMPT_RETENTION_MS = 24 * 60 * 60 * 1000;
 export const USERNAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
 export const MIN_PASSWORD_LENGTH = 10;
 
-function scryptAsync(password: string, salt: Buffer, n: number, r: number, p: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    scrypt(password, salt, KEY_LEN, { N: n, r, p, maxmem: 256 * n * r + 1024 * 1024 }, (err, key) => {
-      if (err) reject(err);
-      else resolve(key);
-    });
-  });
-}
-
 export async function hashPassword(password: string): Promise<string> {
-  const salt = randomBytes(16);
-  const key = await scryptAsync(password, salt, SCRYPT_N, SCRYPT_R, SCRYPT_P);
-  return `scrypt$${SCRYPT_N}$${SCRYPT_R}$${SCRYPT_P}$${salt.toString("base64url")}$${key.toString("base64url")}`;
+  const hash = await createScryptHash(password, SCRYPT_N);
+  if (hash === null) throw new Error("scrypt parameters out of range");
+  return hash;
 }
 
 /** True when `password` matches `stored`; false for a wrong password or a malformed hash. */
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
-  const parts = stored.split("$");
-  if (parts.length !== 6 || parts[0] !== "scrypt") return false;
-  const [n, r, p] = [Number(parts[1]), Number(parts[2]), Number(parts[3])];
-  if (![n, r, p].every((v) => Number.isSafeInteger(v) && v > 0) || n > 1 << 20) return false;
-  const salt = Buffer.from(parts[4] ?? "", "base64url");
-  const expected = Buffer.from(parts[5] ?? "", "base64url");
-  if (expected.length !== KEY_LEN) return false;
-  const key = await scryptAsync(password, salt, n, r, p);
-  return timingSafeEqual(key, expected);
+  const parsed = parseScryptHash(stored);
+  return typeof parsed !== "string" && (await verifyScryptHash(password, parsed));
 }
 
 let dummyHash: Promise<string> | undefined;

@@ -3,17 +3,17 @@
  * report or a manager is interpolated, never concatenated. Chart data travels in a
  * `<script type="application/json">` block (never executed; `<` escaped) that /static/app.js reads.
  */
+import { formatMoney } from "../../core/money.js";
 import type { Session } from "./accounts.js";
 import { type Html, html, raw } from "./html.js";
-import {
-  type BundleSummary,
-  currencyDecimals,
-  type DailySeries,
-  type Overview,
-  type SalesRow,
-  type Totals,
-  type UnitDetail,
-  type UnitSummary,
+import type {
+  BundleSummary,
+  DailySeries,
+  Overview,
+  SalesRow,
+  Totals,
+  UnitDetail,
+  UnitSummary,
 } from "./queries.js";
 
 export interface PageContext {
@@ -28,10 +28,7 @@ export interface PageContext {
 
 /** Minor units as a decimal string with the currency's digits; negative nets keep their sign. */
 export function money(minor: number | bigint, currency: string): string {
-  const d = currencyDecimals(currency);
-  const sign = minor < 0 ? "-" : "";
-  const abs = String(minor < 0 ? -BigInt(minor) : BigInt(minor)).padStart(d + 1, "0");
-  return d === 0 ? `${sign}${abs}` : `${sign}${abs.slice(0, -d)}.${abs.slice(-d)}`;
+  return formatMoney(minor, currency);
 }
 
 export function time(ms: number | null, timeZone: string): string {

@@ -6,7 +6,7 @@
  */
 export { type BundleSummary, listBundles, type RolloutRow } from "./bundleQueries.js";
 export { type Overview, overview } from "./overviewQuery.js";
-export { addDays, currencyDecimals, daysBetween, isDay, weekStart } from "./queryDays.js";
+export { addDays, currencyDecimals, daysBetween, weekStart } from "./queryDays.js";
 export {
   type DailySeries,
   dailySeries,

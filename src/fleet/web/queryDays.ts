@@ -3,9 +3,6 @@
  * (no time zone involved), and a currency's minor-unit digits.
  */
 
-/** The one day parser (src/core/days.ts). */
-export { isDay } from "../../core/days.js";
-
 /** `day` plus `n` days (calendar arithmetic on the date, no time zone involved). */
 export function addDays(day: string, n: number): string {
   const d = new Date(`${day}T00:00:00Z`);
@@ -26,14 +23,5 @@ export function daysBetween(from: string, to: string): string[] {
   return out;
 }
 
-/** The currency's minor-unit digits (2 for EUR, 0 for JPY; 2 when unknown). */
-export function currencyDecimals(currency: string): number {
-  try {
-    return (
-      new Intl.NumberFormat("en", { style: "currency", currency }).resolvedOptions().maximumFractionDigits ??
-      2
-    );
-  } catch {
-    return 2;
-  }
-}
+/** A currency's exponent: the one money module (src/core/money.ts). */
+export { currencyDecimals } from "../../core/money.js";

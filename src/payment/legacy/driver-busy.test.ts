@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isPaymentError } from "../errors.js";
-import { type LegacyTestWorld, legacyTestWorld } from "./test-support.js";
+import { type LegacyTestWorld, legacyTestWorld } from "./legacy.test-support.js";
 
 /** pos-legacy §10: a start answered 50 ("already in progress"). */
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isPaymentError } from "../errors.js";
-import { type LegacyTestWorld, legacyTestWorld, PAYER, POS_ID, UNIT } from "./test-support.js";
+import { type LegacyTestWorld, legacyTestWorld, PAYER, POS_ID, UNIT } from "./legacy.test-support.js";
 
 let w: LegacyTestWorld;
 beforeEach(async () => {

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { FaultKind } from "../../emulator/http/faults.js";
 import { isPaymentError } from "../errors.js";
-import { type LegacyTestWorld, legacyTestWorld } from "./test-support.js";
+import { type LegacyTestWorld, legacyTestWorld } from "./legacy.test-support.js";
 
 /** pos-legacy §11: after a lost answer the driver queries before it repeats; the ledger shows one effect. */
 

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { systemClock } from "../../core/clock.js";
 import { isPaymentError } from "../errors.js";
 import { createLegacyDriver } from "./driver.js";
-import { legacyTestWorld, POS_ID, UNIT } from "./test-support.js";
+import { legacyTestWorld, POS_ID, UNIT } from "./legacy.test-support.js";
 
 /** open(): registration and unit assignment (pos-legacy §9), including the races the interface allows. */
 

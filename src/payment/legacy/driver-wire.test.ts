@@ -4,9 +4,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../core/clock.js";
 import { isPaymentError, type PaymentErrorCode } from "../errors.js";
 import { createLegacyDriver, type LegacyDriverOptions } from "./driver.js";
+import { legacyTestWorld } from "./legacy.test-support.js";
 import { LegacyOptionsError } from "./options.js";
 import { authorizationHeader, merchantKeyBytes, paymentStartHmac } from "./signing.js";
-import { legacyTestWorld } from "./test-support.js";
 
 /** What the driver puts on the wire: a loopback server records the exact request. */
 interface Seen {

@@ -3,7 +3,7 @@
  * units), the transfer CSV reader, and the error texts of a refused call (never a request header).
  */
 import { z } from "zod";
-import { amountFromJson, type Minor, MoneyFormatError, parseAmount } from "../../core/money.js";
+import { amountFromJson, type Minor, MoneyFormatError, parseSignedAmount } from "../../core/money.js";
 import { ReportingClientError } from "./types.js";
 
 const signedAmount = z.number().transform((v, ctx) => {
@@ -91,7 +91,7 @@ export function parseCsv(text: string): string[][] {
 
 /** A signed decimal text (`-12.50`) as minor units, exactly. */
 export function signedDecimal(text: string): Minor {
-  return text.startsWith("-") ? -parseAmount(text.slice(1)) : parseAmount(text);
+  return parseSignedAmount(text);
 }
 
 export function parseTime(s: string): number {

@@ -8,9 +8,9 @@ import {
   type FakeService,
   startFakeService,
   tokenReply,
-} from "./fake-service.js";
+} from "./fake-service.test-support.js";
 import { createV10Driver } from "./index.js";
-import { basicV10Reply, RecordingClock, testOptions } from "./test-support.js";
+import { basicV10Reply, RecordingClock, testOptions } from "./v10.test-support.js";
 
 let fake: FakeService | null = null;
 afterEach(async () => {

@@ -6,10 +6,10 @@ import {
   type FakeRequest,
   type FakeService,
   startFakeService,
-} from "./fake-service.js";
+} from "./fake-service.test-support.js";
 import { deriveRecoveryKey } from "./ids.js";
 import { createV10Driver } from "./index.js";
-import { basicV10Reply, RecordingClock, testOptions } from "./test-support.js";
+import { basicV10Reply, RecordingClock, testOptions } from "./v10.test-support.js";
 
 /** 409 handling by re-querying (pos-v10 §12): capture, cancel and start (1301 recovery, certification P4). */
 let fake: FakeService | null = null;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Emulator, startEmulator } from "../../emulator/index.js";
 import type { PaymentDriver } from "../driver.js";
-import { emulatorDriver, pollUntil, startOrder } from "./emulator-support.js";
+import { emulatorDriver, pollUntil, startOrder } from "./emulator.test-support.js";
 
 /** Certification payment scenarios P1-P3, P5 and partial capture, against the emulator over HTTP. */
 let emu: Emulator;

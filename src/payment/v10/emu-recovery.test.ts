@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Emulator, startEmulator } from "../../emulator/index.js";
 import type { PaymentDriver, PaymentRef } from "../driver.js";
-import { emulatorDriver, pollUntil, startOrder } from "./emulator-support.js";
+import { emulatorDriver, pollUntil, startOrder } from "./emulator.test-support.js";
 import type { V10DriverOptions } from "./options.js";
 
 /** 1301 recovery (P4), refunds (R1), faults and token expiry, against the emulator over HTTP. */

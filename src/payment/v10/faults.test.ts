@@ -7,9 +7,9 @@ import {
   type FakeRequest,
   type FakeService,
   startFakeService,
-} from "./fake-service.js";
+} from "./fake-service.test-support.js";
 import { createV10Driver } from "./index.js";
-import { basicV10Reply, RecordingClock, testOptions } from "./test-support.js";
+import { basicV10Reply, RecordingClock, testOptions } from "./v10.test-support.js";
 
 /**
  * Faults the emulator may not produce on demand, against a loopback fake that applies each creating POST

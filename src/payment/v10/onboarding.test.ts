@@ -6,9 +6,9 @@ import {
   type FakeService,
   startFakeService,
   tokenReply,
-} from "./fake-service.js";
+} from "./fake-service.test-support.js";
 import { createV10Driver } from "./index.js";
-import { RecordingClock, testOptions } from "./test-support.js";
+import { RecordingClock, testOptions } from "./v10.test-support.js";
 
 /**
  * open(): store lookup, PoS lookup, creation with one key across retries (certification O1), delete +

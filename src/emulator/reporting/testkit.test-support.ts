@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { Agent, request } from "undici";
 import { merchantKeyBytes, paymentStartHmac } from "../../payment/legacy/signing.js";
 import { type Emulator, type EmulatorOptions, startEmulator } from "../index.js";
-import { signedRequest } from "../legacy/harness.js";
+import { signedRequest } from "../legacy/harness.test-support.js";
 import type { LedgerEntry, LedgerKind, LedgerSource } from "../types.js";
 
 /** A reporting answer as the tests read it. */

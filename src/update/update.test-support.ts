@@ -3,7 +3,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { rawV10 } from "../config/fixtures.js";
+import { rawV10 } from "../config/fixtures.test-support.js";
 import type { Clock, Timer } from "../core/clock.js";
 import { addSignature, type CreateInput, createBundle, readBundle, trustedCommentOf } from "./bundle.js";
 import {

@@ -1,6 +1,11 @@
 import type { Clock, Timer } from "../../core/clock.js";
 import { seededRandom } from "../retry.js";
-import { FAKE_TOKEN_PATH, type FakeReply, type FakeRequest, tokenReply } from "./fake-service.js";
+import {
+  FAKE_TOKEN_PATH,
+  type FakeReply,
+  type FakeRequest,
+  tokenReply,
+} from "./fake-service.test-support.js";
 import type { V10DriverOptions } from "./options.js";
 
 /**

@@ -6,7 +6,7 @@ import { createSimBeacon } from "../../drivers/ble/sim.js";
 import { createSimGpio } from "../../drivers/gpio/sim.js";
 import { createSimNfcStation } from "../../drivers/nfc/sim.js";
 import { SimVmc } from "../../drivers/vmc/sim.js";
-import { rawV10, V10_ENV } from "../config/fixtures.js";
+import { rawV10, V10_ENV } from "../config/fixtures.test-support.js";
 import { type LoadedConfig, parseConfig } from "../config/load.js";
 import { ManualClock } from "../core/clock.js";
 import type { DoctorDeps } from "./deps.js";
