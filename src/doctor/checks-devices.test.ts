@@ -5,8 +5,8 @@ import { createNfcStation } from "../../drivers/nfc/station.js";
 import { type VendController, VmcError } from "../../drivers/vmc/controller.js";
 import { SimVmc } from "../../drivers/vmc/sim.js";
 import { ManualClock } from "../core/clock.js";
-import { fakeDeps, loaded, row } from "./doctor.test-support.js";
 import { doctorChecks, runDoctor } from "./checks.js";
+import { fakeDeps, loaded, row } from "./doctor.test-support.js";
 import { allPassed, runChecks } from "./run.js";
 
 describe("vendd doctor: devices", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DexError } from "../../drivers/dex/protocol.js";
-import { fakeDeps, loaded, row } from "./doctor.test-support.js";
 import { runDoctor } from "./checks.js";
+import { fakeDeps, loaded, row } from "./doctor.test-support.js";
 
 const withDex = () => loaded({ dex: { enabled: true, device: "/dev/ttyUSB1" } });
 
