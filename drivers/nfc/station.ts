@@ -100,7 +100,6 @@ export function createNfcStation(o: StationOptions): NfcStation {
   const presentedFns = new Set<(handled: Promise<void>) => void>();
   let fault: string | null = o.nfc === null ? o.unavailable : null;
   let nfc: NfcLike | null = o.nfc;
-  let retryTimer: Timer | null = null;
   let armed: Armed | null = null;
   let closed = false;
   let last: ReaderState | null = null;
@@ -116,17 +115,13 @@ export function createNfcStation(o: StationOptions): NfcStation {
     for (const fn of [...stateFns]) fn(s);
   };
 
-  const onCard = async (reader: ReaderLike, card: unknown) => {
-    const raw = typeof card === "object" && card !== null ? (card as { uid?: unknown }).uid : undefined;
-    const uid = typeof raw === "string" ? normaliseUid(raw) : null;
-    if (uid === null) return o.logger?.warn("nfc: card without a readable UID ignored");
-    const name = await isBadge(uid);
-    if (name !== null || armed === null) return announceTap(badgeFns, uid, name, o.logger);
+  const takeArmed = () => {
     const job = armed;
     armed = null;
-    job.timer.cancel();
-    await writeArmedTag(reader, job, uid, o.logger);
+    return job;
   };
+  const onCard = (reader: ReaderLike, card: unknown) =>
+    handleCard(reader, card, isBadge, badgeFns, takeArmed, o.logger);
 
   const attach = (reader: unknown) => {
     if (closed || !isReader(reader)) return;
@@ -138,9 +133,7 @@ export function createNfcStation(o: StationOptions): NfcStation {
         .catch((err: unknown) => o.logger?.error({ err }, "nfc: card handling failed"));
       for (const fn of [...presentedFns]) fn(taps);
     });
-    reader.on("card.off", () => {});
-    reader.on("error", (err) => o.logger?.warn({ err }, "nfc: reader error"));
-    reader.on("end", () => {
+    listenForEnd(reader, o.logger, () => {
       readers.delete(reader);
       changed();
     });
@@ -155,34 +148,18 @@ export function createNfcStation(o: StationOptions): NfcStation {
       changed();
     });
   };
-  const scheduleRetry = (delayMs: number) => {
-    const retry = o.retry;
-    if (retry === undefined || closed) return;
-    const again = () => scheduleRetry(Math.min(delayMs * 2, RETRY_MAX_MS));
-    retryTimer = o.clock.setTimer(delayMs, () => {
-      retryTimer = null;
-      retry().then(
-        (r) => {
-          if (closed) return r.nfc?.close?.();
-          if (r.nfc === null) {
-            fault = r.reason;
-            return again();
-          }
-          nfc = r.nfc;
-          fault = null;
-          wire(r.nfc);
-          o.logger?.info("nfc: PC/SC available");
-          changed();
-        },
-        (err: unknown) => {
-          o.logger?.warn({ err }, "nfc: PC/SC retry failed");
-          again();
-        },
-      );
-    });
+  const got = (n: NfcLike) => {
+    nfc = n;
+    fault = null;
+    wire(n);
+    o.logger?.info("nfc: PC/SC available");
+    changed();
+  };
+  const refused = (reason: string) => {
+    fault = reason;
   };
   if (nfc !== null) wire(nfc);
-  else scheduleRetry(RETRY_FIRST_MS);
+  const retries = nfc === null ? startRetries(o, () => closed, got, refused) : null;
   changed();
 
   return {
@@ -209,7 +186,7 @@ export function createNfcStation(o: StationOptions): NfcStation {
     },
     async close() {
       closed = true;
-      retryTimer?.cancel();
+      retries?.cancel();
       if (armed !== null) {
         armed.timer.cancel();
         armed.reject(new NfcError("state", "station closed"));
@@ -219,6 +196,43 @@ export function createNfcStation(o: StationOptions): NfcStation {
       closeNfc(nfc, o);
     },
   };
+}
+
+/**
+ * While nfc-pcsc's object is missing (pcscd not running yet), asks `o.retry` again after 5 s, doubling to
+ * 60 s, until it is there (`got`) or the station is closed; each refusal's reason goes to `failed`.
+ */
+function startRetries(
+  o: StationOptions,
+  isClosed: () => boolean,
+  got: (n: NfcLike) => void,
+  failed: (reason: string) => void,
+): { cancel(): void } {
+  let timer: Timer | null = null;
+  const schedule = (delayMs: number) => {
+    const retry = o.retry;
+    if (retry === undefined || isClosed()) return;
+    const again = () => schedule(Math.min(delayMs * 2, RETRY_MAX_MS));
+    timer = o.clock.setTimer(delayMs, () => {
+      timer = null;
+      retry().then(
+        (r) => {
+          if (isClosed()) return r.nfc?.close?.();
+          if (r.nfc === null) {
+            failed(r.reason);
+            return again();
+          }
+          got(r.nfc);
+        },
+        (err: unknown) => {
+          o.logger?.warn({ err }, "nfc: PC/SC retry failed");
+          again();
+        },
+      );
+    });
+  };
+  schedule(RETRY_FIRST_MS);
+  return { cancel: () => timer?.cancel() };
 }
 
 /** `onX(fn)` for a set of listeners: adds `fn`, returns its removal. */
@@ -232,6 +246,32 @@ function subscriber<F>(fns: Set<F>): (fn: F) => () => void {
 }
 
 /** A tap that is a badge, or any tap while no write is armed: every badge handler, waited for. */
+/** A card on a reader: a badge (or any card while no write is armed) is announced, else the armed write runs. */
+async function handleCard(
+  reader: ReaderLike,
+  card: unknown,
+  isBadge: (uid: string) => Promise<string | null>,
+  badgeFns: Set<(t: BadgeTap) => unknown>,
+  takeArmed: () => Armed | null,
+  logger: Logger | undefined,
+): Promise<void> {
+  const raw = typeof card === "object" && card !== null ? (card as { uid?: unknown }).uid : undefined;
+  const uid = typeof raw === "string" ? normaliseUid(raw) : null;
+  if (uid === null) return logger?.warn("nfc: card without a readable UID ignored");
+  const name = await isBadge(uid);
+  const job = name === null ? takeArmed() : null;
+  if (job === null) return announceTap(badgeFns, uid, name, logger);
+  job.timer.cancel();
+  await writeArmedTag(reader, job, uid, logger);
+}
+
+/** A reader's other events: errors are logged, and its end (unplugged) calls `ended`. */
+function listenForEnd(reader: ReaderLike, logger: Logger | undefined, ended: () => void): void {
+  reader.on("card.off", () => {});
+  reader.on("error", (err) => logger?.warn({ err }, "nfc: reader error"));
+  reader.on("end", ended);
+}
+
 async function announceTap(
   badgeFns: ReadonlySet<(t: BadgeTap) => unknown>,
   uid: string,
