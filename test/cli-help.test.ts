@@ -72,7 +72,9 @@ describe("vendd --help and --version", () => {
     for (const line of COMMANDS) {
       for (const [name, spec] of Object.entries(line.options)) {
         if (name === "help" || (line.only !== undefined && !line.only.includes(name))) continue;
-        expect(top, `${line.words} --${name}`).toContain(formatOption(name, spec));
+        expect(top, `${line.words} --${name}`).toContain(
+          formatOption(name, spec, line.required?.includes(name)),
+        );
       }
     }
   });
@@ -91,7 +93,9 @@ describe("vendd --help and --version", () => {
         expect(r.stdout, line.words).toContain(`vendd ${line.words}`);
         for (const [name, spec] of Object.entries(line.options))
           if (name !== "help" && (line.only === undefined || line.only.includes(name)))
-            expect(r.stdout, `${line.words} --${name}`).toContain(formatOption(name, spec));
+            expect(r.stdout, `${line.words} --${name}`).toContain(
+              formatOption(name, spec, line.required?.includes(name)),
+            );
       }
     }
   });
@@ -110,6 +114,7 @@ describe("vendd --help and --version", () => {
       "emulator",
       "sim-vmc",
       "sim-dex",
+      "bundle",
     ];
     for (const name of own) {
       const r = await vendd([name, "--help"]);

@@ -36,17 +36,11 @@ import {
 } from "../update/minisign.js";
 import { fleetPullKey, pullBundle } from "../update/pull.js";
 import { readUpdateOutcome, type UpdateOutcome } from "../update/state.js";
+import { renderCommandUsage } from "./commandTable.js";
 import { readPassphrase } from "./keys.js";
-import { BUNDLE_OPTIONS } from "./updateCommands.js";
+import { BUNDLE_OPTIONS, UPDATE_COMMANDS } from "./updateCommands.js";
 
-const USAGE = `usage: vendd bundle create --config FILE [--release TARBALL] --version N --targets FLEET|UNIT,...
-                           --expires DATE --out FILE
-       vendd bundle sign FILE (--secret-key FILE [--passphrase-file FILE] | --attach SIG)
-       vendd bundle verify FILE [--config FILE | --public-key FILE] [--json]
-       vendd bundle apply [FILE] [--inbox DIR] [--recover] [--config FILE] [--json]
-       vendd bundle pull [--config FILE] [--json]
-       vendd bundle status [--config FILE] [--json]
-
+const USAGE = `${renderCommandUsage(UPDATE_COMMANDS.filter((c) => c.command === "bundle"))}
 A bundle is a tar of payload.tar (manifest.json, config.yaml, release.tar.gz) and signatures/N.minisig,
 minisign signatures of payload.tar whose trusted comment carries the version, targets and expiry. create
 prints that trusted comment: to sign with the minisign tool instead, extract payload.tar, run

@@ -29,6 +29,8 @@ export interface CommandHelp {
   readonly options: OptionSpecs;
   /** Options of `options` this line shows; default all. */
   readonly only?: readonly string[];
+  /** Options this line needs though the table parses them as optional (`bundle create --version N`). */
+  readonly required?: readonly string[];
   readonly summary: string;
 }
 
@@ -36,6 +38,7 @@ export interface CommandHelp {
 export interface HelpLine<O extends OptionSpecs> {
   readonly words: string;
   readonly only?: readonly (keyof O & string)[];
+  readonly required?: readonly (keyof O & string)[];
   readonly summary: string;
 }
 
@@ -48,10 +51,10 @@ export function helpLines<O extends OptionSpecs>(
   return lines.map((line) => ({ command, options, ...line }));
 }
 
-/** `--name VALUE` or `--name`, bracketed unless required. */
-export function formatOption(name: string, spec: OptionSpec): string {
+/** `--name VALUE` or `--name`, bracketed unless required (by its table, or by the line, `required`). */
+export function formatOption(name: string, spec: OptionSpec, required = false): string {
   const text = spec.value === undefined ? `--${name}` : `--${name} ${spec.value}`;
-  return spec.required ? text : `[${text}]`;
+  return spec.required || required ? text : `[${text}]`;
 }
 
 const WIDTH = 100;
@@ -62,7 +65,7 @@ export const SUMMARY_INDENT = "      ";
 export function synopsis(line: CommandHelp): string[] {
   const parts = Object.entries(line.options)
     .filter(([name]) => name !== "help" && (line.only === undefined || line.only.includes(name)))
-    .map(([name, spec]) => formatOption(name, spec));
+    .map(([name, spec]) => formatOption(name, spec, line.required?.includes(name)));
   const lines: string[] = [];
   let current = `${INDENT}${line.words}`;
   const lead = " ".repeat(INDENT.length + (line.words.split(" ")[0] ?? "").length + 1);

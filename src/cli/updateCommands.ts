@@ -42,17 +42,26 @@ export const UPDATE_COMMANDS: readonly CommandHelp[] = [
     {
       words: "bundle create",
       only: ["config", "release", "version", "targets", "expires", "out"],
+      required: ["config", "version", "targets", "expires", "out"],
       summary: "make an unsigned bundle (config, optional release); prints its trusted comment",
     },
     {
       words: "bundle sign FILE",
-      only: ["secret-key", "passphrase-file", "attach"],
-      summary: "sign a bundle with a vendd/minisign secret key, or attach a signature made by minisign",
+      only: ["secret-key", "passphrase-file"],
+      required: ["secret-key"],
+      summary: "sign a bundle with a vendd/minisign secret key (passphrase never in argv)",
+    },
+    {
+      words: "bundle sign FILE",
+      only: ["attach"],
+      required: ["attach"],
+      summary: "or attach a signature made by minisign (see `vendd bundle --help`)",
     },
     {
       words: "bundle verify FILE",
       only: ["config", "public-key", "json"],
-      summary: "check a bundle's signatures against the config's keys (or a .pub file); prints what it holds",
+      summary:
+        "check a bundle's signatures against the config's keys, or a .pub file's (--public-key); prints what it holds",
     },
     {
       words: "bundle apply [FILE]",
