@@ -17,7 +17,7 @@ import { fleetContext } from "./support/fleet.js";
 import { startPostgres, type TestPostgres } from "./support/postgres.js";
 
 const JOBS_JS = resolve("dist/src/fleet/jobs.js");
-const OPEN_JS = resolve("dist/src/fleet/db/open.js");
+const OPEN_JS = resolve("dist/src/fleet/database.js");
 
 /** A second fleet process that takes `job`'s lock, prints "held", and keeps it until its stdin closes. */
 function holder(

@@ -8,7 +8,8 @@ import { printable } from "../core/printable.js";
 import { alertsDb } from "../fleet/alerts/schema.js";
 import { deliveryProblems, listAlerts } from "../fleet/alerts/store.js";
 import { FleetConfigError, fleetConfigDb } from "../fleet/config.js";
-import { isPostgresUrl, openFleetDb, redactUrl } from "../fleet/db/open.js";
+import { openFleetDb } from "../fleet/database.js";
+import { isPostgresUrl, redactUrl } from "../fleet/db/open.js";
 import { FLEET_ALERTS_OPTIONS } from "./fleetCommands.js";
 import { fleetDbTarget } from "./fleetUser.js";
 

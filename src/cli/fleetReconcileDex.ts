@@ -5,7 +5,8 @@
  * 2 usage error.
  */
 import { existsSync } from "node:fs";
-import { isPostgresUrl, openFleetDb, redactUrl } from "../fleet/db/open.js";
+import { openFleetDb } from "../fleet/database.js";
+import { isPostgresUrl, redactUrl } from "../fleet/db/open.js";
 import { loadDexReport } from "../fleet/dex/load.js";
 import { dexCsv, dexRows, dexTable } from "../fleet/dex/output.js";
 import { isDay } from "../fleet/reconcile/run.js";

@@ -7,7 +7,7 @@ import type pino from "pino";
 import type { Clock } from "../core/clock.js";
 import type { PublicKey } from "../update/minisign.js";
 import type { HotPath } from "./db/hot.js";
-import type { FleetDialect } from "./db/migrations.js";
+import type { FleetDialect } from "./db/migrator.js";
 import type { FleetDatabase } from "./db/schema.js";
 
 export interface FleetContext {

@@ -10,7 +10,7 @@
  */
 import type { Kysely } from "kysely";
 import { lightWrite } from "./light.js";
-import type { FleetDialect } from "./migrations.js";
+import type { FleetDialect } from "./migrator.js";
 import type { EventsTable, FleetDatabase, SalesTable, UnitsTable } from "./schema.js";
 
 export interface UnitAuthRow {

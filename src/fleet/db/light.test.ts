@@ -3,8 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
+import { openFleetDb } from "../database.js";
 import { lightTransaction } from "./light.js";
-import { type FleetDb, openFleetDb } from "./open.js";
+import type { FleetDb } from "./open.js";
 
 describe("light transactions (SQLite)", () => {
   let fleet: FleetDb | null = null;

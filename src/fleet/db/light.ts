@@ -9,7 +9,7 @@
  * none (scripts/bench-fleet.ts).
  */
 import { type Kysely, sql, type Transaction } from "kysely";
-import type { FleetDialect } from "./migrations.js";
+import type { FleetDialect } from "./migrator.js";
 import type { FleetDatabase } from "./schema.js";
 
 /**

@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { insertSales } from "../../../scripts/reconcileDay.js";
 import type { ReportLine, TransferRef } from "../../payment/reporting/client.js";
-import { openFleetDb } from "../db/open.js";
+import { openFleetDb } from "../database.js";
 import type { SalesTable } from "../db/schema.js";
 import { problems, reconcile, type SaleRow } from "./match.js";
 import { renderRunsPage } from "./page.js";

@@ -10,7 +10,8 @@ import {
 import { ManualClock } from "../../core/clock.js";
 import { type Emulator, startEmulator } from "../../emulator/index.js";
 import type { FleetContext } from "../context.js";
-import { type FleetDb, openFleetDb } from "../db/open.js";
+import { openFleetDb } from "../database.js";
+import type { FleetDb } from "../db/open.js";
 import { startNightlyReconcile } from "./nightly.js";
 import {
   getRun,
