@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL ingest fast path (src/fleet/ingest.ts with db/hotPostgres.ts `ingestRun`), against a real PostgreSQL
+ * The PostgreSQL ingest fast path (src/fleet/ingest/store.ts with db/unitStatementsPostgres.ts `ingestRun`), against a real PostgreSQL
  * that the file starts: a batch that continues the committed seq the request's authentication read is one
  * statement, and it stores exactly what the transaction stores (the same event and sales rows). When the
  * hint is stale (another batch came first) the statement writes nothing and the transaction decides; a
@@ -17,7 +17,7 @@ import { NO_FLEET_SERVER_FAULTS } from "../src/core/faults.js";
 import type { UnitEvent } from "../src/core/fleetWire.js";
 import type { FleetContext } from "../src/fleet/context.js";
 import type { FleetDb } from "../src/fleet/db/open.js";
-import { claimAndIngest, ingestBatch } from "../src/fleet/ingest.js";
+import { claimAndIngest, ingestBatch } from "../src/fleet/ingest/store.js";
 import { events, fleetContext, session } from "./support/fleet.js";
 import { postgresAndDir } from "./support/postgres.js";
 

@@ -28,7 +28,7 @@ import { openFleetDb } from "../src/fleet/database.js";
 import type { FleetDb } from "../src/fleet/db/open.js";
 import { createPlan } from "../src/fleet/plans/index.js";
 import { usageReport } from "../src/fleet/plans/pages.js";
-import { registerUnitApi } from "../src/fleet/unitApi.js";
+import { registerUnitApi } from "../src/fleet/units/routes.js";
 import { badgeHash, signEntitlements } from "../src/update/entitlements.js";
 import { makeKey, type TestKey } from "../src/update/test-support.js";
 import { HAVE_SOCAT, requireBuiltCli } from "./support/daemon.js";

@@ -63,7 +63,7 @@ import {
 } from "../src/fleet/plans/index.js";
 import { problems } from "../src/fleet/reconcile/match.js";
 import { runReconcile } from "../src/fleet/reconcile/run.js";
-import { registerUnitApi } from "../src/fleet/unitApi.js";
+import { registerUnitApi } from "../src/fleet/units/routes.js";
 import { InvoicesClient } from "../src/payment/invoices/client.js";
 import { ReportingClient } from "../src/payment/reporting/client.js";
 import { SimPaymentDriver } from "../src/payment/sim.js";

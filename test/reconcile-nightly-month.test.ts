@@ -13,7 +13,7 @@ import { type Emulator, startEmulator } from "../src/emulator/index.js";
 import type { FleetContext } from "../src/fleet/context.js";
 import { openFleetDb } from "../src/fleet/database.js";
 import type { FleetDb } from "../src/fleet/db/open.js";
-import { ingestBatch } from "../src/fleet/ingest.js";
+import { ingestBatch } from "../src/fleet/ingest/store.js";
 import { problems } from "../src/fleet/reconcile/match.js";
 import { startNightlyReconcile } from "../src/fleet/reconcile/nightly.js";
 import { dayStart, nextDay } from "../src/fleet/reconcile/run.js";

@@ -164,7 +164,7 @@ export interface FleetConfig {
   publicUrl?: string;
   tls?: { cert: string; key: string };
   trustProxy: boolean;
-  /** Set in the file; else the server's default (unitApi.ts DEFAULT_MAX_PENDING_ENROLMENTS). */
+  /** Set in the file; else the server's default (units/routes.ts DEFAULT_MAX_PENDING_ENROLMENTS). */
   maxPendingEnrolments?: number;
   bundleKeys: string[];
   reporting?: { settingsFile: string };

@@ -1,5 +1,5 @@
 /**
- * The fleet server (`vendd fleet serve`): Fastify 5 with the unit API (unitApi.ts) and whatever plugins the
+ * The fleet server (`vendd fleet serve`): Fastify 5 with the unit API (units/routes.ts) and whatever plugins the
  * caller adds after it (the dashboard, `registerDashboard` in web/index.ts). The process is stateless: every
  * fact is in the database (one SQLite file, or PostgreSQL shared by several fleet processes behind a load
  * balancer), so any number of processes can serve one PostgreSQL database.
@@ -15,7 +15,7 @@ import type { FleetContext } from "./context.js";
 import { openFleetDb } from "./database.js";
 import { isPostgresUrl } from "./db/open.js";
 import { registerRequestLog } from "./requestLog.js";
-import { registerUnitApi, UNIT_BODY_LIMIT } from "./unitApi.js";
+import { registerUnitApi, UNIT_BODY_LIMIT } from "./units/routes.js";
 import { messagePage } from "./web/pages.js";
 import { apiError, isApiPath, securityHeaders } from "./web/security.js";
 
@@ -40,7 +40,7 @@ export interface FleetAppOptions {
   https?: { cert: Buffer; key: Buffer };
   /** Trust X-Forwarded-* from a TLS-terminating proxy (request protocol and address). */
   trustProxy?: boolean;
-  /** Most enrolments waiting for approval (unitApi.ts); default DEFAULT_MAX_PENDING_ENROLMENTS. */
+  /** Most enrolments waiting for approval (units/routes.ts); default DEFAULT_MAX_PENDING_ENROLMENTS. */
   maxPendingEnrolments?: number;
 }
 

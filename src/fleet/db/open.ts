@@ -9,11 +9,11 @@ import { Kysely, PostgresDialect, SqliteDialect } from "kysely";
 import pg from "pg";
 import { createPrivateFile } from "../../core/atomicFile.js";
 import { safeUrl } from "../../core/safeUrl.js";
-import type { HotPath } from "./hot.js";
-import { postgresHotPath } from "./hotPostgres.js";
-import { sqliteHotPath } from "./hotSqlite.js";
 import { type FleetDialect, type FleetMigration, migrate } from "./migrator.js";
 import type { FleetDatabase } from "./schema.js";
+import type { HotPath } from "./unitStatements.js";
+import { postgresHotPath } from "./unitStatementsPostgres.js";
+import { sqliteHotPath } from "./unitStatementsSqlite.js";
 
 /** The fleet database could not be opened: the message names it (never a password) and the next step. */
 export class FleetDbError extends Error {
@@ -62,12 +62,12 @@ export function fleetDbError(target: string, err: unknown): FleetDbError {
 export interface FleetDb {
   db: Kysely<FleetDatabase>;
   /**
-   * For writes that need not wait for the disk (db/light.ts): on PostgreSQL a small second pool whose
+   * For writes that need not wait for the disk (db/asyncCommit.ts): on PostgreSQL a small second pool whose
    * sessions run with `synchronous_commit = off`, so such a write is one statement, no transaction; on
    * SQLite the same connection as `db`.
    */
   light: Kysely<FleetDatabase>;
-  /** The unit API's per-request statements (db/hot.ts). */
+  /** The unit API's per-request statements (db/unitStatements.ts). */
   hot: HotPath;
   dialect: FleetDialect;
   /** Where it is, for logs: the file path, or the PostgreSQL URL without its password. */

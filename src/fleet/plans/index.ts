@@ -34,7 +34,9 @@ export {
   publishEntitlements,
   registerEntitlementRoute,
 } from "./entitlements.js";
+export { countedPlanVends } from "./overage.js";
 export * from "./pages.js";
+export type { PlansTable } from "./schema.js";
 export * from "./service.js";
 
 export interface PlansOptions {

@@ -1,8 +1,11 @@
 /** The company set-up pages and forms of the composed fleet server (issue 18). */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { FleetServices } from "./composeServices.js";
-import { IdParams, type PageTools } from "./composeTools.js";
-import type { FleetContext } from "./context.js";
+import type { FleetContext } from "../context.js";
+import { loadCompanies, renderCompanies } from "../invoices/index.js";
+import type { PlansOptions } from "../plans/index.js";
+import { html } from "../web/html.js";
+import type { DashboardTools } from "../web/index.js";
+import { IdParams, type PageTools } from "../web/pageTools.js";
 import {
   addMemberFromForm,
   assignUnitFromForm,
@@ -11,15 +14,12 @@ import {
   loadCompanyFormData,
   renderCompanyForms,
   setProductFromForm,
-} from "./invoices/forms.js";
-import { loadCompanies, renderCompanies } from "./invoices/pages.js";
-import { html } from "./web/html.js";
-import type { DashboardTools } from "./web/index.js";
+} from "./forms.js";
 
 export function mountCompanyPages(
   web: FastifyInstance,
   ctx: FleetContext,
-  s: FleetServices,
+  s: { plans?: PlansOptions | undefined },
   t: DashboardTools,
   p: PageTools,
 ): void {

@@ -1,15 +1,15 @@
 /**
- * `POST /enroll` once its request is verified, claimed and parsed (unitApi.ts): a key already enrolled
+ * `POST /enroll` once its request is verified, claimed and parsed (units/routes.ts): a key already enrolled
  * answers its unit's status (409 for another unit id); a new key is stored as a pending unit unless
  * `maxPending` enrolments already wait for a manager's approval (429, nothing written) or the unit id is
  * another key's (409). A manager approves or revokes it on the dashboard or with `vendd fleet approve` / `revoke`.
  */
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { fingerprint } from "../core/fleetAuth.js";
-import type { EnrollRequest } from "../core/fleetWire.js";
-import type { FleetContext } from "./context.js";
-import type { UnitAuthRow } from "./db/hot.js";
-import { enrolled, refuse } from "./unitReplies.js";
+import { fingerprint } from "../../core/fleetAuth.js";
+import type { EnrollRequest } from "../../core/fleetWire.js";
+import type { FleetContext } from "../context.js";
+import type { UnitAuthRow } from "../db/unitStatements.js";
+import { enrolled, refuse } from "./wireReplies.js";
 
 export async function enrol(
   ctx: FleetContext,

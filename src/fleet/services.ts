@@ -1,4 +1,4 @@
-/** What the composed fleet server's optional sections need (see compose.ts). */
+/** What the composed fleet server's optional sections need (see features.ts). */
 
 import type { InvoicesClient } from "../payment/invoices/client.js";
 import type { SubscriptionsClient } from "../payment/subscriptions/client.js";

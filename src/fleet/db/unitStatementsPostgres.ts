@@ -1,16 +1,17 @@
 /**
- * The unit API's statements on PostgreSQL (db/hot.ts `HotPath`). The unit lookup and the nonce insert are
+ * The unit API's statements on PostgreSQL (db/unitStatements.ts `HotPath`). The unit lookup and the nonce insert are
  * one statement (a data-modifying CTE); a heartbeat's claim and its update are one statement too
  * (`claimHeartbeat`: heartbeats are 5 of every 6 requests of the bench), and the statements are named, so
- * each connection of the light pool (`synchronous_commit = off`: db/light.ts) parses and plans them once. A
+ * each connection of the light pool (`synchronous_commit = off`: db/asyncCommit.ts) parses and plans them once. A
  * heartbeat is one round trip instead of three, never re-planned. When heartbeats queue up
  * (HEARTBEATS_IN_FLIGHT statements out already: a burst), the waiting ones go as one statement
- * (CLAIM_HEARTBEATS_SQL, db/coalesce.ts), which costs the database and the process a fraction of one
+ * (CLAIM_HEARTBEATS_SQL, db/statementBatcher.ts), which costs the database and the process a fraction of one
  * statement each. A batch of events is one statement as well, with its request's claim in it
  * (`claimIngestRun`; `ingestRun` alone when the claim had to come first): one durable commit a batch.
  */
 import pg from "pg";
-import { coalescer } from "./coalesce.js";
+import type { SalesTable } from "./schema.js";
+import { coalescer } from "./statementBatcher.js";
 import {
   type HeartbeatClaim,
   type HeartbeatRow,
@@ -18,8 +19,7 @@ import {
   heartbeatValues,
   type IngestRun,
   type UnitAuthRow,
-} from "./hot.js";
-import type { SalesTable } from "./schema.js";
+} from "./unitStatements.js";
 
 /**
  * Every claim's first two parts: `u` the unit of the key `key` (a parameter), `n` the nonce recorded for a
@@ -62,7 +62,7 @@ select (select count(*) from n)::int as fresh, u.id, u.status, u.committed_seq,
 from (select 1) as one left join u on true`;
 
 /**
- * CLAIM_HEARTBEAT_SQL for several heartbeats of distinct keys at once (db/coalesce.ts), with the same
+ * CLAIM_HEARTBEAT_SQL for several heartbeats of distinct keys at once (db/statementBatcher.ts), with the same
  * decisions row by row: `i` the heartbeats (one array element each), `u` each key's unit (a lookup by index
  * per row: `offset 0` keeps it a nested loop), `n` the fresh nonces of known keys, `h` the updates for fresh
  * nonces whose key's unit is the body's unit and approved. With distinct keys each join below matches at
@@ -225,7 +225,7 @@ function claimOf(row: ClaimRow | undefined): { unit: UnitAuthRow | null; fresh: 
 
 /** Options of postgresHotPath. */
 export interface PostgresHotPathOptions {
-  /** Told the number of heartbeats in each heartbeat statement sent (db/coalesce.ts `onSend`). */
+  /** Told the number of heartbeats in each heartbeat statement sent (db/statementBatcher.ts `onSend`). */
   onHeartbeatStatement?(size: number): void;
 }
 

@@ -8,7 +8,7 @@
  * job from overlapping itself.
  */
 import { sql } from "kysely";
-import type { FleetContext } from "./context.js";
+import type { FleetContext } from "../context.js";
 
 /** The first key of every vendd advisory lock ("vend" in ASCII); the second is the job's number. */
 export const LOCK_NAMESPACE = 0x76656e64;

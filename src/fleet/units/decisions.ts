@@ -3,7 +3,7 @@
  * unit's requests are refused from then on; its events already stored stay. Used by the CLI
  * (`vendd fleet approve|revoke`) and the dashboard's forms alike.
  */
-import type { FleetContext } from "./context.js";
+import type { FleetContext } from "../context.js";
 
 export type DecisionResult = "done" | "notFound" | "alreadyRevoked";
 

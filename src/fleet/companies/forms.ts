@@ -8,12 +8,17 @@
 import { z } from "zod";
 import { formatAmount, MoneyFormatError, parseAmount } from "../../core/money.js";
 import type { FleetContext } from "../context.js";
-import type { PlansTable } from "../plans/schema.js";
-import { addCompanyMember, PlansError } from "../plans/service.js";
+import type { CompanyRow, ProductsTable } from "../invoices/index.js";
+import {
+  assignUnit,
+  CompanyInput,
+  createCompany,
+  invoicesDb,
+  ProductInput,
+  setProduct,
+} from "../invoices/index.js";
+import { addCompanyMember, PlansError, type PlansTable } from "../plans/index.js";
 import { type Html, html } from "../web/html.js";
-import type { CompanyRow } from "./pages.js";
-import type { ProductsTable } from "./schema.js";
-import { assignUnit, CompanyInput, createCompany, invoicesDb, ProductInput, setProduct } from "./store.js";
 
 /** A form refused: the message is shown on the page (it never holds a card UID). */
 export class FormError extends Error {

@@ -14,21 +14,21 @@ import type {
   preHandlerHookHandler,
 } from "fastify";
 import type * as z from "zod";
-import { type FleetServerFaultPoints, NO_FLEET_SERVER_FAULTS } from "../core/faults.js";
+import { type FleetServerFaultPoints, NO_FLEET_SERVER_FAULTS } from "../../core/faults.js";
 import {
   fingerprint,
   MAX_SKEW_MS,
   type VerifyResult,
   verifyRequest,
   verifyRequestAsync,
-} from "../core/fleetAuth.js";
-import { EnrollRequest, EventBatch, Heartbeat, UNIT_API } from "../core/fleetWire.js";
-import { bundleBytes, bundleIndex, markPending, newestBundleFor } from "./bundles.js";
-import type { FleetContext } from "./context.js";
-import { kyselyHotPath, type UnitAuthRow } from "./db/hot.js";
-import { claimAndIngest, type IngestResult, ingestBatch } from "./ingest.js";
-import { enrol } from "./unitEnroll.js";
-import { decode, etagOf, fleetNameOf, heartbeatRow, malformed, matchesEtag, refuse } from "./unitReplies.js";
+} from "../../core/fleetAuth.js";
+import { EnrollRequest, EventBatch, Heartbeat, UNIT_API } from "../../core/fleetWire.js";
+import { bundleBytes, bundleIndex, markPending, newestBundleFor } from "../bundles/index.js";
+import type { FleetContext } from "../context.js";
+import { kyselyHotPath, type UnitAuthRow } from "../db/unitStatements.js";
+import { claimAndIngest, type IngestResult, ingestBatch } from "../ingest/index.js";
+import { enrol } from "./enrol.js";
+import { decode, etagOf, fleetNameOf, heartbeatRow, malformed, matchesEtag, refuse } from "./wireReplies.js";
 
 /** Largest request body the unit API reads: a full batch of 500 sessions is well under it. */
 export const UNIT_BODY_LIMIT = 2 * 1024 * 1024;
@@ -145,15 +145,15 @@ export async function registerUnitApi(
         return true;
       };
 
-      /** The key's unit and the nonce claimed (db/hot.ts), then judged; the request's Authed, or null. */
+      /** The key's unit and the nonce claimed (db/unitStatements.ts), then judged; the request's Authed, or null. */
       const claim = async (
         req: FastifyRequest,
         reply: FastifyReply,
         v: Verified,
         isEnroll: boolean,
       ): Promise<Authed | null> => {
-        // The key's unit and the nonce in one go (db/hot.ts): the nonce is recorded only for a known key or
-        // an enrolment, so a stranger's requests write nothing. Without its own fsync (db/light.ts): a nonce
+        // The key's unit and the nonce in one go (db/unitStatements.ts): the nonce is recorded only for a known key or
+        // an enrolment, so a stranger's requests write nothing. Without its own fsync (db/asyncCommit.ts): a nonce
         // lost to a power cut of the fleet host could let a request of the last moments be replayed once;
         // every unit request is idempotent on the fleet.
         const { unit, fresh } = await hot.claimNonce(
@@ -291,7 +291,7 @@ export async function registerUnitApi(
         let committed: number | null;
         const v = deferred.get(req);
         if (v !== undefined && claimHeartbeat !== undefined) {
-          // The claim and the write in one statement (db/hot.ts). A malformed body still claims its nonce
+          // The claim and the write in one statement (db/unitStatements.ts). A malformed body still claims its nonce
           // first, so every refusal is the one any other route gives, in the same order.
           const r = decode(req, Heartbeat);
           if (!r.ok) {

@@ -1,14 +1,14 @@
 /** The company invoice pages of the composed fleet server, and cancel for managers (issue 18). */
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import type { FleetServices } from "./composeServices.js";
-import { IdParams, type PageTools } from "./composeTools.js";
-import type { FleetContext } from "./context.js";
-import { loadInvoice, loadInvoices, renderInvoice, renderInvoices } from "./invoices/pages.js";
-import { applyRemoteStatus, invoicesDb } from "./invoices/store.js";
-import { html } from "./web/html.js";
-import type { DashboardTools } from "./web/index.js";
-import { messagePage } from "./web/pages.js";
+import type { InvoicesClient } from "../../payment/invoices/client.js";
+import type { FleetContext } from "../context.js";
+import { html } from "../web/html.js";
+import type { DashboardTools } from "../web/index.js";
+import { messagePage } from "../web/pages.js";
+import { IdParams, type PageTools } from "../web/pageTools.js";
+import { loadInvoice, loadInvoices, renderInvoice, renderInvoices } from "./pages.js";
+import { applyRemoteStatus, invoicesDb } from "./store.js";
 
 const InvoiceStatus = z.object({
   status: z.enum(["draft", "sent", "paid", "unpaid", "overdue", "cancelled"]).optional(),
@@ -17,7 +17,7 @@ const InvoiceStatus = z.object({
 export function mountInvoicePages(
   web: FastifyInstance,
   ctx: FleetContext,
-  s: FleetServices,
+  s: { invoices?: { client: InvoicesClient } | undefined },
   t: DashboardTools,
   p: PageTools,
 ): void {

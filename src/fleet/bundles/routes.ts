@@ -1,13 +1,13 @@
 /** The bundle upload form of the composed fleet server (managers only). */
 import fastifyMultipart from "@fastify/multipart";
 import type { FastifyInstance } from "fastify";
-import { BundleUploadError, storeBundle } from "./bundles.js";
-import type { PageTools } from "./composeTools.js";
-import type { FleetContext } from "./context.js";
-import { sessionOf } from "./web/accounts.js";
-import { type Html, html } from "./web/html.js";
-import { type DashboardTools, SESSION_COOKIE, sameOrigin } from "./web/index.js";
-import { messagePage } from "./web/pages.js";
+import type { FleetContext } from "../context.js";
+import { sessionOf } from "../web/accounts.js";
+import { type Html, html } from "../web/html.js";
+import { type DashboardTools, SESSION_COOKIE, sameOrigin } from "../web/index.js";
+import { messagePage } from "../web/pages.js";
+import type { PageTools } from "../web/pageTools.js";
+import { BundleUploadError, storeBundle } from "./store.js";
 
 /** The largest bundle the upload form takes (the form's multipart body). */
 export const MAX_UPLOAD_BYTES = 64 * 1024 * 1024;

@@ -2,9 +2,11 @@
 
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { isDay } from "../core/days.js";
-import type { PageTools } from "./composeTools.js";
-import type { FleetContext } from "./context.js";
+import { isDay } from "../../core/days.js";
+import type { FleetContext } from "../context.js";
+import type { DashboardTools } from "../web/index.js";
+import { messagePage } from "../web/pages.js";
+import type { PageTools } from "../web/pageTools.js";
 import {
   getRun,
   listRuns,
@@ -14,9 +16,7 @@ import {
   runDays,
   runLines,
   runUnits,
-} from "./reconcile/page.js";
-import type { DashboardTools } from "./web/index.js";
-import { messagePage } from "./web/pages.js";
+} from "./page.js";
 
 const RunParams = z.object({ runId: z.coerce.number().int().positive() });
 const LinesQuery = z.object({

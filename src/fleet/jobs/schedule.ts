@@ -1,13 +1,13 @@
 /** The scheduled jobs of `vendd fleet serve`: nightly reconciliation, plan cycle, monthly invoices. */
 import { Cron } from "croner";
-import { startAlertJob } from "./alerts/job.js";
-import type { FleetServices } from "./composeServices.js";
-import type { FleetConfig } from "./config.js";
-import { dayOf, type FleetContext } from "./context.js";
-import { runInvoiceCycle } from "./invoices/cycle.js";
-import { previousMonth, withJobLock } from "./jobs.js";
-import { plansPublisher, runPlanCycle } from "./plans/index.js";
-import { startNightlyReconcile } from "./reconcile/nightly.js";
+import { startAlertJob } from "../alerts/job.js";
+import type { FleetConfig } from "../config.js";
+import { dayOf, type FleetContext } from "../context.js";
+import { runInvoiceCycle } from "../invoices/cycle.js";
+import { plansPublisher, runPlanCycle } from "../plans/index.js";
+import { startNightlyReconcile } from "../reconcile/nightly.js";
+import type { FleetServices } from "../services.js";
+import { previousMonth, withJobLock } from "./lock.js";
 
 export interface FleetJobs {
   /** Names of the jobs started. */

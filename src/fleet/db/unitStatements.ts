@@ -1,15 +1,15 @@
 /**
  * The statements every unit request runs: the key's unit and its nonce (every request), and the heartbeat's
  * update (every unit, every minute). With 10,000 units these are most of the fleet's database traffic
- * (scripts/bench-fleet.ts), so each database takes its shortest path: db/hotPostgres.ts (one named
- * statement a request, heartbeats batched in bursts) and db/hotSqlite.ts (prepared statements run
+ * (scripts/bench-fleet.ts), so each database takes its shortest path: db/unitStatementsPostgres.ts (one named
+ * statement a request, heartbeats batched in bursts) and db/unitStatementsSqlite.ts (prepared statements run
  * synchronously, light transactions). This file has what they share: the interface, the heartbeat row's
  * values, and the Kysely path for any dialect (a context built without them).
  * What they decide is the same everywhere: a nonce is recorded only for a known key or an enrolment (a
  * stranger's requests write nothing), and a (key, nonce) seen before is a replay.
  */
 import type { Kysely } from "kysely";
-import { lightWrite } from "./light.js";
+import { lightWrite } from "./asyncCommit.js";
 import type { FleetDialect } from "./migrator.js";
 import type { EventsTable, FleetDatabase, SalesTable, UnitsTable } from "./schema.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type CoalesceOptions, coalescer } from "./coalesce.js";
+import { type CoalesceOptions, coalescer } from "./statementBatcher.js";
 
 /** A call's answer that the test releases when it wants. */
 interface Pending<T> {

@@ -1,14 +1,14 @@
 /** The DEX audits page and its CSV on the composed fleet server (issue 36). */
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import type { PageTools } from "./composeTools.js";
-import { dayOf, type FleetContext } from "./context.js";
-import { loadDexReport } from "./dex/load.js";
-import { dexCsv, dexRows } from "./dex/output.js";
-import { renderDexPage } from "./dex/page.js";
-import { isDay } from "./reconcile/run.js";
-import type { DashboardTools } from "./web/index.js";
-import { messagePage } from "./web/pages.js";
+import { isDay } from "../../core/days.js";
+import { dayOf, type FleetContext } from "../context.js";
+import type { DashboardTools } from "../web/index.js";
+import { messagePage } from "../web/pages.js";
+import type { PageTools } from "../web/pageTools.js";
+import { loadDexReport } from "./load.js";
+import { dexCsv, dexRows } from "./output.js";
+import { renderDexPage } from "./views.js";
 
 const Period = z.object({ from: z.string().optional(), to: z.string().optional() });
 

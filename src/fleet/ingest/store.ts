@@ -12,12 +12,12 @@
  */
 
 import type { Transaction } from "kysely";
-import { type FleetServerFaultPoints, NO_FLEET_SERVER_FAULTS } from "../core/faults.js";
-import type { SessionData, UnitEvent, VersionData } from "../core/fleetWire.js";
-import { dayOf, type FleetContext } from "./context.js";
-import type { IngestRun, UnitAuthRow } from "./db/hot.js";
-import type { FleetDatabase, SalesTable } from "./db/schema.js";
-import { storeDexRead } from "./dex/store.js";
+import { type FleetServerFaultPoints, NO_FLEET_SERVER_FAULTS } from "../../core/faults.js";
+import type { SessionData, UnitEvent, VersionData } from "../../core/fleetWire.js";
+import { dayOf, type FleetContext } from "../context.js";
+import type { FleetDatabase, SalesTable } from "../db/schema.js";
+import type { IngestRun, UnitAuthRow } from "../db/unitStatements.js";
+import { storeDexRead } from "../dex/index.js";
 
 export interface IngestResult {
   /** The unit's committed seq after the batch. */
@@ -55,7 +55,7 @@ function runOf(
  *
  * `committedHint` is the unit's committed seq as the request's authentication read it. On PostgreSQL
  * (`ctx.hot.ingestRun`) a run that continues it, with no version event in it, is stored in one statement
- * that checks the hint still holds (db/hotPostgres.ts): one round trip instead of six. When it no longer holds (a
+ * that checks the hint still holds (db/unitStatementsPostgres.ts): one round trip instead of six. When it no longer holds (a
  * concurrent batch of the unit came first), or with an armed fault point (whose step is inside the
  * transaction below), the batch takes the transaction.
  */
@@ -76,7 +76,7 @@ export async function ingestBatch(
 }
 
 /**
- * The one-statement form of a batch (db/hot.ts `IngestRun`) if `hint` is the unit's committed seq, and what
+ * The one-statement form of a batch (db/unitStatements.ts `IngestRun`) if `hint` is the unit's committed seq, and what
  * it stores; null when there is none: nothing continues `hint`, or a version event is in the run (its
  * rollout states take the transaction).
  */
@@ -116,7 +116,7 @@ export interface ClaimedIngest {
 }
 
 /**
- * An events request's nonce claim and its batch in one statement (PostgreSQL, db/hot.ts `claimIngestRun`):
+ * An events request's nonce claim and its batch in one statement (PostgreSQL, db/unitStatements.ts `claimIngestRun`):
  * one durable round trip instead of two. It assumes the batch starts right after the unit's committed seq,
  * as a unit's sender sends it (outbox.ts: from the first event not acknowledged); when the unit's committed
  * seq is another (a resend after a lost answer), the nonce is claimed and nothing stored, and the caller

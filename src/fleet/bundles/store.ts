@@ -12,9 +12,9 @@ import {
   parseTrustedComment,
   readBundle,
   verifyBundle,
-} from "../update/bundle.js";
-import { MinisignError, type PublicKey, parseSignature } from "../update/minisign.js";
-import type { FleetContext } from "./context.js";
+} from "../../update/bundle.js";
+import { MinisignError, type PublicKey, parseSignature } from "../../update/minisign.js";
+import type { FleetContext } from "../context.js";
 
 /** Why an upload is refused: the bundle's own codes (src/update/bundle.ts), or the fleet's. */
 export class BundleUploadError extends Error {

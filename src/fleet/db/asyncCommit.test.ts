@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { sql } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
 import { openFleetDb } from "../database.js";
-import { lightTransaction } from "./light.js";
+import { lightTransaction } from "./asyncCommit.js";
 import type { FleetDb } from "./open.js";
 
 describe("light transactions (SQLite)", () => {

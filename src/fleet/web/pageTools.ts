@@ -1,9 +1,9 @@
 /** What every page module of the composed fleet server shares: the page helpers and the id parameter. */
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
-import type { Html } from "./web/html.js";
-import type { DashboardTools } from "./web/index.js";
-import { layout, messagePage } from "./web/pages.js";
+import type { Html } from "./html.js";
+import type { DashboardTools } from "./index.js";
+import { layout, messagePage } from "./pages.js";
 
 export const IdParams = z.object({ id: z.string().min(1).max(200) });
 

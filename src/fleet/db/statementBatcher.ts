@@ -1,5 +1,5 @@
 /**
- * Calls that become one statement when they queue up (hotPostgres.ts: PostgreSQL heartbeats). While fewer than
+ * Calls that become one statement when they queue up (unitStatementsPostgres.ts: PostgreSQL heartbeats). While fewer than
  * `maxInFlight` statements are out, a call is sent at once on its own, so an idle fleet adds no wait. Beyond
  * that, calls wait; when a statement returns, the waiting ones go together, up to `maxBatch`, as one
  * statement. Under a burst (a stalled moment, a thousand units reconnecting) the database then parses,

@@ -1,14 +1,14 @@
 /**
- * The unit API's statements on SQLite (db/hot.ts `HotPath`). In process there are no round trips, but
+ * The unit API's statements on SQLite (db/unitStatements.ts `HotPath`). In process there are no round trips, but
  * Kysely's per-query work (compiling, an await per statement) was most of the cost: the statements are
  * prepared once and run synchronously on the connection, while holding Kysely's lock on it (so never inside
  * another request's open transaction). The nonce insert and the heartbeat are light transactions
- * (db/light.ts: `synchronous = NORMAL` for them), one for both in a heartbeat.
+ * (db/asyncCommit.ts: `synchronous = NORMAL` for them), one for both in a heartbeat.
  */
 import type Database from "better-sqlite3";
 import type { Kysely } from "kysely";
-import { type HotPath, heartbeatValues, type UnitAuthRow } from "./hot.js";
 import type { FleetDatabase } from "./schema.js";
+import { type HotPath, heartbeatValues, type UnitAuthRow } from "./unitStatements.js";
 
 /** SQLite: prepared statements on `file`, the connection under `db` (its only one). */
 export function sqliteHotPath(db: Kysely<FleetDatabase>, file: Database.Database): HotPath {
@@ -30,7 +30,7 @@ export function sqliteHotPath(db: Kysely<FleetDatabase>, file: Database.Database
     `update units set last_seen_at = ?, last_heartbeat = ?, config_version = ?, release_version = ?,
       backlog_events = ?, backlog_oldest_at = ?, unresolved = ? where id = ? returning committed_seq`,
   );
-  /** One light transaction: committed without its own fsync (db/light.ts). */
+  /** One light transaction: committed without its own fsync (db/asyncCommit.ts). */
   const light = <T>(fn: () => T): T => {
     normal.run();
     try {

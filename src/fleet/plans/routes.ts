@@ -1,24 +1,24 @@
 /** The member plan pages of the composed fleet server (issue 18). */
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import type { FleetServices } from "./composeServices.js";
-import { IdParams, type PageTools } from "./composeTools.js";
-import type { FleetContext } from "./context.js";
+import type { FleetContext } from "../context.js";
+import { html } from "../web/html.js";
+import type { DashboardTools } from "../web/index.js";
+import { messagePage } from "../web/pages.js";
+import { IdParams, type PageTools } from "../web/pageTools.js";
 import {
   listMembers,
   listPlans,
   loadMemberDetail,
   membersPage,
+  type PlansOptions,
   periodOf,
   plansPage,
   registerPlanAdmin,
   usagePage,
   usageReport,
-} from "./plans/index.js";
-import { memberPage as memberPageOf } from "./plans/pages.js";
-import { html } from "./web/html.js";
-import type { DashboardTools } from "./web/index.js";
-import { messagePage } from "./web/pages.js";
+} from "./index.js";
+import { memberPage as memberPageOf } from "./pages.js";
 
 const UsageQuery = z.object({
   period: z
@@ -30,7 +30,7 @@ const UsageQuery = z.object({
 export async function mountPlanPages(
   web: FastifyInstance,
   ctx: FleetContext,
-  s: FleetServices,
+  s: { plans?: PlansOptions | undefined },
   t: DashboardTools,
   p: PageTools,
 ): Promise<void> {

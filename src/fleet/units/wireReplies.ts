@@ -1,12 +1,12 @@
 /**
- * The unit API's replies and body handling (unitApi.ts): refusals as WireErrors, bodies parsed with the
+ * The unit API's replies and body handling (units/routes.ts): refusals as WireErrors, bodies parsed with the
  * wire's schemas, the heartbeat's row, the fleet name a unit's last heartbeat named, and bundle ETags.
  */
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type * as z from "zod";
-import { Heartbeat, parseWire, type WireError } from "../core/fleetWire.js";
-import type { FleetContext } from "./context.js";
-import type { HeartbeatRow, UnitAuthRow } from "./db/hot.js";
+import { Heartbeat, parseWire, type WireError } from "../../core/fleetWire.js";
+import type { FleetContext } from "../context.js";
+import type { HeartbeatRow, UnitAuthRow } from "../db/unitStatements.js";
 
 /** A refusal: `status` with a WireError body. */
 export function refuse(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
