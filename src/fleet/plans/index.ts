@@ -31,6 +31,7 @@ export { registerPlanAdmin } from "./admin.js";
 export {
   buildEntitlementList,
   loadEntitlementKey,
+  newestEntitlementEtag,
   publishEntitlements,
   registerEntitlementRoute,
 } from "./entitlements.js";
