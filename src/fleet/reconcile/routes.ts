@@ -7,16 +7,8 @@ import type { FleetContext } from "../context.js";
 import type { DashboardTools } from "../web/index.js";
 import { messagePage } from "../web/pages.js";
 import type { PageTools } from "../web/pageTools.js";
-import {
-  getRun,
-  listRuns,
-  renderLinesPage,
-  renderRunPage,
-  renderRunsPage,
-  runDays,
-  runLines,
-  runUnits,
-} from "./page.js";
+import { getRun, listRuns, runDays, runLines, runUnits } from "./store.js";
+import { renderLinesPage, renderRunPage, renderRunsPage } from "./views.js";
 
 const RunParams = z.object({ runId: z.coerce.number().int().positive() });
 const LinesQuery = z.object({
