@@ -7,8 +7,8 @@ import { html } from "../web/html.js";
 import type { DashboardTools } from "../web/index.js";
 import { messagePage } from "../web/pages.js";
 import { IdParams, type PageTools } from "../web/pageTools.js";
-import { loadInvoice, loadInvoices, renderInvoice, renderInvoices } from "./pages.js";
-import { applyRemoteStatus, invoicesDb } from "./store.js";
+import { applyRemoteStatus, invoicesDb, loadInvoice, loadInvoices } from "./store.js";
+import { renderInvoice, renderInvoices } from "./views.js";
 
 const InvoiceStatus = z.object({
   status: z.enum(["draft", "sent", "paid", "unpaid", "overdue", "cancelled"]).optional(),

@@ -18,10 +18,12 @@ export {
   registerEntitlementRoute,
 } from "./entitlements.js";
 export { countedPlanVends } from "./overage.js";
-export * from "./pages.js";
 export { csrfToken, csrfValid, registerPlans } from "./publicRoutes.js";
+export type { MemberDetail, MemberRow, UsageRow } from "./rows.js";
 export type { PlansTable } from "./schema.js";
 export * from "./service.js";
+export { listMembers, listPlans, loadMemberDetail, usageReport } from "./store.js";
+export * from "./views.js";
 
 export interface PlansOptions {
   client: SubscriptionsClient;

@@ -14,7 +14,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { FleetContext } from "../context.js";
 import { html } from "../web/html.js";
 import { type PlansOptions, plansPublisher } from "./index.js";
-import { publicDocument, signUpDonePage, signUpPage } from "./pages.js";
 import {
   applyAgreementCallback,
   applyPaymentCallbacks,
@@ -25,6 +24,7 @@ import {
   signUp,
 } from "./service.js";
 import { forgetCallback, planById } from "./store.js";
+import { publicDocument, signUpDonePage, signUpPage } from "./views.js";
 
 const CSRF_LIFE_MS = 3_600_000;
 const NOT_FOUND = html`<h1>No such plan</h1><p>The sign-up link is not valid.</p>`;

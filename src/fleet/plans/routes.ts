@@ -18,7 +18,7 @@ import {
   usagePage,
   usageReport,
 } from "./index.js";
-import { memberPage as memberPageOf } from "./pages.js";
+import { memberPage as memberPageOf } from "./views.js";
 
 const UsageQuery = z.object({
   period: z

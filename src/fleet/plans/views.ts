@@ -1,24 +1,21 @@
 /**
  * Page bodies of the plans (issue 18), built with web/html.ts so every value is escaped: plans, members,
- * usage, and the public sign-up page with its QR code. The dashboard's layout and login wrap the first three
- * (the lead mounts them); the sign-up pages are public and come with a small document of their own.
+ * usage, and the public sign-up page with its QR code, over the rows store.ts reads. The dashboard's layout
+ * and login wrap the first three (routes.ts); the sign-up pages are public and come with a small document of
+ * their own.
  */
+
 import { formatAmount } from "../../core/money.js";
-import type { FleetContext } from "../context.js";
 import { type Html, html, raw } from "../web/html.js";
 import { qrSvg } from "./qr.js";
-import type { MembersTable, PlansTable } from "./schema.js";
-import { periodOf, usageOf } from "./service.js";
+import type { MemberDetail, MemberRow, UsageRow } from "./rows.js";
+import type { PlansTable } from "./schema.js";
 
 function limit(items: number | null, amount: number | null): string {
   const parts: string[] = [];
   if (items !== null) parts.push(`${items} items`);
   if (amount !== null) parts.push(formatAmount(amount));
   return parts.length === 0 ? "no limit" : parts.join(" / ");
-}
-
-export async function listPlans(ctx: FleetContext): Promise<PlansTable[]> {
-  return ctx.db.selectFrom("plans").selectAll().orderBy("name").execute();
 }
 
 export function plansPage(plans: readonly PlansTable[], signUpBase: string): Html {
@@ -31,30 +28,6 @@ export function plansPage(plans: readonly PlansTable[], signUpBase: string): Htm
 <td>${limit(p.month_items, p.month_amount)}</td><td>${(JSON.parse(p.units) as string[]).join(", ")}</td>
 <td><a href="${`${signUpBase}/plans/signup/${encodeURIComponent(p.id)}`}">sign up</a></td></tr>`,
   )}</tbody></table>`;
-}
-
-export type MemberRow = Pick<
-  MembersTable,
-  "id" | "name" | "status" | "agreement_status" | "grace_until" | "reason" | "company_id" | "activated_at"
-> & { plan_name: string };
-
-export async function listMembers(ctx: FleetContext): Promise<MemberRow[]> {
-  return ctx.db
-    .selectFrom("members")
-    .innerJoin("plans", "plans.id", "members.plan_id")
-    .select([
-      "members.id as id",
-      "members.name as name",
-      "members.status as status",
-      "members.agreement_status as agreement_status",
-      "members.grace_until as grace_until",
-      "members.reason as reason",
-      "members.company_id as company_id",
-      "members.activated_at as activated_at",
-      "plans.name as plan_name",
-    ])
-    .orderBy("members.name")
-    .execute();
 }
 
 function when(ms: number | null): string {
@@ -75,44 +48,6 @@ export function membersPage(members: readonly MemberRow[]): Html {
     ) => html`<tr class="${`status-${m.status}`}"><td>${memberLink(m.id, m.name)}</td><td>${m.plan_name}</td><td>${m.status}</td><td>${m.agreement_status ?? ""}</td>
 <td>${when(m.activated_at)}</td><td>${when(m.grace_until)}</td><td>${m.company_id ?? ""}</td><td>${m.reason}</td></tr>`,
   )}</tbody></table>`;
-}
-
-export interface UsageRow {
-  memberId: string;
-  name: string;
-  plan: string;
-  items: number;
-  amount: number;
-  overItems: number;
-  overAmount: number;
-}
-
-/** Usage of every active or suspended member in `period` (`YYYY-MM`, default: the current one). */
-export async function usageReport(
-  ctx: FleetContext,
-  period = periodOf(ctx.clock.now(), ctx.timeZone),
-): Promise<UsageRow[]> {
-  const rows = await ctx.db
-    .selectFrom("members")
-    .innerJoin("plans", "plans.id", "members.plan_id")
-    .select([
-      "members.id as id",
-      "members.name as name",
-      "plans.name as plan",
-      "plans.day_items as day_items",
-      "plans.day_amount as day_amount",
-      "plans.month_items as month_items",
-      "plans.month_amount as month_amount",
-    ])
-    .where("members.status", "in", ["active", "suspended"])
-    .orderBy("members.name")
-    .execute();
-  const out: UsageRow[] = [];
-  for (const r of rows) {
-    const u = await usageOf(ctx, r.id, r, period);
-    out.push({ memberId: r.id, name: r.name, plan: r.plan, ...u });
-  }
-  return out;
 }
 
 export function usagePage(period: string, rows: readonly UsageRow[]): Html {
@@ -153,54 +88,6 @@ export function signUpDonePage(planName: string, landingUrl: string): Html {
 <p>Scan the code with your phone, or open the link, and accept the agreement in the app.</p>
 <div class="qr">${raw(qrSvg(landingUrl))}</div>
 <p><a href="${landingUrl}">Open the agreement in the app</a></p>`;
-}
-
-export interface MemberDetail {
-  member: MemberRow;
-  charges: {
-    id: string;
-    period: string;
-    due_date: string;
-    amount: number;
-    state: string;
-    payment_id: string | null;
-  }[];
-  overages: {
-    id: string;
-    period: string;
-    items: number;
-    amount: number;
-    state: string;
-    oneoff_id: string | null;
-  }[];
-  refunds: { id: string; payment_id: string; amount: number | null; state: string; status_text: string }[];
-}
-
-export async function loadMemberDetail(
-  ctx: FleetContext,
-  memberId: string,
-): Promise<MemberDetail | undefined> {
-  const member = (await listMembers(ctx)).find((m) => m.id === memberId);
-  if (member === undefined) return undefined;
-  const charges = await ctx.db
-    .selectFrom("plan_charges")
-    .select(["id", "period", "due_date", "amount", "state", "payment_id"])
-    .where("member_id", "=", memberId)
-    .orderBy("requested_at", "desc")
-    .execute();
-  const overages = await ctx.db
-    .selectFrom("plan_overages")
-    .select(["id", "period", "items", "amount", "state", "oneoff_id"])
-    .where("member_id", "=", memberId)
-    .orderBy("period", "desc")
-    .execute();
-  const refunds = await ctx.db
-    .selectFrom("plan_refunds")
-    .select(["id", "payment_id", "amount", "state", "status_text"])
-    .where("member_id", "=", memberId)
-    .orderBy("created_at", "desc")
-    .execute();
-  return { member, charges, overages, refunds };
 }
 
 function refundForm(memberId: string, paymentId: string, csrf: string): Html {

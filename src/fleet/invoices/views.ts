@@ -1,68 +1,12 @@
 /**
- * Page bodies for the dashboard (the lead mounts them in its layout): companies, the invoice list with
- * paid/unpaid/overdue, and one invoice with its articles. Loaders read the database; renderers are pure
- * and escape every value through html.ts.
+ * Page bodies for the dashboard (routes.ts mounts them in its layout): companies, the invoice list with
+ * paid/unpaid/overdue, and one invoice with its articles. Pure renderers over the rows store.ts loads,
+ * escaping every value through html.ts.
  */
+
 import { formatAmount } from "../../core/money.js";
-import type { FleetContext } from "../context.js";
 import { type Html, html } from "../web/html.js";
-import type { CompaniesTable, InvoiceArticlesTable, InvoicesTable } from "./schema.js";
-import { invoicesDb } from "./store.js";
-
-export interface CompanyRow extends CompaniesTable {
-  units: string[];
-}
-
-export interface InvoiceRow extends InvoicesTable {
-  company_name: string;
-}
-
-export async function loadCompanies(ctx: FleetContext): Promise<CompanyRow[]> {
-  const db = invoicesDb(ctx);
-  const companies = await db.selectFrom("companies").selectAll().orderBy("name").execute();
-  const units = await db.selectFrom("company_units").selectAll().orderBy("unit_id").execute();
-  return companies.map((c) => ({
-    ...c,
-    units: units.filter((u) => u.company_id === c.id).map((u) => u.unit_id),
-  }));
-}
-
-/** Invoices, newest month first; optionally only one status or one company. */
-export async function loadInvoices(
-  ctx: FleetContext,
-  filter: { status?: InvoicesTable["status"]; companyId?: string } = {},
-): Promise<InvoiceRow[]> {
-  let q = invoicesDb(ctx)
-    .selectFrom("invoices")
-    .innerJoin("companies", "companies.id", "invoices.company_id")
-    .selectAll("invoices")
-    .select("companies.name as company_name");
-  if (filter.status !== undefined) q = q.where("invoices.status", "=", filter.status);
-  if (filter.companyId !== undefined) q = q.where("invoices.company_id", "=", filter.companyId);
-  return q.orderBy("invoices.month", "desc").orderBy("invoices.number", "desc").execute();
-}
-
-export async function loadInvoice(
-  ctx: FleetContext,
-  id: string,
-): Promise<{ invoice: InvoiceRow; articles: InvoiceArticlesTable[] } | null> {
-  const db = invoicesDb(ctx);
-  const invoice = await db
-    .selectFrom("invoices")
-    .innerJoin("companies", "companies.id", "invoices.company_id")
-    .selectAll("invoices")
-    .select("companies.name as company_name")
-    .where("invoices.id", "=", id)
-    .executeTakeFirst();
-  if (invoice === undefined) return null;
-  const articles = await db
-    .selectFrom("invoice_articles")
-    .selectAll()
-    .where("invoice_id", "=", id)
-    .orderBy("line")
-    .execute();
-  return { invoice, articles };
-}
+import type { CompanyRow, InvoiceArticlesTable, InvoiceRow, InvoicesTable } from "./schema.js";
 
 const rate = (bp: number): string => `${(bp / 100).toFixed(bp % 100 === 0 ? 0 : 2)} %`;
 
