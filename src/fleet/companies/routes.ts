@@ -11,10 +11,10 @@ import {
   assignUnitFromForm,
   createCompanyFromForm,
   FormError,
-  loadCompanyFormData,
-  renderCompanyForms,
   setProductFromForm,
 } from "./forms.js";
+import { loadCompanyFormData } from "./store.js";
+import { renderCompanyForms } from "./views.js";
 
 export function mountCompanyPages(
   web: FastifyInstance,
