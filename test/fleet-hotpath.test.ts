@@ -1,6 +1,6 @@
 /**
  * The unit API's per-request statements (src/fleet/db/unitStatements.ts, unitStatementsPostgres.ts, unitStatementsSqlite.ts) and the heartbeat's copy of the bundle list
- * (bundles.ts `bundleIndex`), on SQLite and on a real PostgreSQL that the file starts: PostgreSQL's single
+ * (bundles/store.ts `bundleIndex`), on SQLite and on a real PostgreSQL that the file starts: PostgreSQL's single
  * claim statement decides exactly what the two Kysely statements decide, and a second fleet process on the
  * same database sees an upload within BUNDLE_LIST_TTL_MS while the uploading one sees it at once.
  */

@@ -5,7 +5,7 @@
  * hint is stale (another batch came first) the statement writes nothing and the transaction decides; a
  * version event, a duplicate-only batch or an armed fault point take the transaction; an event already
  * stored past the committed seq fails the whole statement. Two processes sending the same batch at once
- * store it once. An events request's claim and its batch in one statement (ingest.ts `claimAndIngest`) store
+ * store it once. An events request's claim and its batch in one statement (ingest/store.ts `claimAndIngest`) store
  * the batch only for a fresh nonce of the key's own approved unit at its committed seq, record the nonce as
  * any claim does, and of a request and its replay sent at once store one. SQLite has no fast path (its
  * transaction is in process).

@@ -3,7 +3,7 @@
  * / `sign`; the fleet never holds a signing key), the fleet stores it, and each unit pulls the newest one
  * whose targets name it (`GET /bundle`, conditional on its ETag, the bundle's SHA-256). Rollout state per
  * unit: `pending` when the unit first fetched it, then `applied` or `rolledBack` (with the unit's reason)
- * from the unit's version events (ingest.ts).
+ * from the unit's version events (ingest/store.ts).
  */
 import { createHash } from "node:crypto";
 import {

@@ -1,7 +1,8 @@
 /**
  * The fleet's database, as Kysely sees it: one schema for both dialects (SQLite, the embedded default, and
- * PostgreSQL for several fleet processes). Migrations (migrations.ts) create exactly these tables; every
- * query goes through Kysely, so there is one SQL set, not two.
+ * PostgreSQL for several fleet processes). Migrations (the features' migration.ts, in the order of
+ * src/fleet/database.ts) create exactly these tables; every query goes through Kysely, so there is one SQL
+ * set, not two.
  *
  * Conventions, chosen so both dialects store the same values:
  * - times are epoch milliseconds in `bigint` columns (read back as JS numbers: the PostgreSQL pool parses

@@ -58,7 +58,7 @@ export interface HotPath {
     row: HeartbeatRow,
   ): Promise<HeartbeatClaim>;
   /**
-   * PostgreSQL only (ingest.ts's fast path): stores a run of events and its sales rows and moves the unit's
+   * PostgreSQL only (ingest/store.ts's fast path): stores a run of events and its sales rows and moves the unit's
    * committed seq from `expected` to `committed`, in one statement (one durable commit), only if the unit's
    * committed seq is still `expected`. False: it was not (another batch came first), nothing was written.
    */
@@ -86,7 +86,7 @@ export interface HeartbeatClaim {
   committed: number | null;
 }
 
-/** A run of events that continues a unit's committed seq, ready to store (ingest.ts). */
+/** A run of events that continues a unit's committed seq, ready to store (ingest/store.ts). */
 export interface IngestRun {
   unitId: string;
   /** The unit's committed seq the run continues. */

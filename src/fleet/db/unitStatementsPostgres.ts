@@ -167,11 +167,11 @@ e as (
 )`;
 
 /**
- * ingest.ts's batch in one statement. The unit row's update is the guard: it matches only while the
+ * ingest/store.ts's batch in one statement. The unit row's update is the guard: it matches only while the
  * committed seq is `$2` (a concurrent batch of the unit waits for this one's row lock, then matches
  * nothing), and the inserts run only if it matched. An event already stored breaks the primary key and
- * fails the whole statement, as the transaction of ingest.ts would. Sales rows: the upsert of
- * ingest.ts's `upsertSales` (a later report of a session replaces its row).
+ * fails the whole statement, as the transaction of ingest/store.ts would. Sales rows: the upsert of
+ * ingest/store.ts's `upsertSales` (a later report of a session replaces its row).
  */
 const INGEST_SQL = `
 with u as (

@@ -67,7 +67,7 @@ export async function registerUnitApi(
   const maxPending = opts.maxPendingEnrolments ?? DEFAULT_MAX_PENDING_ENROLMENTS;
   const hot = ctx.hot ?? kyselyHotPath(ctx);
   const claimHeartbeat = hot.claimHeartbeat?.bind(hot);
-  /** Whether a batch of events may claim its nonce in the statement that stores it (ingest.ts claimAndIngest). */
+  /** Whether a batch of events may claim its nonce in the statement that stores it (ingest/store.ts claimAndIngest). */
   const claimsWithEvents = ctx.hot?.claimIngestRun !== undefined;
   const bundles = bundleIndex(ctx);
   let unitAuth: preHandlerHookHandler | null = null;
@@ -146,7 +146,7 @@ async function postEvents(u: UnitRoutes, req: FastifyRequest, reply: FastifyRepl
           faults,
         );
   if (v !== undefined && d?.ok === true && c !== null) {
-    // The claim and the batch in one statement (ingest.ts claimAndIngest), judged as every claim is.
+    // The claim and the batch in one statement (ingest/store.ts claimAndIngest), judged as every claim is.
     if (!admitted(req, reply, v.publicKey, c.unit, c.fresh, false) || c.unit === null) return reply;
     if (!ownUnit(req, reply, c.unit, d.value)) return reply;
     unit = c.unit;
