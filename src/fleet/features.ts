@@ -8,84 +8,33 @@
  * jobs (nightly reconciliation, plan cycle, monthly invoices, alerts) are started by `startFleetJobs`
  * (jobs/schedule.ts); the features' tables by database.ts's list of migrations.
  */
-import type { FastifyInstance } from "fastify";
-import { mountAlertPages } from "./alerts/routes.js";
-import { mountBundleUpload } from "./bundles/routes.js";
-import { mountCompanyPages } from "./companies/routes.js";
-import type { FleetContext } from "./context.js";
-import { mountDexPages } from "./dex/routes.js";
-import { registerInvoices } from "./invoices/callbacks.js";
-import { mountInvoicePages } from "./invoices/routes.js";
-import { registerEntitlementRoute, registerPlans } from "./plans/index.js";
-import { mountPlanPages } from "./plans/routes.js";
-import { mountReconcilePages } from "./reconcile/routes.js";
-import type { FleetPlugin, FleetPluginTools } from "./server.js";
+import { alertsFeature } from "./alerts/index.js";
+import { bundlesFeature } from "./bundles/index.js";
+import { companiesFeature } from "./companies/index.js";
+import { dexFeature } from "./dex/index.js";
+import type { FleetFeature } from "./feature.js";
+import { invoicesFeature } from "./invoices/index.js";
+import { plansFeature } from "./plans/index.js";
+import { reconcileFeature } from "./reconcile/index.js";
+import type { FleetPlugin } from "./server.js";
 import type { FleetServices } from "./services.js";
-import { type DashboardTools, registerDashboard } from "./web/index.js";
-import { type PageTools, pageTools } from "./web/pageTools.js";
+import { registerDashboard } from "./web/index.js";
+import { pageTools } from "./web/pageTools.js";
 
 export { MAX_UPLOAD_BYTES } from "./bundles/routes.js";
 export { type FleetJobs, startFleetJobs } from "./jobs/schedule.js";
 export type { FleetInvoiceAuth, FleetServices } from "./services.js";
 
-/** One feature as the composition mounts it; every part is optional. */
-interface FleetFeature {
-  name: string;
-  /** Routes outside the dashboard (public pages, the service's callbacks, unit-facing lists). */
-  register?(app: FastifyInstance, ctx: FleetContext, tools: FleetPluginTools): Promise<void>;
-  /** Pages inside the dashboard (login, CSRF and roles already in place). */
-  pages?(web: FastifyInstance, ctx: FleetContext, t: DashboardTools, p: PageTools): Promise<void> | void;
-  /** Its entries in the dashboard's nav. */
-  nav?: [string, string][];
-}
-
-/** Every feature of the fleet server for the configured services, in order. */
+/** Every feature of the fleet server for the configured services, in order (each one's index.ts). */
 function fleetFeatures(s: FleetServices): FleetFeature[] {
-  const plans = s.plans;
-  const inv = s.invoices;
   return [
-    {
-      name: "reconciliation",
-      pages: (web, ctx, t, p) => mountReconcilePages(web, ctx, t, p),
-      nav: [["/reconcile", "Reconciliation"]],
-    },
-    { name: "dex", pages: (web, ctx, t, p) => mountDexPages(web, ctx, t, p), nav: [["/dex", "DEX audits"]] },
-    {
-      name: "plans",
-      ...(plans === undefined
-        ? {}
-        : {
-            register: async (app, ctx, tools) => {
-              await registerPlans(app, ctx, plans);
-              registerEntitlementRoute(app, ctx, tools.unitAuth);
-            },
-            nav: [
-              ["/plans", "Plans"],
-              ["/plans/members", "Members"],
-              ["/plans/usage", "Usage"],
-            ],
-          }),
-      pages: (web, ctx, t, p) => mountPlanPages(web, ctx, s, t, p),
-    },
-    {
-      name: "companies",
-      pages: (web, ctx, t, p) => mountCompanyPages(web, ctx, s, t, p),
-      nav: [["/companies", "Companies"]],
-    },
-    {
-      name: "invoices",
-      ...(inv === undefined
-        ? {}
-        : { register: (app, ctx) => registerInvoices(app, ctx, { auth: inv.auth, client: inv.client }) }),
-      pages: (web, ctx, t, p) => mountInvoicePages(web, ctx, s, t, p),
-      nav: [["/invoices", "Invoices"]],
-    },
-    { name: "bundles", pages: (web, ctx, t, p) => mountBundleUpload(web, ctx, t, p) },
-    {
-      name: "alerts",
-      pages: (web, ctx, t, p) => mountAlertPages(web, ctx, t, p),
-      nav: [["/alerts", "Alerts"]],
-    },
+    reconcileFeature,
+    dexFeature,
+    plansFeature(s.plans),
+    companiesFeature(s.plans),
+    invoicesFeature(s.invoices),
+    bundlesFeature,
+    alertsFeature,
   ];
 }
 

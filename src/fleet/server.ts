@@ -4,7 +4,7 @@
  * fact is in the database (one SQLite file, or PostgreSQL shared by several fleet processes behind a load
  * balancer), so any number of processes can serve one PostgreSQL database.
  */
-import Fastify, { type FastifyInstance, type preHandlerHookHandler } from "fastify";
+import Fastify, { type FastifyInstance } from "fastify";
 import type pino from "pino";
 import { systemClock, type Timer } from "../core/clock.js";
 import { type FleetServerFaultPoints, NO_FLEET_SERVER_FAULTS } from "../core/faults.js";
@@ -14,16 +14,13 @@ import type { PublicKey } from "../update/minisign.js";
 import type { FleetContext } from "./context.js";
 import { openFleetDb } from "./database.js";
 import { isPostgresUrl } from "./db/open.js";
+import type { FleetPluginTools } from "./feature.js";
 import { registerRequestLog } from "./requestLog.js";
 import { registerUnitApi, UNIT_BODY_LIMIT } from "./units/routes.js";
 import { messagePage } from "./web/pages.js";
 import { apiError, isApiPath, securityHeaders } from "./web/security.js";
 
-/** What a plugin may need from the server besides the app and context. */
-export interface FleetPluginTools {
-  /** The unit API's authentication (signature, nonce, approved unit) for unit routes mounted outside it. */
-  unitAuth: preHandlerHookHandler;
-}
+export type { FleetPluginTools } from "./feature.js";
 
 export type FleetPlugin = (app: FastifyInstance, ctx: FleetContext, tools: FleetPluginTools) => Promise<void>;
 

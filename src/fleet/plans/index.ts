@@ -6,7 +6,10 @@
  */
 import type { SubscriptionsClient } from "../../payment/subscriptions/client.js";
 import type { FleetContext } from "../context.js";
-import { publishEntitlements } from "./entitlements.js";
+import type { FleetFeature } from "../feature.js";
+import { publishEntitlements, registerEntitlementRoute } from "./entitlements.js";
+import { registerPlans } from "./publicRoutes.js";
+import { mountPlanPages } from "./routes.js";
 import type { PlansSettings } from "./service.js";
 
 export { registerPlanAdmin } from "./admin.js";
@@ -49,4 +52,29 @@ export function plansPublisher(ctx: FleetContext, s: PlansSettings): (now: numbe
 export async function configureProvider(client: SubscriptionsClient, s: PlansSettings): Promise<void> {
   await client.setPaymentCallbackUrl(`${s.publicUrl}/plans/callbacks/payments`);
   await client.setCallbackApiKey(s.callbackApiKey);
+}
+
+/**
+ * The plans feature: with plans configured, the public sign-up pages and the service's callbacks, the
+ * units' entitlement list behind the unit API's authentication, and the nav; the pages are mounted either
+ * way (they are empty without plans).
+ */
+export function plansFeature(plans: PlansOptions | undefined): FleetFeature {
+  return {
+    name: "plans",
+    ...(plans === undefined
+      ? {}
+      : {
+          register: async (app, ctx, tools) => {
+            await registerPlans(app, ctx, plans);
+            registerEntitlementRoute(app, ctx, tools.unitAuth);
+          },
+          nav: [
+            ["/plans", "Plans"],
+            ["/plans/members", "Members"],
+            ["/plans/usage", "Usage"],
+          ],
+        }),
+    pages: (web, ctx, t, p) => mountPlanPages(web, ctx, { plans }, t, p),
+  };
 }
