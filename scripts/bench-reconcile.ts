@@ -11,7 +11,7 @@
  * 4. the whole run (`runReconcile`: fetch, read the sales, match, store) minus the paging → ms, < 2,000.
  */
 import { startEmulator } from "../src/emulator/index.js";
-import { openFleetDb } from "../src/fleet/db/open.js";
+import { openFleetDb } from "../src/fleet/database.js";
 import { reconcile } from "../src/fleet/reconcile/match.js";
 import { fetchReport, loadSales, runReconcile, saveRun } from "../src/fleet/reconcile/run.js";
 import { ReportingClient } from "../src/payment/reporting/client.js";

@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import type { Pool } from "undici";
 import { fingerprint, signRequest, type UnitKeyPair } from "../src/core/fleetAuth.js";
 import { type Heartbeat, UNIT_API, type UnitEvent } from "../src/core/fleetWire.js";
-import { openFleetDb } from "../src/fleet/db/open.js";
+import { openFleetDb } from "../src/fleet/database.js";
 import { freePort } from "./postgresServer.js";
 
 const MAIN = fileURLToPath(new URL("../src/cli/main.js", import.meta.url));

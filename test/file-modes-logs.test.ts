@@ -11,7 +11,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { writeFileAtomic } from "../src/core/atomicFile.js";
 import { ManualClock, systemClock } from "../src/core/clock.js";
 import type { FleetContext } from "../src/fleet/context.js";
-import { openFleetDb } from "../src/fleet/db/open.js";
+import { openFleetDb } from "../src/fleet/database.js";
 import { createFleetApp } from "../src/fleet/server.js";
 import { openSqliteJournal } from "../src/journal/sqlite.js";
 

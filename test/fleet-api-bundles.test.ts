@@ -7,7 +7,7 @@
 import type { FastifyInstance } from "fastify";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { ManualClock } from "../src/core/clock.js";
-import { BundleUploadError, storeBundle } from "../src/fleet/bundles.js";
+import { BundleUploadError, storeBundle } from "../src/fleet/bundles/store.js";
 import type { FleetContext } from "../src/fleet/context.js";
 import { createBundle, trustedCommentOf } from "../src/update/bundle.js";
 import { parsePublicKey } from "../src/update/minisign.js";

@@ -1,6 +1,6 @@
 /**
  * The heartbeat's refusals through the unit API (issue 16), on SQLite and on a real PostgreSQL that the file
- * starts. A heartbeat claims its nonce in the statement that writes it (db/hotPostgres.ts `claimHeartbeat`; db/hotSqlite.ts), unlike
+ * starts. A heartbeat claims its nonce in the statement that writes it (db/unitStatementsPostgres.ts `claimHeartbeat`; db/unitStatementsSqlite.ts), unlike
  * the other routes, whose nonce is claimed before the body is read: these tests hold it to the same answers
  * in the same order (an unknown key, a replay, a unit not approved, a malformed body, another unit's id),
  * and check that a refused heartbeat writes nothing on any unit's row.
@@ -9,7 +9,7 @@ import type { FastifyInstance } from "fastify";
 import { describe, expect, it } from "vitest";
 import type { ManualClock } from "../src/core/clock.js";
 import type { FleetContext } from "../src/fleet/context.js";
-import { revokeUnit } from "../src/fleet/units.js";
+import { revokeUnit } from "../src/fleet/units/decisions.js";
 import { signed, simUnit } from "./support/fleet.js";
 import { heartbeat, unitApiOn } from "./support/fleetUnitApi.js";
 

@@ -1,5 +1,5 @@
 /**
- * The composed fleet server (src/fleet/compose.ts): every added page answers inside the dashboard's layout,
+ * The composed fleet server (src/fleet/features.ts): every added page answers inside the dashboard's layout,
  * login, CSRF and roles (a viewer cannot post); manager forms (invoice cancel, plan creation, bundle upload)
  * work with the session's token; the public plan sign-up and both services' callbacks are mounted with their
  * own authentication; the unit API serves GET /entitlements behind unit auth and the heartbeat carries the
@@ -7,10 +7,10 @@
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFleetJobs } from "../src/fleet/compose.js";
 import { defaultFleetConfig } from "../src/fleet/config.js";
+import { startFleetJobs } from "../src/fleet/features.js";
 import { invoicesDb } from "../src/fleet/invoices/store.js";
-import { approveUnit } from "../src/fleet/units.js";
+import { approveUnit } from "../src/fleet/units/decisions.js";
 import { createBundle } from "../src/update/bundle.js";
 import { parsePublicKey } from "../src/update/minisign.js";
 import { makeKey, signWith } from "../src/update/update.test-support.js";

@@ -12,7 +12,7 @@ import { DexMachine } from "../drivers/dex/simulator/machine.js";
 import { ManualClock } from "../src/core/clock.js";
 import { UnitEvent } from "../src/core/fleetWire.js";
 import type { FleetContext } from "../src/fleet/context.js";
-import { ingestBatch } from "../src/fleet/ingest.js";
+import { ingestBatch } from "../src/fleet/ingest/store.js";
 import type { NewDexRead } from "../src/journal/dexStore.js";
 import { openSqliteJournal } from "../src/journal/sqlite.js";
 import { fleetContext } from "./support/fleet.js";

@@ -1,5 +1,5 @@
 /**
- * The cap on enrolments waiting for approval (unitApi.ts `maxPendingEnrolments`), on SQLite and on a real
+ * The cap on enrolments waiting for approval (units/routes.ts `maxPendingEnrolments`), on SQLite and on a real
  * PostgreSQL that the file starts: past the cap a new key's enrolment is refused with 429 and writes nothing
  * (no unit row), a key already pending still gets its status, and approving or revoking makes room again.
  */
@@ -7,7 +7,7 @@ import type { FastifyInstance } from "fastify";
 import { describe, expect, it } from "vitest";
 import type { ManualClock } from "../src/core/clock.js";
 import type { FleetContext } from "../src/fleet/context.js";
-import { approveUnit, revokeUnit } from "../src/fleet/units.js";
+import { approveUnit, revokeUnit } from "../src/fleet/units/decisions.js";
 import { type SimUnit, send, simUnit } from "./support/fleet.js";
 import { unitApiOn } from "./support/fleetUnitApi.js";
 

@@ -1,6 +1,6 @@
 /**
- * The unit API's per-request statements (src/fleet/db/hot.ts, hotPostgres.ts, hotSqlite.ts) and the heartbeat's copy of the bundle list
- * (bundles.ts `bundleIndex`), on SQLite and on a real PostgreSQL that the file starts: PostgreSQL's single
+ * The unit API's per-request statements (src/fleet/db/unitStatements.ts, unitStatementsPostgres.ts, unitStatementsSqlite.ts) and the heartbeat's copy of the bundle list
+ * (bundles/store.ts `bundleIndex`), on SQLite and on a real PostgreSQL that the file starts: PostgreSQL's single
  * claim statement decides exactly what the two Kysely statements decide, and a second fleet process on the
  * same database sees an upload within BUNDLE_LIST_TTL_MS while the uploading one sees it at once.
  */
@@ -11,12 +11,12 @@ import type { FastifyInstance } from "fastify";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../src/core/clock.js";
-import { BUNDLE_LIST_TTL_MS, storeBundle } from "../src/fleet/bundles.js";
+import { BUNDLE_LIST_TTL_MS, storeBundle } from "../src/fleet/bundles/store.js";
 import type { FleetContext } from "../src/fleet/context.js";
-import { HEARTBEATS_IN_FLIGHT, postgresHotPath, rolledBack } from "../src/fleet/db/hotPostgres.js";
 import type { FleetDb } from "../src/fleet/db/open.js";
+import { HEARTBEATS_IN_FLIGHT, postgresHotPath, rolledBack } from "../src/fleet/db/unitStatementsPostgres.js";
 import { createFleetApp } from "../src/fleet/server.js";
-import { approveUnit } from "../src/fleet/units.js";
+import { approveUnit } from "../src/fleet/units/decisions.js";
 import { createBundle } from "../src/update/bundle.js";
 import { parsePublicKey } from "../src/update/minisign.js";
 import { makeKey, signWith, type TestKey } from "../src/update/update.test-support.js";

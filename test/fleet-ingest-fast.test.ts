@@ -1,11 +1,11 @@
 /**
- * The PostgreSQL ingest fast path (src/fleet/ingest.ts with db/hotPostgres.ts `ingestRun`), against a real PostgreSQL
+ * The PostgreSQL ingest fast path (src/fleet/ingest/store.ts with db/unitStatementsPostgres.ts `ingestRun`), against a real PostgreSQL
  * that the file starts: a batch that continues the committed seq the request's authentication read is one
  * statement, and it stores exactly what the transaction stores (the same event and sales rows). When the
  * hint is stale (another batch came first) the statement writes nothing and the transaction decides; a
  * version event, a duplicate-only batch or an armed fault point take the transaction; an event already
  * stored past the committed seq fails the whole statement. Two processes sending the same batch at once
- * store it once. An events request's claim and its batch in one statement (ingest.ts `claimAndIngest`) store
+ * store it once. An events request's claim and its batch in one statement (ingest/store.ts `claimAndIngest`) store
  * the batch only for a fresh nonce of the key's own approved unit at its committed seq, record the nonce as
  * any claim does, and of a request and its replay sent at once store one. SQLite has no fast path (its
  * transaction is in process).
@@ -17,7 +17,7 @@ import { NO_FLEET_SERVER_FAULTS } from "../src/core/faults.js";
 import type { UnitEvent } from "../src/core/fleetWire.js";
 import type { FleetContext } from "../src/fleet/context.js";
 import type { FleetDb } from "../src/fleet/db/open.js";
-import { claimAndIngest, ingestBatch } from "../src/fleet/ingest.js";
+import { claimAndIngest, ingestBatch } from "../src/fleet/ingest/store.js";
 import { events, fleetContext, session } from "./support/fleet.js";
 import { postgresAndDir } from "./support/postgres.js";
 

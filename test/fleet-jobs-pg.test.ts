@@ -1,5 +1,5 @@
 /**
- * The fleet's scheduled jobs run in one process at a time on PostgreSQL (src/fleet/jobs.ts): two separate
+ * The fleet's scheduled jobs run in one process at a time on PostgreSQL (src/fleet/jobs/lock.ts): two separate
  * OS processes on one database; while one holds a job's advisory lock the other's run is skipped, another
  * job is not blocked, and the lock is free again when the holder finishes or is SIGKILLed. SQLite runs the
  * job directly. Needs PostgreSQL's server binaries (Debian `postgresql`, installed by `.ci/run`); the
@@ -12,12 +12,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../src/core/clock.js";
 import type { FleetContext } from "../src/fleet/context.js";
 import type { FleetDb } from "../src/fleet/db/open.js";
-import { previousMonth, withJobLock } from "../src/fleet/jobs.js";
+import { previousMonth, withJobLock } from "../src/fleet/jobs/lock.js";
 import { fleetContext } from "./support/fleet.js";
 import { startPostgres, type TestPostgres } from "./support/postgres.js";
 
-const JOBS_JS = resolve("dist/src/fleet/jobs.js");
-const OPEN_JS = resolve("dist/src/fleet/db/open.js");
+const JOBS_JS = resolve("dist/src/fleet/jobs/lock.js");
+const OPEN_JS = resolve("dist/src/fleet/database.js");
 
 /** A second fleet process that takes `job`'s lock, prints "held", and keeps it until its stdin closes. */
 function holder(

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../src/core/clock.js";
-import { storeBundle } from "../src/fleet/bundles.js";
+import { storeBundle } from "../src/fleet/bundles/store.js";
 import type { FleetContext } from "../src/fleet/context.js";
 import type { FleetDb } from "../src/fleet/db/open.js";
 import { createFleetApp } from "../src/fleet/server.js";

@@ -15,7 +15,7 @@ import {
   seedDay,
 } from "../scripts/reconcileDay.js";
 import { type Emulator, startEmulator } from "../src/emulator/index.js";
-import { openFleetDb } from "../src/fleet/db/open.js";
+import { openFleetDb } from "../src/fleet/database.js";
 import { vendd } from "./cli-support.js";
 
 describe("vendd fleet reconcile", () => {

@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { openFleetDb } from "../src/fleet/db/open.js";
+import { openFleetDb } from "../src/fleet/database.js";
 import { verifyPassword } from "../src/fleet/web/accounts.js";
 import { type CliResult, vendd } from "./cli-support.js";
 

@@ -67,6 +67,43 @@ describe("the dependency rule (README, Architecture)", () => {
     expect(show(violations)).toHaveLength(1);
   });
 
+  // The fleet's rooms (issue 35, test/support/layers.ts FLEET_FEATURES): one refused import per rule.
+  it.each([
+    // A view renders HTML: it imports no store (its own or another's), not even for a type.
+    ["src/fleet/alerts/views.ts", 'import { listAlerts } from "./store.js";'],
+    ["src/fleet/plans/views.ts", 'import type { InvoiceRow } from "../invoices/store.js";'],
+    // A feature reaches another only through its index.ts: never its store, routes, views or other files.
+    ["src/fleet/invoices/build.ts", 'import { usageOf } from "../plans/store.js";'],
+    ["src/fleet/companies/routes.ts", 'import { mountInvoicePages } from "../invoices/routes.js";'],
+    ["src/fleet/ingest/store.ts", 'import { storeDexRead } from "../dex/load.js";'],
+    // db/ knows no feature (and nothing of the composition): features hand it their migrations.
+    ["src/fleet/db/migrator.ts", 'import { plansMigrationUp } from "../plans/migration.js";'],
+    ["src/fleet/db/schema.ts", 'import type { PlansDatabase } from "../plans/index.js";'],
+    ["src/fleet/db/open.ts", 'import { FLEET_MIGRATIONS } from "../database.js";'],
+    // Neither a feature nor a shared room imports the composition that mounts them.
+    ["src/fleet/plans/routes.ts", 'import type { FleetServices } from "../services.js";'],
+    ["src/fleet/web/index.ts", 'import { fleetPlugins } from "../features.js";'],
+    // The shared rooms, like the features, reach a feature only through its index.ts.
+    ["src/fleet/web/overviewQuery.ts", 'import { alertCounts } from "../alerts/store.js";'],
+  ])("refuses %s: %s", (file, line) => {
+    const { violations } = check(new Map([[file, line]]));
+    expect(show(violations)).toHaveLength(1);
+  });
+
+  it.each([
+    ["src/fleet/invoices/build.ts", 'import { countedPlanVends } from "../plans/index.js";'],
+    ["src/fleet/alerts/views.ts", 'import type { AlertView } from "./rows.js";'],
+    ["src/fleet/plans/routes.ts", 'import { html } from "../web/html.js";'],
+    ["src/fleet/units/routes.ts", 'import { kyselyHotPath } from "../db/unitStatements.js";'],
+    ["src/fleet/dex/load.ts", 'import { dayStart } from "../context.js";'],
+    ["src/fleet/features.ts", 'import { mountPlanPages } from "./plans/routes.js";'],
+    ["src/fleet/database.ts", 'import { alertsUp } from "./alerts/migration.js";'],
+    ["src/fleet/db/open.ts", 'import { migrate } from "./migrator.js";'],
+    ["src/fleet/plans/plans.test.ts", 'import { openFleetDb } from "../database.js";'],
+  ])("accepts in the fleet %s: %s", (file, line) => {
+    expect(show(check(new Map([[file, line]])).violations)).toEqual([]);
+  });
+
   it.each([
     ["src/config/seams.ts", 'import type { GpioOptions } from "../../drivers/gpio/factory.js";'],
     ["src/config/seams.ts", 'import { type EngineOptions, type X } from "../engine/options.js";'],

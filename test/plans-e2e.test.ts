@@ -45,7 +45,8 @@ import { type Emulator, startEmulator } from "../src/emulator/index.js";
 import { DK_USER, FAILING_USER, START } from "../src/emulator/subscriptions/testkit.test-support.js";
 import { hasOpenssl, selfSignedCertificate } from "../src/emulator/testing/httpsReceiver.js";
 import type { FleetContext } from "../src/fleet/context.js";
-import { type FleetDb, openFleetDb } from "../src/fleet/db/open.js";
+import { openFleetDb } from "../src/fleet/database.js";
+import type { FleetDb } from "../src/fleet/db/open.js";
 import { registerInvoices } from "../src/fleet/invoices/callbacks.js";
 import { runInvoiceCycle } from "../src/fleet/invoices/cycle.js";
 import { assignUnit, createCompany, invoicesDb, setProduct } from "../src/fleet/invoices/store.js";
@@ -62,7 +63,7 @@ import {
 } from "../src/fleet/plans/index.js";
 import { problems } from "../src/fleet/reconcile/match.js";
 import { runReconcile } from "../src/fleet/reconcile/run.js";
-import { registerUnitApi } from "../src/fleet/unitApi.js";
+import { registerUnitApi } from "../src/fleet/units/routes.js";
 import { InvoicesClient } from "../src/payment/invoices/client.js";
 import { ReportingClient } from "../src/payment/reporting/client.js";
 import { SimPaymentDriver } from "../src/payment/sim.js";

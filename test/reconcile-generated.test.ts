@@ -32,7 +32,7 @@ import { formatAmount } from "../src/core/money.js";
 import type { Emulator } from "../src/emulator/index.js";
 import { V10Kit } from "../src/emulator/v10/testkit.test-support.js";
 import { dayOf } from "../src/fleet/context.js";
-import { openFleetDb } from "../src/fleet/db/open.js";
+import { openFleetDb } from "../src/fleet/database.js";
 import type { SalesTable } from "../src/fleet/db/schema.js";
 import { dayStart, nextDay } from "../src/fleet/reconcile/run.js";
 import { exportSessions } from "../src/journal/export.js";

@@ -11,8 +11,9 @@ import { consentRefreshToken, emulatorEndpoints } from "../scripts/reconcileDay.
 import { ManualClock } from "../src/core/clock.js";
 import { type Emulator, startEmulator } from "../src/emulator/index.js";
 import type { FleetContext } from "../src/fleet/context.js";
-import { type FleetDb, openFleetDb } from "../src/fleet/db/open.js";
-import { ingestBatch } from "../src/fleet/ingest.js";
+import { openFleetDb } from "../src/fleet/database.js";
+import type { FleetDb } from "../src/fleet/db/open.js";
+import { ingestBatch } from "../src/fleet/ingest/store.js";
 import { problems } from "../src/fleet/reconcile/match.js";
 import { startNightlyReconcile } from "../src/fleet/reconcile/nightly.js";
 import { dayStart, nextDay } from "../src/fleet/reconcile/run.js";

@@ -23,7 +23,7 @@ import { startFleetUnit } from "../daemon/fleetUnit.js";
 import { type DemoSummary, runDemo } from "../demo/unit.js";
 import type { FleetContext } from "../fleet/context.js";
 import { type RunningFleetServer, startFleetServer } from "../fleet/server.js";
-import { approveUnit } from "../fleet/units.js";
+import { approveUnit } from "../fleet/units/decisions.js";
 import { addUser, removeUser } from "../fleet/web/accounts.js";
 import { registerDashboard } from "../fleet/web/index.js";
 import type { SqliteJournal } from "../journal/sqlite.js";

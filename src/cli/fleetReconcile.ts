@@ -9,7 +9,7 @@ import { renderCommandUsage } from "./commandTable.js";
 import { systemClock } from "../core/clock.js";
 import { rangeRefusal } from "../core/days.js";
 import { printable } from "../core/printable.js";
-import { openFleetDb } from "../fleet/db/open.js";
+import { openFleetDb } from "../fleet/database.js";
 import { runReconcile } from "../fleet/reconcile/run.js";
 import { loadReportingSettings } from "../fleet/reconcile/settings.js";
 import { ReportingClient } from "../payment/reporting/client.js";

@@ -6,7 +6,8 @@
  */
 import { existsSync } from "node:fs";
 import { isDay } from "../core/days.js";
-import { isPostgresUrl, openFleetDb, redactUrl } from "../fleet/db/open.js";
+import { openFleetDb } from "../fleet/database.js";
+import { isPostgresUrl, redactUrl } from "../fleet/db/open.js";
 import { loadDexReport } from "../fleet/dex/load.js";
 import { dexCsv, dexRows, dexTable } from "../fleet/dex/output.js";
 import type { CliIo } from "./fleetReconcile.js";

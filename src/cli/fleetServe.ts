@@ -11,9 +11,9 @@ import { fleetServerFaultPointsFromEnv, NO_FLEET_SERVER_FAULTS } from "../core/f
 import { ed25519Checker } from "../core/fleetAuth.js";
 import { printable } from "../core/printable.js";
 import { createNotifier } from "../core/sdnotify.js";
-import { type FleetServices, fleetPlugins, startFleetJobs } from "../fleet/compose.js";
 import { defaultFleetConfig, type FleetConfig, FleetConfigError, loadFleetConfig } from "../fleet/config.js";
 import { FleetDbError } from "../fleet/db/open.js";
+import { type FleetServices, fleetPlugins, startFleetJobs } from "../fleet/features.js";
 import { configureProvider, loadEntitlementKey } from "../fleet/plans/index.js";
 import { loadReportingSettings, ReportingSettingsError } from "../fleet/reconcile/settings.js";
 import { type RunningFleetServer, startFleetServer } from "../fleet/server.js";

@@ -6,7 +6,8 @@
  */
 import { parseArgs } from "node:util";
 import { printable } from "../core/printable.js";
-import { isPostgresUrl, openFleetDb, redactUrl } from "../fleet/db/open.js";
+import { openFleetDb } from "../fleet/database.js";
+import { isPostgresUrl, redactUrl } from "../fleet/db/open.js";
 import { AccountError, addUser, listUsers, ROLES, type Role, removeUser } from "../fleet/web/accounts.js";
 import { renderCommandUsage } from "./commandTable.js";
 import { FLEET_COMMANDS, FLEET_USER_OPTIONS } from "./fleetCommands.js";

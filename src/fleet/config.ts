@@ -164,7 +164,7 @@ export interface FleetConfig {
   publicUrl?: string;
   tls?: { cert: string; key: string };
   trustProxy: boolean;
-  /** Set in the file; else the server's default (unitApi.ts DEFAULT_MAX_PENDING_ENROLMENTS). */
+  /** Set in the file; else the server's default (units/routes.ts DEFAULT_MAX_PENDING_ENROLMENTS). */
   maxPendingEnrolments?: number;
   bundleKeys: string[];
   reporting?: { settingsFile: string };
@@ -289,6 +289,18 @@ export function loadFleetConfig(path: string, env: NodeJS.ProcessEnv = process.e
   if (m.publicUrl !== undefined) cfg.publicUrl = m.publicUrl;
   if (m.tls !== undefined) cfg.tls = { cert: at(m.tls.cert), key: at(m.tls.key) };
   if (m.reporting !== undefined) cfg.reporting = { settingsFile: at(m.reporting.settingsFile) };
+  addServiceSections(cfg, m, abs, at, need);
+  return cfg;
+}
+
+/** The optional service sections (plans, invoices, alerts) with their secrets, added to `cfg`. */
+function addServiceSections(
+  cfg: FleetConfig,
+  m: z.infer<typeof Main>,
+  abs: string,
+  at: (f: string) => string,
+  need: (key: keyof Secrets, section: string) => string,
+): void {
   if (m.plans !== undefined) {
     if (m.publicUrl === undefined)
       throw new FleetConfigError(`fleet config ${abs}: plans needs publicUrl (the service calls it back)`);
@@ -346,5 +358,4 @@ export function loadFleetConfig(path: string, env: NodeJS.ProcessEnv = process.e
     }
     cfg.alerts = alerts;
   }
-  return cfg;
 }

@@ -1,20 +1,20 @@
 /**
  * What every part of the fleet server shares: the database, the clock, the logger and the reporting time
- * zone. The unit API (unitApi.ts), the dashboard (web/) and reconciliation (reconcile/) each take it.
+ * zone. The unit API (units/routes.ts), the dashboard (web/) and reconciliation (reconcile/) each take it.
  */
 import type { Kysely } from "kysely";
 import type pino from "pino";
 import type { Clock } from "../core/clock.js";
 import type { PublicKey } from "../update/minisign.js";
-import type { HotPath } from "./db/hot.js";
-import type { FleetDialect } from "./db/migrations.js";
+import type { FleetDialect } from "./db/migrator.js";
 import type { FleetDatabase } from "./db/schema.js";
+import type { HotPath } from "./db/unitStatements.js";
 
 export interface FleetContext {
   db: Kysely<FleetDatabase>;
-  /** FleetDb.light: PostgreSQL sessions with `synchronous_commit = off` (db/light.ts); absent: `db`. */
+  /** FleetDb.light: PostgreSQL sessions with `synchronous_commit = off` (db/asyncCommit.ts); absent: `db`. */
   lightDb?: Kysely<FleetDatabase>;
-  /** FleetDb.hot: the unit API's per-request statements; absent: db/hot.ts's Kysely ones on `db`. */
+  /** FleetDb.hot: the unit API's per-request statements; absent: db/unitStatements.ts's Kysely ones on `db`. */
   hot?: HotPath;
   dialect: FleetDialect;
   clock: Clock;
@@ -64,4 +64,33 @@ export function dayOf(ms: number, timeZone: string): string {
   if (days.size >= DAY_CACHE_MAX) days.clear();
   days.set(quarter, day);
   return day;
+}
+
+/** The day after `day` (`YYYY-MM-DD`). */
+export function nextDay(day: string): string {
+  return new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+}
+
+/** UTC offset (ms) of a time zone at an instant. */
+function offsetAt(ms: number, timeZone: string): number {
+  const parts = new Intl.DateTimeFormat("en-US", {
+    timeZone,
+    hourCycle: "h23",
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+  }).formatToParts(new Date(ms));
+  const n = (t: string): number => Number(parts.find((p) => p.type === t)?.value ?? "0");
+  const wall = Date.UTC(n("year"), n("month") - 1, n("day"), n("hour"), n("minute"), n("second"));
+  return wall - Math.floor(ms / 1000) * 1000;
+}
+
+/** The instant a day starts in a time zone. */
+export function dayStart(day: string, timeZone: string): number {
+  const guess = Date.parse(`${day}T00:00:00Z`);
+  const first = guess - offsetAt(guess, timeZone);
+  return guess - offsetAt(first, timeZone);
 }

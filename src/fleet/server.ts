@@ -1,10 +1,10 @@
 /**
- * The fleet server (`vendd fleet serve`): Fastify 5 with the unit API (unitApi.ts) and whatever plugins the
+ * The fleet server (`vendd fleet serve`): Fastify 5 with the unit API (units/routes.ts) and whatever plugins the
  * caller adds after it (the dashboard, `registerDashboard` in web/index.ts). The process is stateless: every
  * fact is in the database (one SQLite file, or PostgreSQL shared by several fleet processes behind a load
  * balancer), so any number of processes can serve one PostgreSQL database.
  */
-import Fastify, { type FastifyInstance, type preHandlerHookHandler } from "fastify";
+import Fastify, { type FastifyInstance } from "fastify";
 import type pino from "pino";
 import { systemClock, type Timer } from "../core/clock.js";
 import { type FleetServerFaultPoints, NO_FLEET_SERVER_FAULTS } from "../core/faults.js";
@@ -12,17 +12,15 @@ import { KEY_CACHE_MAX, publicKeyFromRaw } from "../core/fleetAuth.js";
 import { createLogger } from "../core/log.js";
 import type { PublicKey } from "../update/minisign.js";
 import type { FleetContext } from "./context.js";
-import { isPostgresUrl, openFleetDb } from "./db/open.js";
+import { openFleetDb } from "./database.js";
+import { isPostgresUrl } from "./db/open.js";
+import type { FleetPluginTools } from "./feature.js";
 import { registerRequestLog } from "./requestLog.js";
-import { registerUnitApi, UNIT_BODY_LIMIT } from "./unitApi.js";
+import { registerUnitApi, UNIT_BODY_LIMIT } from "./units/routes.js";
 import { messagePage } from "./web/pages.js";
 import { apiError, isApiPath, securityHeaders } from "./web/security.js";
 
-/** What a plugin may need from the server besides the app and context. */
-export interface FleetPluginTools {
-  /** The unit API's authentication (signature, nonce, approved unit) for unit routes mounted outside it. */
-  unitAuth: preHandlerHookHandler;
-}
+export type { FleetPluginTools } from "./feature.js";
 
 export type FleetPlugin = (app: FastifyInstance, ctx: FleetContext, tools: FleetPluginTools) => Promise<void>;
 
@@ -39,7 +37,7 @@ export interface FleetAppOptions {
   https?: { cert: Buffer; key: Buffer };
   /** Trust X-Forwarded-* from a TLS-terminating proxy (request protocol and address). */
   trustProxy?: boolean;
-  /** Most enrolments waiting for approval (unitApi.ts); default DEFAULT_MAX_PENDING_ENROLMENTS. */
+  /** Most enrolments waiting for approval (units/routes.ts); default DEFAULT_MAX_PENDING_ENROLMENTS. */
   maxPendingEnrolments?: number;
 }
 

@@ -8,7 +8,8 @@ import type { Clock } from "../../src/core/clock.js";
 import { generateUnitKey, signRequest, type UnitKeyPair } from "../../src/core/fleetAuth.js";
 import { type SessionData, UNIT_API, type UnitEvent } from "../../src/core/fleetWire.js";
 import type { FleetContext } from "../../src/fleet/context.js";
-import { type FleetDb, openFleetDb } from "../../src/fleet/db/open.js";
+import { openFleetDb } from "../../src/fleet/database.js";
+import type { FleetDb } from "../../src/fleet/db/open.js";
 
 export async function fleetContext(
   target: string,

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import { expect } from "vitest";
 import { ManualClock } from "../../src/core/clock.js";
-import { type FleetServices, fleetPlugins } from "../../src/fleet/compose.js";
 import type { FleetContext } from "../../src/fleet/context.js";
+import { type FleetServices, fleetPlugins } from "../../src/fleet/features.js";
 import { buildInvoice } from "../../src/fleet/invoices/build.js";
 import { assignUnit, createCompany, insertDraft, invoicesDb } from "../../src/fleet/invoices/store.js";
 import { addCompanyMember, createPlan } from "../../src/fleet/plans/index.js";

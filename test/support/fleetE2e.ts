@@ -15,8 +15,8 @@ import { generateUnitKey, signRequest, type UnitKeyPair } from "../../src/core/f
 import { UNIT_API } from "../../src/core/fleetWire.js";
 import { seededRandom } from "../../src/core/random.js";
 import { FleetLink } from "../../src/daemon/fleetLink.js";
-import { openFleetDb } from "../../src/fleet/db/open.js";
-import { approveUnit } from "../../src/fleet/units.js";
+import { openFleetDb } from "../../src/fleet/database.js";
+import { approveUnit } from "../../src/fleet/units/decisions.js";
 import { openSqliteJournal, type SqliteJournal } from "../../src/journal/sqlite.js";
 import { CLI } from "../cli-support.js";
 import { journalSale } from "./journalSales.js";

@@ -53,6 +53,66 @@ const EMULATOR_USERS: ReadonlySet<string> = new Set(["src/cli", "src/demo", "src
  */
 const EMULATOR_SHARED: ReadonlySet<string> = new Set(["src/payment/legacy/signing.ts"]);
 
+/**
+ * The fleet server (src/fleet, docs/developers.md "The fleet's features") is three rings:
+ * - features, one folder each (FLEET_FEATURES): routes.ts, store.ts, views.ts, rules.ts, migration.ts and an
+ *   index.ts, their public face;
+ * - what every feature may use (FLEET_SHARED): the database layer db/, the context, the feature shape
+ *   (feature.ts: what a feature's index.ts hands the composition), the dashboard shell web/;
+ * - the composition, everything else in src/fleet (features.ts, database.ts, server.ts, services.ts,
+ *   config.ts, jobs/, ...), which mounts the features and may import any of them.
+ * A feature imports its own files, the shared rooms, and another feature only through that feature's
+ * index.ts (never its store, routes or views); the shared rooms do the same; db/ imports nothing of the
+ * fleet but itself; a views.ts renders HTML and imports no store.
+ */
+export const FLEET_FEATURES: ReadonlySet<string> = new Set([
+  "alerts",
+  "bundles",
+  "companies",
+  "dex",
+  "ingest",
+  "invoices",
+  "plans",
+  "reconcile",
+  "sales",
+  "units",
+]);
+export const FLEET_SHARED: readonly string[] = [
+  "src/fleet/db/",
+  "src/fleet/context.ts",
+  "src/fleet/feature.ts",
+  "src/fleet/web/",
+];
+
+/** The fleet feature folder `file` is in, or null (the shared rooms, the composition, outside the fleet). */
+function fleetFeatureOf(file: string): string | null {
+  const m = /^src\/fleet\/([^/]+)\//.exec(file);
+  return m !== null && m[1] !== undefined && FLEET_FEATURES.has(m[1]) ? m[1] : null;
+}
+
+const isFleetShared = (file: string) =>
+  FLEET_SHARED.some((s) => (s.endsWith("/") ? file.startsWith(s) : file === s));
+const baseName = (file: string) => file.slice(file.lastIndexOf("/") + 1);
+
+/** The fleet's own rule for an import from one src/fleet module to another, or null when it keeps to it. */
+function fleetRuleBroken(from: string, to: string): string | null {
+  if (from.startsWith("src/fleet/db/") && !to.startsWith("src/fleet/db/")) {
+    return "src/fleet/db/ knows no feature: it imports only its own files (the composition hands it migrations)";
+  }
+  if (baseName(from) === "views.ts" && baseName(to) === "store.ts") {
+    return "a fleet views.ts renders HTML only: it imports no store (its routes pass it the rows)";
+  }
+  const feature = fleetFeatureOf(from);
+  if (feature === null && !isFleetShared(from)) return null;
+  const target = fleetFeatureOf(to);
+  if (target !== null) {
+    if (target === feature || baseName(to) === "index.ts") return null;
+    return `src/fleet/${target}/ is another feature: import it only through src/fleet/${target}/index.ts, never its store, routes or views`;
+  }
+  if (isFleetShared(to)) return null;
+  return "a fleet feature or shared room imports only its own files, db/, context.ts, feature.ts, web/ and features' index.ts, never the composition";
+}
+
 /** One import that the rule refuses but that is tolerated for now, with the reason and who removes it. */
 export interface Allowed {
   from: string;
@@ -129,6 +189,7 @@ export function ruleBroken(edge: ImportEdge): string | null {
       ? null
       : "only src/cli, src/demo, src/chaos, scripts and tests import src/emulator (never production code)";
   }
+  if (a === "src/fleet" && b === "src/fleet") return fleetRuleBroken(edge.from, edge.to);
   const from = layerOf(a);
   const target = layerOf(b);
   if (from < 0) return `${a} is in no layer: add it to LAYERS in test/support/layers.ts and the README`;

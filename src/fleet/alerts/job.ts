@@ -1,6 +1,6 @@
 /**
  * The alerts' schedule: an evaluation every `everySeconds` (default 60) through croner, like the fleet's
- * other jobs (src/fleet/composeJobs.ts); `protect` keeps a run from overlapping the previous one in this
+ * other jobs (src/fleet/jobs/schedule.ts); `protect` keeps a run from overlapping the previous one in this
  * process, the lease (evaluate.ts) keeps it to one process at a time.
  */
 import { Cron } from "croner";

@@ -2,20 +2,10 @@
  * What the Alerts page, the overview and `vendd fleet alerts` read: alerts with their unit's label, the
  * open and acknowledged counts, and the deliveries that failed or are being retried.
  */
+import type { AlertView, DeliveryProblem } from "./rows.js";
 import type { AlertRule, AlertsDb } from "./schema.js";
 
-export interface AlertView {
-  id: string;
-  unitId: string;
-  unitLabel: string | null;
-  rule: AlertRule;
-  state: "open" | "acknowledged" | "resolved";
-  detail: string;
-  openedAt: number;
-  resolvedAt: number | null;
-  acknowledgedBy: string | null;
-  acknowledgedAt: number | null;
-}
+export type { AlertView, DeliveryProblem } from "./rows.js";
 
 export function alertSelect(db: AlertsDb) {
   return db
@@ -111,18 +101,6 @@ export async function alertCounts(
     )
     .executeTakeFirstOrThrow();
   return { open, acknowledged, failedDeliveries: Number(failed.n) };
-}
-
-export interface DeliveryProblem {
-  changeId: string;
-  channel: string;
-  state: "pending" | "failed";
-  attempts: number;
-  lastError: string | null;
-  alertId: string;
-  unitId: string;
-  rule: AlertRule;
-  createdAt: number;
 }
 
 /** Deliveries that failed for good, or are being retried after a failure. */

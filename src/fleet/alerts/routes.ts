@@ -1,13 +1,13 @@
 /**
  * The alerts page of the dashboard (`/alerts`: open, acknowledged, resolved; filter by unit and rule), the
  * managers' acknowledge form (`POST /alerts/:id/ack`, CSRF-checked by the dashboard's hooks), and
- * `/api/v1/alerts` (JSON). Mounted by src/fleet/compose.ts inside the dashboard (login, roles, CSRF).
+ * `/api/v1/alerts` (JSON). Mounted by src/fleet/features.ts inside the dashboard (login, roles, CSRF).
  */
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import type { PageTools } from "../composeTools.js";
 import type { FleetContext } from "../context.js";
 import type { DashboardTools } from "../web/index.js";
+import type { PageTools } from "../web/pageTools.js";
 import { ALERT_RULES, alertsDb } from "./schema.js";
 import { type AlertFilter, acknowledge, deliveryProblems, listAlerts } from "./store.js";
 import { renderAlertsPage } from "./views.js";

@@ -6,7 +6,8 @@
 import { randomUUID } from "node:crypto";
 import type { Transaction } from "kysely";
 import type { LifeAction, OpenAlert } from "./life.js";
-import { type AlertView, alertSelect, toView } from "./queries.js";
+import { alertSelect, toView } from "./queries.js";
+import type { DueDelivery } from "./rows.js";
 import type { AlertsDatabase, AlertsDb, ChangeKind } from "./schema.js";
 
 export {
@@ -17,6 +18,7 @@ export {
   deliveryProblems,
   listAlerts,
 } from "./queries.js";
+export type { DueDelivery } from "./rows.js";
 
 /**
  * Takes (or renews) the lease `name` for `holder` until `now + ms`: true when this holder has it. A lease
@@ -181,17 +183,6 @@ export async function acknowledge(db: AlertsDb, alertId: string, by: string, now
     await addChange(tx, alertId, "acknowledged", now, `acknowledged by ${by}`, null, [], by);
     return true;
   });
-}
-
-export interface DueDelivery {
-  changeId: string;
-  channel: string;
-  attempts: number;
-  kind: ChangeKind;
-  at: number;
-  runId: string | null;
-  detail: string;
-  alert: AlertView;
 }
 
 /** The deliveries that are due and not claimed by a live sender (up to `limit`), oldest first; unclaimed. */

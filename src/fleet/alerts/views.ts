@@ -4,8 +4,8 @@
  */
 import { type Html, html } from "../web/html.js";
 import { time, unitHref } from "../web/pages.js";
+import type { AlertView, DeliveryProblem, DueDelivery } from "./rows.js";
 import { ALERT_RULES, type AlertRule } from "./schema.js";
-import type { AlertView, DeliveryProblem, DueDelivery } from "./store.js";
 
 export const RULE_TITLES: Record<AlertRule, string> = {
   offline: "Unit offline",

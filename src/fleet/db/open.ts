@@ -1,6 +1,7 @@
 /**
  * Opens the fleet's database: the embedded default (one SQLite file, WAL, `synchronous=FULL`, zero setup)
- * or PostgreSQL (`postgres://…`, shared by several fleet processes), migrated to the current schema.
+ * or PostgreSQL (`postgres://…`, shared by several fleet processes), migrated with the list it is given
+ * (src/fleet/database.ts).
  */
 import { existsSync } from "node:fs";
 import Database from "better-sqlite3";
@@ -8,11 +9,11 @@ import { Kysely, PostgresDialect, SqliteDialect } from "kysely";
 import pg from "pg";
 import { createPrivateFile } from "../../core/atomicFile.js";
 import { safeUrl } from "../../core/safeUrl.js";
-import type { HotPath } from "./hot.js";
-import { postgresHotPath } from "./hotPostgres.js";
-import { sqliteHotPath } from "./hotSqlite.js";
-import { type FleetDialect, migrate } from "./migrations.js";
+import { type FleetDialect, type FleetMigration, migrate } from "./migrator.js";
 import type { FleetDatabase } from "./schema.js";
+import type { HotPath } from "./unitStatements.js";
+import { postgresHotPath } from "./unitStatementsPostgres.js";
+import { sqliteHotPath } from "./unitStatementsSqlite.js";
 
 /** The fleet database could not be opened: the message names it (never a password) and the next step. */
 export class FleetDbError extends Error {
@@ -61,12 +62,12 @@ export function fleetDbError(target: string, err: unknown): FleetDbError {
 export interface FleetDb {
   db: Kysely<FleetDatabase>;
   /**
-   * For writes that need not wait for the disk (db/light.ts): on PostgreSQL a small second pool whose
+   * For writes that need not wait for the disk (db/asyncCommit.ts): on PostgreSQL a small second pool whose
    * sessions run with `synchronous_commit = off`, so such a write is one statement, no transaction; on
    * SQLite the same connection as `db`.
    */
   light: Kysely<FleetDatabase>;
-  /** The unit API's per-request statements (db/hot.ts). */
+  /** The unit API's per-request statements (db/unitStatements.ts). */
   hot: HotPath;
   dialect: FleetDialect;
   /** Where it is, for logs: the file path, or the PostgreSQL URL without its password. */
@@ -139,23 +140,31 @@ async function warmPool(pool: pg.Pool, n: number): Promise<void> {
 }
 
 /**
- * Opens (and migrates) the fleet database at `target`; a failure is a FleetDbError naming it and the next
- * step. A SQLite file that does not exist is created only with `opts.create` (default true for callers in
- * code; the admin commands pass false).
+ * Opens the fleet database at `target` and applies `migrations` (src/fleet/database.ts's list: callers use
+ * its `openFleetDb`); a failure is a FleetDbError naming it and the next step. A SQLite file that does not
+ * exist is created only with `opts.create` (default true for callers in code; the admin commands pass false).
  */
-export async function openFleetDb(target: string, opts: OpenFleetDbOptions = {}): Promise<FleetDb> {
+export async function openDatabase(
+  target: string,
+  migrations: readonly FleetMigration[],
+  opts: OpenFleetDbOptions = {},
+): Promise<FleetDb> {
   if (!isPostgresUrl(target) && target !== ":memory:" && opts.create === false && !existsSync(target))
     throw new FleetDbError(
       `fleet database ${target}: no such file; give the fleet's database (--db, $VENDD_FLEET_DB or db in the fleet config), or create one with \`vendd fleet init --db ${target}\` or \`vendd fleet serve\``,
     );
   try {
-    return await openFleetDbOrThrow(target, opts);
+    return await openOrThrow(target, migrations, opts);
   } catch (err) {
     throw fleetDbError(target, err);
   }
 }
 
-async function openFleetDbOrThrow(target: string, opts: OpenFleetDbOptions): Promise<FleetDb> {
+async function openOrThrow(
+  target: string,
+  migrations: readonly FleetMigration[],
+  opts: OpenFleetDbOptions,
+): Promise<FleetDb> {
   if (isPostgresUrl(target)) {
     const poolMax = opts.poolSize ?? 10;
     const lightMax = Math.max(2, Math.ceil(poolMax / 2));
@@ -169,7 +178,7 @@ async function openFleetDbOrThrow(target: string, opts: OpenFleetDbOptions): Pro
     pool.on("error", () => {});
     const db = new Kysely<FleetDatabase>({ dialect: new PostgresDialect({ pool }) });
     try {
-      await migrate(db as Kysely<unknown>, "postgres");
+      await migrate(db as Kysely<unknown>, "postgres", migrations);
     } catch (err) {
       await db.destroy();
       throw err;
@@ -222,7 +231,7 @@ async function openFleetDbOrThrow(target: string, opts: OpenFleetDbOptions): Pro
     throw new Error(`fleet database ${target}: WAL mode could not be set`);
   const db = new Kysely<FleetDatabase>({ dialect: new SqliteDialect({ database: cachingStatements(file) }) });
   try {
-    await migrate(db as Kysely<unknown>, "sqlite");
+    await migrate(db as Kysely<unknown>, "sqlite", migrations);
   } catch (err) {
     await db.destroy();
     throw err;

@@ -1,7 +1,8 @@
 /**
  * The fleet's database, as Kysely sees it: one schema for both dialects (SQLite, the embedded default, and
- * PostgreSQL for several fleet processes). Migrations (migrations.ts) create exactly these tables; every
- * query goes through Kysely, so there is one SQL set, not two.
+ * PostgreSQL for several fleet processes). Migrations (the features' migration.ts, in the order of
+ * src/fleet/database.ts) create exactly these tables; every query goes through Kysely, so there is one SQL
+ * set, not two.
  *
  * Conventions, chosen so both dialects store the same values:
  * - times are epoch milliseconds in `bigint` columns (read back as JS numbers: the PostgreSQL pool parses
@@ -11,7 +12,6 @@
  * - days are `YYYY-MM-DD` strings in the fleet's reporting time zone.
  */
 import type { Generated } from "kysely";
-import type { PlansDatabase } from "../plans/schema.js";
 
 export interface UnitsTable {
   /** The unit id from the unit's config (`unit.id`). */
@@ -167,23 +167,12 @@ export interface ReconLinesTable {
   reason: string;
 }
 
-/** Each DEX read a unit sent (issue 36, migration 0006_dex): once per unit and read id. */
-export interface DexReadsTable {
-  unit_id: string;
-  read_id: string;
-  seq: number;
-  at: number;
-  trigger: string;
-  outcome: string;
-  /** drivers/dex/counters.ts DexCounters as JSON, or null for a failed read. */
-  counters: string | null;
-  raw: string | null;
-  error: string | null;
-  received_at: number;
-}
-
-export interface FleetDatabase extends PlansDatabase {
-  dex_reads: DexReadsTable;
+/**
+ * The tables every query sees. Features add their own tables to it where they declare them, by TypeScript's
+ * interface merging (`declare module "../db/schema.js"`, as Fastify's plugins decorate its types), so db/
+ * imports no feature: plans/schema.ts and dex/schema.ts do.
+ */
+export interface FleetDatabase {
   units: UnitsTable;
   events: EventsTable;
   sales: SalesTable;

@@ -10,8 +10,8 @@ import type { Kysely } from "kysely";
 import { z } from "zod";
 import type { DexCounters } from "../../../drivers/dex/counters.js";
 import type { Minor } from "../../core/money.js";
+import { dayStart, nextDay } from "../context.js";
 import type { FleetDatabase } from "../db/schema.js";
-import { dayStart, nextDay } from "../reconcile/run.js";
 import { type DexPush, loadDexPushes } from "./events.js";
 import {
   type DexReadPoint,

@@ -10,7 +10,7 @@
  * by construction). VAT is never computed on the invoice total or per unit.
  */
 import type { Minor } from "../../core/money.js";
-import { countedPlanVends } from "../plans/overage.js";
+import { countedPlanVends } from "../plans/index.js";
 
 /** One line to bill before pricing: what was taken, how many, at what price incl. VAT. */
 export interface BillableLine {

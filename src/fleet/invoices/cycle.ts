@@ -5,6 +5,7 @@
  * twice at once, sends nothing new: one invoice per (company, month) by constraint, and a draft is sent
  * only by the run that claimed it.
  */
+import type { Selectable } from "kysely";
 import type { InvoiceInput, InvoicesClient } from "../../payment/invoices/client.js";
 import { InvoiceApiError } from "../../payment/invoices/client.js";
 import { dayOf, type FleetContext } from "../context.js";
@@ -15,7 +16,8 @@ import {
   type ProductForBilling,
   subsidisedLines,
 } from "./build.js";
-import { applyRemoteStatus, insertDraft, invoicesDb } from "./store.js";
+import type { CompaniesTable, InvoiceArticlesTable, InvoicesTable } from "./schema.js";
+import { applyRemoteStatus, type InvoicesDb, insertDraft, invoicesDb } from "./store.js";
 
 const MONTH = /^(\d{4})-(0[1-9]|1[0-2])$/;
 /** A claimed draft whose run died is claimable again after this long. */
@@ -66,7 +68,7 @@ export async function runInvoiceCycle(
   month: string,
   now: number,
 ): Promise<CycleReport> {
-  const { first, last } = monthDays(month);
+  const { last } = monthDays(month);
   const today = dayOf(now, ctx.timeZone);
   if (today <= last) throw new RangeError(`month ${month} has not ended (today is ${today})`);
   const db = invoicesDb(ctx);
@@ -82,6 +84,24 @@ export async function runInvoiceCycle(
     byStatus: {},
   };
 
+  const companies = await buildInvoices(ctx, db, month, today, report);
+  await sendDrafts(ctx, db, client, companies, now, report);
+  await followOpen(ctx, db, client, now, report);
+  await markOverdue(db, month, today, now, report);
+  return report;
+}
+
+type CompanyRow = Selectable<CompaniesTable>;
+
+/** Step 1: builds and numbers each company's invoice of `month` (once per company and month). */
+async function buildInvoices(
+  ctx: FleetContext,
+  db: InvoicesDb,
+  month: string,
+  today: string,
+  report: CycleReport,
+): Promise<CompanyRow[]> {
+  const { first, last } = monthDays(month);
   // 1. Build and number each company's invoice (once per company and month).
   const companies = await db
     .selectFrom("companies")
@@ -160,7 +180,18 @@ export async function runInvoiceCycle(
     });
     if (made !== null) report.created.push({ companyId: c.id, number: made.number, total: built.total });
   }
+  return companies;
+}
 
+/** Step 2: sends every draft (this month's and any earlier one whose sending failed), each by one run only. */
+async function sendDrafts(
+  ctx: FleetContext,
+  db: InvoicesDb,
+  client: InvoicesClient,
+  companies: readonly CompanyRow[],
+  now: number,
+  report: CycleReport,
+): Promise<void> {
   // 2. Send every draft (this month's and any earlier one whose sending failed), each by one run only.
   const drafts = await db
     .selectFrom("invoices")
@@ -186,31 +217,7 @@ export async function runInvoiceCycle(
       .where("invoice_id", "=", inv.id)
       .orderBy("line")
       .execute();
-    const { first: orderDate, last: deliveryDate } = monthDays(inv.month);
-    const input: InvoiceInput = {
-      issuerId: inv.issuer_id,
-      phone: company?.phone ?? null,
-      ...(company === undefined ? {} : { consumerName: company.name }),
-      total: inv.total,
-      vatTotal: inv.vat_total,
-      country: company?.country ?? "DK",
-      invoiceNumber: String(inv.number),
-      issueDate: inv.issue_date,
-      orderDate,
-      deliveryDate,
-      dueDate: inv.due_date,
-      comment: `Vending ${inv.month}`,
-      articles: articles.map((a) => ({
-        articleNumber: a.article_number,
-        description: a.description,
-        vatBp: a.vat_bp,
-        vat: a.vat,
-        gross: a.gross,
-        unit: a.unit,
-        quantity: a.quantity,
-        unitPrice: a.unit_price,
-      })),
-    };
+    const input = invoiceInput(inv, company, articles);
     try {
       const r =
         inv.delivery === "direct"
@@ -257,7 +264,49 @@ export async function runInvoiceCycle(
       ctx.logger.warn({ invoice: inv.id, status: e.status, code: e.code }, "invoice not sent");
     }
   }
+}
 
+/** What the service is sent for invoice `inv` of `company`, with its articles. */
+function invoiceInput(
+  inv: Selectable<InvoicesTable>,
+  company: CompanyRow | undefined,
+  articles: readonly Selectable<InvoiceArticlesTable>[],
+): InvoiceInput {
+  const { first: orderDate, last: deliveryDate } = monthDays(inv.month);
+  return {
+    issuerId: inv.issuer_id,
+    phone: company?.phone ?? null,
+    ...(company === undefined ? {} : { consumerName: company.name }),
+    total: inv.total,
+    vatTotal: inv.vat_total,
+    country: company?.country ?? "DK",
+    invoiceNumber: String(inv.number),
+    issueDate: inv.issue_date,
+    orderDate,
+    deliveryDate,
+    dueDate: inv.due_date,
+    comment: `Vending ${inv.month}`,
+    articles: articles.map((a) => ({
+      articleNumber: a.article_number,
+      description: a.description,
+      vatBp: a.vat_bp,
+      vat: a.vat,
+      gross: a.gross,
+      unit: a.unit,
+      quantity: a.quantity,
+      unitPrice: a.unit_price,
+    })),
+  };
+}
+
+/** Step 3: follows open invoices (callbacks may be late, seed §Events): a status check each. */
+async function followOpen(
+  ctx: FleetContext,
+  db: InvoicesDb,
+  client: InvoicesClient,
+  now: number,
+  report: CycleReport,
+): Promise<void> {
   // 3. Follow open invoices (callbacks may be late, seed §Events): a status check each.
   const open = await db
     .selectFrom("invoices")
@@ -276,7 +325,16 @@ export async function runInvoiceCycle(
       ctx.logger.warn({ invoice: inv.id, status: e.status, code: e.code }, "invoice status check failed");
     }
   }
+}
 
+/** Step 4: marks overdue what is open after its due date, and counts the month's invoices by status. */
+async function markOverdue(
+  db: InvoicesDb,
+  month: string,
+  today: string,
+  now: number,
+  report: CycleReport,
+): Promise<void> {
   // 4. Overdue: open after the due date.
   const overdue = await db
     .updateTable("invoices")
@@ -293,5 +351,4 @@ export async function runInvoiceCycle(
     .groupBy("status")
     .execute();
   for (const r of counts) report.byStatus[r.status] = Number(r.n);
-  return report;
 }

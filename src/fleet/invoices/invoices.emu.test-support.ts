@@ -11,7 +11,8 @@ import { type Emulator, startEmulator } from "../../emulator/index.js";
 import { selfSignedCertificate } from "../../emulator/testing/httpsReceiver.js";
 import { InvoicesClient } from "../../payment/invoices/client.js";
 import type { FleetContext } from "../context.js";
-import { type FleetDb, openFleetDb } from "../db/open.js";
+import { openFleetDb } from "../database.js";
+import type { FleetDb } from "../db/open.js";
 import { registerInvoices } from "./callbacks.js";
 import { assignUnit, createCompany, setProduct } from "./store.js";
 

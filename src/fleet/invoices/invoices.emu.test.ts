@@ -30,8 +30,8 @@ import {
   USER,
   until,
 } from "./invoices.emu.test-support.js";
-import { loadInvoice, loadInvoices, renderInvoice, renderInvoices } from "./pages.js";
-import { assignUnit, createCompany, invoicesDb } from "./store.js";
+import { assignUnit, createCompany, invoicesDb, loadInvoice, loadInvoices } from "./store.js";
+import { renderInvoice, renderInvoices } from "./views.js";
 
 describe.skipIf(!hasOpenssl())("company invoices against the emulator", () => {
   let emu: Emulator;

@@ -114,3 +114,13 @@ export interface InvoicesDatabase extends FleetDatabase {
   invoice_articles: InvoiceArticlesTable;
   invoice_callbacks: InvoiceCallbacksTable;
 }
+
+/** A company with its units, as the pages show it. */
+export interface CompanyRow extends CompaniesTable {
+  units: string[];
+}
+
+/** An invoice with its company's name, as the pages show it. */
+export interface InvoiceRow extends InvoicesTable {
+  company_name: string;
+}

@@ -8,7 +8,14 @@ import type { Kysely, Transaction } from "kysely";
 import { z } from "zod";
 import type { FleetContext } from "../context.js";
 import type { ArticleLine, BuiltInvoice } from "./build.js";
-import type { InvoiceStatus, InvoicesDatabase, InvoicesTable } from "./schema.js";
+import type {
+  CompanyRow,
+  InvoiceArticlesTable,
+  InvoiceRow,
+  InvoiceStatus,
+  InvoicesDatabase,
+  InvoicesTable,
+} from "./schema.js";
 
 export type InvoicesDb = Kysely<InvoicesDatabase>;
 
@@ -268,4 +275,52 @@ export async function applyRemoteStatus(
   };
   await db.updateTable("invoices").set(patch).where("id", "=", inv.id).execute();
   return status;
+}
+
+/** Companies with their units, by name (the Companies page). */
+export async function loadCompanies(ctx: FleetContext): Promise<CompanyRow[]> {
+  const db = invoicesDb(ctx);
+  const companies = await db.selectFrom("companies").selectAll().orderBy("name").execute();
+  const units = await db.selectFrom("company_units").selectAll().orderBy("unit_id").execute();
+  return companies.map((c) => ({
+    ...c,
+    units: units.filter((u) => u.company_id === c.id).map((u) => u.unit_id),
+  }));
+}
+
+/** Invoices, newest month first; optionally only one status or one company. */
+export async function loadInvoices(
+  ctx: FleetContext,
+  filter: { status?: InvoicesTable["status"]; companyId?: string } = {},
+): Promise<InvoiceRow[]> {
+  let q = invoicesDb(ctx)
+    .selectFrom("invoices")
+    .innerJoin("companies", "companies.id", "invoices.company_id")
+    .selectAll("invoices")
+    .select("companies.name as company_name");
+  if (filter.status !== undefined) q = q.where("invoices.status", "=", filter.status);
+  if (filter.companyId !== undefined) q = q.where("invoices.company_id", "=", filter.companyId);
+  return q.orderBy("invoices.month", "desc").orderBy("invoices.number", "desc").execute();
+}
+
+export async function loadInvoice(
+  ctx: FleetContext,
+  id: string,
+): Promise<{ invoice: InvoiceRow; articles: InvoiceArticlesTable[] } | null> {
+  const db = invoicesDb(ctx);
+  const invoice = await db
+    .selectFrom("invoices")
+    .innerJoin("companies", "companies.id", "invoices.company_id")
+    .selectAll("invoices")
+    .select("companies.name as company_name")
+    .where("invoices.id", "=", id)
+    .executeTakeFirst();
+  if (invoice === undefined) return null;
+  const articles = await db
+    .selectFrom("invoice_articles")
+    .selectAll()
+    .where("invoice_id", "=", id)
+    .orderBy("line")
+    .execute();
+  return { invoice, articles };
 }

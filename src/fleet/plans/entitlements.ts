@@ -82,6 +82,17 @@ function contentOf(list: EntitlementList): string {
     .digest("hex");
 }
 
+/** The ETag of the newest signed entitlement list, or null before the first (every unit heartbeat asks). */
+export async function newestEntitlementEtag(ctx: FleetContext): Promise<string | null> {
+  const list = await ctx.db
+    .selectFrom("plan_entitlements")
+    .select("etag")
+    .orderBy("serial", "desc")
+    .limit(1)
+    .executeTakeFirst();
+  return list?.etag ?? null;
+}
+
 /**
  * Publishes a new signed list when the entitled members changed since the latest one, or when the latest
  * is past half its validity (units keep a fresh one while offline). Returns true when it published.

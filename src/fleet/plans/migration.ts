@@ -2,6 +2,12 @@
 import { type Kysely, sql } from "kysely";
 
 export async function plansMigrationUp(db: Kysely<unknown>): Promise<void> {
+  await memberTables(db);
+  await billingTables(db);
+}
+
+/** 0002_plans, first half: the index of plan vends, plans and members. */
+async function memberTables(db: Kysely<unknown>): Promise<void> {
   // Plan vends per member and day (sales.member_id is created by 0001_fleet).
   await db.schema.createIndex("sales_member").on("sales").columns(["member_id", "day"]).execute();
   await db.schema
@@ -39,6 +45,10 @@ export async function plansMigrationUp(db: Kysely<unknown>): Promise<void> {
     .addCheckConstraint("members_status", sql`status in ('pending', 'active', 'suspended', 'ended')`)
     .execute();
   await db.schema.createIndex("members_badge").on("members").column("badge_hash").execute();
+}
+
+/** 0002_plans, second half: charges, overages, callbacks seen, refunds and entitlement lists. */
+async function billingTables(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable("plan_charges")
     .addColumn("id", "text", (c) => c.primaryKey())

@@ -3,7 +3,8 @@ import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../../core/clock.js";
 import type { FleetContext } from "../context.js";
-import { type FleetDb, openFleetDb } from "../db/open.js";
+import { openFleetDb } from "../database.js";
+import type { FleetDb } from "../db/open.js";
 import {
   addCompanyMember,
   buildEntitlementList,

@@ -10,7 +10,7 @@ import { request } from "undici";
 import { expect, it } from "vitest";
 import { DK_USER, FAILING_USER } from "../../emulator/subscriptions/testkit.test-support.js";
 import { badgeHash, verifyEntitlements } from "../../update/entitlements.js";
-import { openFleetDb } from "../db/open.js";
+import { openFleetDb } from "../database.js";
 import { registerEntitlementRoute, signUp } from "./index.js";
 import { API_KEY, HOUR, type PlansFixture, SALT, UID, UID_HEX, until } from "./plans.test-support.js";
 

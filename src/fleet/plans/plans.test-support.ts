@@ -21,7 +21,8 @@ import { SubscriptionsClient } from "../../payment/subscriptions/client.js";
 import { verifyEntitlements } from "../../update/entitlements.js";
 import { decryptSecretKey, generateKeys, KDF_INTERACTIVE, parsePublicKey } from "../../update/minisign.js";
 import type { FleetContext } from "../context.js";
-import { type FleetDb, openFleetDb } from "../db/open.js";
+import { openFleetDb } from "../database.js";
+import type { FleetDb } from "../db/open.js";
 import {
   configureProvider,
   createPlan,

@@ -123,3 +123,8 @@ export interface PlansDatabase {
   plan_refunds: PlanRefundsTable;
   plan_entitlements: PlanEntitlementsTable;
 }
+
+declare module "../db/schema.js" {
+  /** The plans feature's tables, added to the fleet's database type (db/schema.ts). */
+  interface FleetDatabase extends PlansDatabase {}
+}

@@ -7,11 +7,11 @@
 import { describe, expect, it } from "vitest";
 import { insertSales } from "../../../scripts/reconcileDay.js";
 import type { ReportLine, TransferRef } from "../../payment/reporting/client.js";
-import { openFleetDb } from "../db/open.js";
+import { openFleetDb } from "../database.js";
 import type { SalesTable } from "../db/schema.js";
 import { problems, reconcile, type SaleRow } from "./match.js";
-import { renderRunsPage } from "./page.js";
 import { dayStart, loadRelated, loadSales } from "./run.js";
+import { renderRunsPage } from "./views.js";
 
 let n = 0;
 function line(o: Partial<ReportLine> & { at: number; amount: number }): ReportLine {

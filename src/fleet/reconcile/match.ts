@@ -187,10 +187,7 @@ export function reconcile(input: MatchInput): ReconResult {
 
   const lines: ReconLine[] = [];
   /** Fees per day, unit and currency: one `fee` line each. */
-  const fees = new Map<
-    string,
-    { day: string; unit: string | null; currency: string; amount: Minor; count: number }
-  >();
+  const fees = new Map<string, FeeSum>();
   const fee = (day: string, unit: string | null, g: Group): void => {
     for (const f of g.fees) {
       const key = `${day}|${unit ?? ""}|${f.currencyCode}`;
@@ -258,21 +255,37 @@ export function reconcile(input: MatchInput): ReconResult {
     fee(day, unit, g);
   }
 
-  for (const f of fees.values()) {
-    lines.push({
-      day: f.day,
-      class: "fee",
-      unit_id: f.unit,
-      session_id: null,
-      order_id: null,
-      reference: null,
-      expected: null,
-      reported: f.amount,
-      currency: f.currency,
-      reason: `${f.count} fee line(s)`,
-    });
-  }
+  for (const f of fees.values()) lines.push(feeSumLine(f));
+  return finish(input, lines, totals);
+}
 
+/** Fees of one day, unit and currency. */
+interface FeeSum {
+  day: string;
+  unit: string | null;
+  currency: string;
+  amount: Minor;
+  count: number;
+}
+
+/** The one `fee` line of a day, unit and currency. */
+function feeSumLine(f: FeeSum): ReconLine {
+  return {
+    day: f.day,
+    class: "fee",
+    unit_id: f.unit,
+    session_id: null,
+    order_id: null,
+    reference: null,
+    expected: null,
+    reported: f.amount,
+    currency: f.currency,
+    reason: `${f.count} fee line(s)`,
+  };
+}
+
+/** The transfers checked, the lines counted by class, and whether the period is clean. */
+function finish(input: MatchInput, lines: ReconLine[], totals: Totals): ReconResult {
   const transfers = checkTransfers(input, lines, totals);
   const counts = Object.fromEntries(LINE_CLASSES.map((c) => [c, 0])) as Record<LineClass, number>;
   let clean = true;

@@ -10,19 +10,12 @@ import {
 import { ManualClock } from "../../core/clock.js";
 import { type Emulator, startEmulator } from "../../emulator/index.js";
 import type { FleetContext } from "../context.js";
-import { type FleetDb, openFleetDb } from "../db/open.js";
+import { openFleetDb } from "../database.js";
+import type { FleetDb } from "../db/open.js";
 import { startNightlyReconcile } from "./nightly.js";
-import {
-  getRun,
-  listRuns,
-  renderLinesPage,
-  renderRunPage,
-  renderRunsPage,
-  runDays,
-  runLines,
-  runUnits,
-} from "./page.js";
 import type { ReportingSettings } from "./settings.js";
+import { getRun, listRuns, runDays, runLines, runUnits } from "./store.js";
+import { renderLinesPage, renderRunPage, renderRunsPage } from "./views.js";
 
 /**
  * The nightly run (croner, in the fleet's time zone) reconciles yesterday and stores it; the dashboard's data

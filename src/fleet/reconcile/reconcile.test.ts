@@ -10,7 +10,8 @@ import {
 import type { Emulator } from "../../emulator/index.js";
 import { V10Kit } from "../../emulator/v10/testkit.test-support.js";
 import { ReportingClient } from "../../payment/reporting/client.js";
-import { type FleetDb, openFleetDb } from "../db/open.js";
+import { openFleetDb } from "../database.js";
+import type { FleetDb } from "../db/open.js";
 import type { SalesTable } from "../db/schema.js";
 import { problems, reconcile } from "./match.js";
 import { dayStart, runReconcile } from "./run.js";

@@ -5,41 +5,15 @@
  */
 import type { Kysely } from "kysely";
 import type { ReportingClient, ReportLine, TransferRef } from "../../payment/reporting/client.js";
-import { dayOf } from "../context.js";
+import { dayOf, dayStart, nextDay } from "../context.js";
 import type { FleetDatabase } from "../db/schema.js";
-import type { InvoicesDatabase } from "../invoices/schema.js";
+import type { InvoicesDatabase } from "../invoices/index.js";
 import { type BillingRow, type ReconLine, type ReconResult, reconcile, type SaleRow } from "./match.js";
 import { refundTimeline } from "./refunds.js";
 import type { FeeAgreement } from "./settings.js";
 
-/** The day after `day` (`YYYY-MM-DD`). */
-export function nextDay(day: string): string {
-  return new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
-}
-
-/** UTC offset (ms) of a time zone at an instant. */
-function offsetAt(ms: number, timeZone: string): number {
-  const parts = new Intl.DateTimeFormat("en-US", {
-    timeZone,
-    hourCycle: "h23",
-    year: "numeric",
-    month: "2-digit",
-    day: "2-digit",
-    hour: "2-digit",
-    minute: "2-digit",
-    second: "2-digit",
-  }).formatToParts(new Date(ms));
-  const n = (t: string): number => Number(parts.find((p) => p.type === t)?.value ?? "0");
-  const wall = Date.UTC(n("year"), n("month") - 1, n("day"), n("hour"), n("minute"), n("second"));
-  return wall - Math.floor(ms / 1000) * 1000;
-}
-
-/** The instant a day starts in a time zone. */
-export function dayStart(day: string, timeZone: string): number {
-  const guess = Date.parse(`${day}T00:00:00Z`);
-  const first = guess - offsetAt(guess, timeZone);
-  return guess - offsetAt(first, timeZone);
-}
+/** Days in the reporting time zone, shared by the features (context.ts). */
+export { dayStart, nextDay } from "../context.js";
 
 function isoSeconds(ms: number): string {
   return `${new Date(ms).toISOString().slice(0, 19)}Z`;

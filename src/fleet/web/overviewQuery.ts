@@ -3,8 +3,7 @@
  * this week's totals, bundles and the chart.
  */
 
-import { alertsDb } from "../alerts/schema.js";
-import { alertCounts } from "../alerts/store.js";
+import { alertCounts, alertsDb } from "../alerts/index.js";
 import type { FleetContext } from "../context.js";
 import { dayOf } from "../context.js";
 import { type BundleSummary, listBundles } from "./bundleQueries.js";

@@ -1,7 +1,7 @@
 /** The unit and bundle pages, and the managers' approve/revoke decisions on units. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
-import { approveUnit, revokeUnit } from "../units.js";
+import { approveUnit, revokeUnit } from "../units/index.js";
 import type { DashboardScope } from "./options.js";
 import { bundlesPage, messagePage, overviewPage, unitPage, unitsPage } from "./pages.js";
 import { listBundles, listUnits, overview, unitDetail } from "./queries.js";

@@ -1,0 +1,51 @@
+/**
+ * The fleet's database as the features make it: every migration in order, each a name the database records
+ * (never changed once released) and the steps the features contribute to it, and the opener that applies
+ * them. db/ knows no feature: this list hands the features' migrations to it. A new feature's tables are
+ * one more entry at the end, named with the next number.
+ */
+import { alertsUp } from "./alerts/migration.js";
+import { bundlesTables, bundleVerifiedColumn } from "./bundles/migration.js";
+import type { FleetMigration } from "./db/migrator.js";
+import { type FleetDb, type OpenFleetDbOptions, openDatabase } from "./db/open.js";
+import { dexMigrationUp } from "./dex/migration.js";
+import { eventsTable } from "./ingest/migration.js";
+import { invoicesUp } from "./invoices/migration.js";
+import { plansMigrationUp } from "./plans/migration.js";
+import { reconLinesCurrency, reconTables } from "./reconcile/migration.js";
+import { salesCurrencyIndex, salesTable } from "./sales/migration.js";
+import { noncesTable, unitsTable } from "./units/migration.js";
+import { accountsTables } from "./web/migration.js";
+
+export const FLEET_MIGRATIONS: readonly FleetMigration[] = [
+  /** The unit API, ingest, sales, bundles, the dashboard's accounts and reconciliation (issues 16, 17). */
+  {
+    name: "0001_fleet",
+    steps: [unitsTable, eventsTable, salesTable, noncesTable, bundlesTables, accountsTables, reconTables],
+  },
+  /** Issue 18: plans, members, charges, overages, callbacks seen, refunds, entitlement lists. */
+  { name: "0002_plans", steps: [plansMigrationUp] },
+  /** Issue 18: companies, the product catalogue, invoices and their numbering. */
+  { name: "0003_invoices", steps: [invoicesUp] },
+  /**
+   * Issue 30: reconciliation per currency. `sales.currency` has been stored since 0001 (every session event
+   * carries the unit's currency), so no sales row lacks one; reconciliation lines now record theirs, and
+   * totals per day and currency read an index.
+   */
+  { name: "0004_sales_currency", steps: [reconLinesCurrency, salesCurrencyIndex] },
+  /** Issue 33: whether a bundle's signature was checked at upload. */
+  { name: "0005_bundle_verified", steps: [bundleVerifiedColumn] },
+  /** Issue 36: DEX reads of the units' vending machines. */
+  { name: "0006_dex", steps: [dexMigrationUp] },
+  /** Issue 37: alerts, their changes, the delivery outbox and the evaluator's lease. */
+  { name: "0007_alerts", steps: [alertsUp] },
+];
+
+/**
+ * Opens (and migrates) the fleet database at `target`; a failure is a FleetDbError naming it and the next
+ * step. A SQLite file that does not exist is created only with `opts.create` (default true for callers in
+ * code; the admin commands pass false).
+ */
+export function openFleetDb(target: string, opts: OpenFleetDbOptions = {}): Promise<FleetDb> {
+  return openDatabase(target, FLEET_MIGRATIONS, opts);
+}

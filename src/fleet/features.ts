@@ -1,0 +1,66 @@
+/**
+ * The whole fleet server as `vendd fleet serve` runs it: the unit API (server.ts) and, from the list below,
+ * every feature's routes — reconciliation pages, DEX audits, member plans (public sign-up, the service's
+ * callbacks, manager forms, the units' entitlement list), companies (the managers' set-up forms), company
+ * invoices (callbacks, pages, cancel), the bundle upload form and alerts — with all pages inside the
+ * dashboard's layout, login, CSRF and role checks. The list is the order: routes outside the dashboard are
+ * registered, pages mounted and nav entries shown in it. A new feature is one more entry. The scheduled
+ * jobs (nightly reconciliation, plan cycle, monthly invoices, alerts) are started by `startFleetJobs`
+ * (jobs/schedule.ts); the features' tables by database.ts's list of migrations.
+ */
+import { alertsFeature } from "./alerts/index.js";
+import { bundlesFeature } from "./bundles/index.js";
+import { companiesFeature } from "./companies/index.js";
+import { dexFeature } from "./dex/index.js";
+import type { FleetFeature } from "./feature.js";
+import { invoicesFeature } from "./invoices/index.js";
+import { plansFeature } from "./plans/index.js";
+import { reconcileFeature } from "./reconcile/index.js";
+import type { FleetPlugin } from "./server.js";
+import type { FleetServices } from "./services.js";
+import { registerDashboard } from "./web/index.js";
+import { pageTools } from "./web/pageTools.js";
+
+export { MAX_UPLOAD_BYTES } from "./bundles/routes.js";
+export { type FleetJobs, startFleetJobs } from "./jobs/schedule.js";
+export type { FleetInvoiceAuth, FleetServices } from "./services.js";
+
+/** Every feature of the fleet server for the configured services, in order (each one's index.ts). */
+function fleetFeatures(s: FleetServices): FleetFeature[] {
+  return [
+    reconcileFeature,
+    dexFeature,
+    plansFeature(s.plans),
+    companiesFeature(s.plans),
+    invoicesFeature(s.invoices),
+    bundlesFeature,
+    alertsFeature,
+  ];
+}
+
+/** Nav entries for the sections configured, in the dashboard's order. */
+export function fleetNav(s: FleetServices): [string, string][] {
+  return fleetFeatures(s).flatMap((f) => f.nav ?? []);
+}
+
+/** The plugins of `vendd fleet serve` for the configured services. */
+export function fleetPlugins(s: FleetServices, opts: { secureCookies: boolean }): FleetPlugin[] {
+  const features = fleetFeatures(s);
+  const plugins: FleetPlugin[] = [];
+  for (const f of features) {
+    const register = f.register;
+    if (register !== undefined) plugins.push((app, ctx, tools) => register(app, ctx, tools));
+  }
+  plugins.push(async (app, ctx) =>
+    registerDashboard(app, ctx, {
+      secureCookies: opts.secureCookies,
+      nav: features.flatMap((f) => f.nav ?? []),
+      bundleUploadHref: "/bundles/upload",
+      extend: async (web, t) => {
+        const p = pageTools(t);
+        for (const f of features) await f.pages?.(web, ctx, t, p);
+      },
+    }),
+  );
+  return plugins;
+}
