@@ -8,7 +8,11 @@ const include = ["src/**/*.test.ts", "drivers/**/*.test.ts", "test/**/*.test.ts"
  * used to, so their kill windows meet the machine they were set for. The emulated Pi (qemu-aarch64 keeps a
  * core busy for minutes) runs there too, so it slows no timing-sensitive file.
  */
-const alone = ["test/crash-random.test.ts", "test/crash-points.test.ts", "test/board-arm64.test.ts"];
+const alone = [
+  "test/unit/crash-random.test.ts",
+  "test/unit/crash-points.test.ts",
+  "test/board/arm64.test.ts",
+];
 
 export default defineConfig({
   test: {

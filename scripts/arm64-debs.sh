@@ -6,7 +6,7 @@
 #
 # libpcsclite1 and libpcsclite-dev: nfc-pcsc's binding is compiled with the arm64 headers and linked
 # against the arm64 library (scripts/release.sh); pcscd and the libraries it needs: the emulated Pi runs the
-# board's PC/SC daemon under qemu (test/board-arm64.test.ts).
+# board's PC/SC daemon under qemu (test/board/arm64.test.ts).
 # The arm64 package lists go to a directory of their own under DIR (apt's options below), so this
 # machine's apt configuration is not changed: no `dpkg --add-architecture`, and the next `apt-get update`
 # or `apt-get install` here fetches and sees what it did before. Quick and offline when every .deb is there.

@@ -55,7 +55,7 @@ else
   mkdir -p "$stage/etc/vendd-fleet"
   cp "$repo/config/fleet.example.yaml" "$stage/etc/vendd-fleet/fleet.yaml"
   echo /etc/vendd-fleet/fleet.yaml >"$stage/DEBIAN/conffiles"
-  # The tested TLS proxy example (docs/fleet-server.md, test/fleet-tls-proxy.test.ts).
+  # The tested TLS proxy example (docs/fleet-server.md, test/fleet/tls-proxy.test.ts).
   mkdir -p "$stage/usr/share/doc/vendd-fleet/examples"
   cp "$repo/config/nginx-fleet.conf" "$stage/usr/share/doc/vendd-fleet/examples/"
   desc="fleet server for vendd payment units

@@ -4,7 +4,7 @@ import type { Minor } from "../../src/core/money.js";
  * The vending machine controller (VMC) as the engine sees it: vendd is the cashless device. Implementations:
  * `sim.ts` (in-process), the MDB cashless adapter line protocol over a serial port, and pulse output.
  *
- * Failure semantics (test/vmc-contract runs every implementation against them):
+ * Failure semantics (test/unit/vmc-contract runs every implementation against them):
  * - Commands reject with a `VmcError` when the adapter does not confirm within its timeout (`timeout`),
  *   the current state does not allow the command (`state`), an amount is not integer minor units or not
  *   the requested one (`amount`), the link is down (`io`), or the controller is closed (`closed`); a

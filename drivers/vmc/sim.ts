@@ -30,7 +30,7 @@ export interface SimVend {
  * An in-process vending machine: the `sim` VendController. It enforces the same rules as the adapter
  * driver (an approval must match the pending request exactly) and records every vend, so tests and the demo
  * can compare what the machine delivered with what the journal captured. It behaves as an MDB VMC in
- * "always idle" mode behind the adapter (test/vmc-contract checks it against the PTY simulator): a
+ * "always idle" mode behind the adapter (test/unit/vmc-contract checks it against the PTY simulator): a
  * selection-first vend runs in the VMC's implicit session, which the VMC ends after the vend's outcome
  * (`sessionEnded`, vending-mdb §2.4); a session vendd began goes on until SESSION COMPLETE or `endSession`.
  */

@@ -34,7 +34,7 @@ export interface DaemonSpawnOptions {
   prefix?: readonly string[];
   /**
    * The program and its script instead of `[this node, BUILT_CLI]`: another build of vendd (an installed
-   * release, an arm64 node under qemu: test/board-arm64.test.ts).
+   * release, an arm64 node under qemu: test/board/arm64.test.ts).
    */
   command?: readonly [string, string];
   /** Time to reach "unit in service", ms (default 20 000). */

@@ -6,7 +6,7 @@
  * the same way, and a new config key is mapped in one place.
  *
  * Only this module of src/config looks at the seams, and only at their option types (`import type`): the
- * layer rule (README, Architecture; test/layers.test.ts).
+ * layer rule (README, Architecture; test/structure/layers.test.ts).
  */
 import type { BeaconOptions } from "../../drivers/ble/factory.js";
 import type { DisplayOptions } from "../../drivers/display/factory.js";

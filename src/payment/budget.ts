@@ -8,7 +8,7 @@ import { DEFAULT_V10_TIMEOUTS } from "./v10/options.js";
  * times each layer may cause it. The code reads its limits from `LIMITS`; `worstCase` multiplies the layers
  * out into the worst-case number of requests and time to a final answer; the PaymentDriver doc comment
  * (driver.ts) states those numbers at the defaults, and tests hold the code, the table and the doc together
- * (budget.test.ts: doc = table; test/contract/budget.test.ts: the emulator's count under its worst faults
+ * (budget.test.ts: doc = table; test/payment/contract/budget.test.ts: the emulator's count under its worst faults
  * ≤ table).
  *
  * The layers, outermost first:

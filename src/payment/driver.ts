@@ -47,7 +47,7 @@ import type { Minor } from "../core/money.js";
  * driver call (R1, with ten poll waits of ≤ 1.5 × the refund's `pollDelayInMs`, 100 ms here);
  * `partialRefund`: never repeated (no key). V10 adds a token fetch (`token`) when the cached token is due
  * or refused, at most once per call. Times scale with the configured timeouts; `retries.max = m` makes
- * each V10 repeatable request `m + 1` attempts. test/contract/budget.test.ts holds the drivers to the
+ * each V10 repeatable request `m + 1` attempts. test/payment/contract/budget.test.ts holds the drivers to the
  * table under the emulator's worst fault schedules; budget.test.ts holds this table to budget.ts.
  */
 export interface PaymentDriver {

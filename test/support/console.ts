@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Emulator } from "../../src/emulator/index.js";
-import { CLI } from "../cli-support.js";
+import { CLI } from "./cli.js";
 
 /** A process whose output is collected; `waitFor` a text after a mark. */
 export class Collected {

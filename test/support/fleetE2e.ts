@@ -18,7 +18,7 @@ import { FleetLink } from "../../src/daemon/fleetLink.js";
 import { openFleetDb } from "../../src/fleet/database.js";
 import { approveUnit } from "../../src/fleet/units/decisions.js";
 import { openSqliteJournal, type SqliteJournal } from "../../src/journal/sqlite.js";
-import { CLI } from "../cli-support.js";
+import { CLI } from "./cli.js";
 import { journalSale } from "./journalSales.js";
 
 const silent = pino({ level: "silent" });

@@ -1,5 +1,5 @@
 /**
- * A throw-away nginx in front of a fleet server, for test/fleet-tls-proxy.test.ts: a self-signed certificate
+ * A throw-away nginx in front of a fleet server, for test/fleet/tls-proxy.test.ts: a self-signed certificate
  * for 127.0.0.1 (openssl CLI), the shipped example config/nginx-fleet.conf's server block with only its
  * listen address, certificate paths and upstream port replaced, run in the foreground from a temporary
  * prefix (its own pid file, error log and temp directories), on loopback; and an HTTPS client that trusts

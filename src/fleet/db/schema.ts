@@ -169,7 +169,7 @@ export interface ReconLinesTable {
 
 /**
  * The tables every query sees. Features add their own tables to it where they declare them, by TypeScript's
- * interface merging (`declare module "../db/schema.js"`, as Fastify's plugins decorate its types), so db/
+ * interface merging (`declare module "./schema.js"`, as Fastify's plugins decorate its types), so db/
  * imports no feature: plans/schema.ts and dex/schema.ts do.
  */
 export interface FleetDatabase {

@@ -1,0 +1,164 @@
+/**
+ * Issue 37: an alert's life beyond one rule: a flapping unit makes one alert and a bounded number of
+ * messages (docs/alerts.md), many changes in one run make one digest mail, the fleet's own outage is no
+ * alert storm, an acknowledged alert is not re-notified (who and when recorded), failed deliveries are
+ * retried with backoff and shown, secrets never reach a log line, and a hostile unit label is escaped in
+ * mails. SQLite (the rules' test runs every rule on PostgreSQL too).
+ */
+import { Writable } from "node:stream";
+import pino from "pino";
+import { describe, expect, it } from "vitest";
+import { alertEvaluator, alertsDb, deliveryProblems, listAlerts } from "../../src/fleet/alerts/index.js";
+import { acknowledge } from "../../src/fleet/alerts/store.js";
+import { alertBench, SMTP_PASSWORD, WEBHOOK_SECRET } from "../support/alertBench.js";
+
+const MIN = 60_000;
+
+/** Quoted-printable soft breaks and escapes undone (enough for the mails' HTML part). */
+function unQp(raw: string): string {
+  return raw
+    .replace(/=\r?\n/g, "")
+    .replace(/=([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(Number.parseInt(h, 16)));
+}
+
+describe("a flapping unit", () => {
+  const b = alertBench("sqlite", { rules: { offline: { minutes: 1 } } });
+
+  it("online and offline every minute for an hour: one alert, opened + renotified + resolved, within the documented bound", async () => {
+    const u = await b.unit("vm-flap");
+    await b.step(3, [u]);
+    const db = alertsDb(b.state().ctx);
+    let maxOpen = 0;
+    for (let m = 1; m <= 60; m++) {
+      await b.step(1, m % 2 === 0 ? [u] : []);
+      const open = await db.selectFrom("alerts").select("id").where("state", "=", "open").execute();
+      maxOpen = Math.max(maxOpen, open.length);
+    }
+    await b.step(30, [u]);
+    expect(maxOpen).toBe(1);
+    expect(await db.selectFrom("alerts").select("id").execute()).toHaveLength(1);
+    // Bound per channel (docs/alerts.md): 2 + floor(60 min / renotify 30 min) = 4.
+    expect(b.hooks().length).toBeLessThanOrEqual(4);
+    expect(b.hooks().map((h) => h.type)).toEqual(["alert.opened", "alert.renotified", "alert.resolved"]);
+    expect(b.mails()).toHaveLength(3);
+  }, 60_000);
+});
+
+describe("alert life", () => {
+  const b = alertBench("sqlite");
+
+  it("many changes in one run: one digest mail naming each change, one webhook each", async () => {
+    const units = [];
+    for (let i = 1; i <= 5; i++) units.push(await b.unit(`vm-${i}`));
+    await b.step(3, units);
+    await b.step(6, []);
+    expect(b.hooks()).toHaveLength(5);
+    expect(b.mails()).toHaveLength(1);
+    expect(b.mails()[0]?.subject).toContain("5 alert changes");
+    expect(new Set(b.mails()[0]?.changeIds)).toEqual(new Set(b.hooks().map((h) => h.id)));
+  }, 60_000);
+
+  it("after the fleet's own outage, units that report again within a heartbeat period raise nothing", async () => {
+    const back = await b.unit("vm-back");
+    const gone = await b.unit("vm-gone");
+    await b.step(3, [back, gone]);
+    await b.evaluator.close();
+    b.state().clock.advance(90 * MIN); // the fleet is down: no heartbeats arrive, no evaluation runs
+    const restarted = alertEvaluator(b.state().ctx, b.settings, { startedAt: b.now() });
+    expect((await restarted.run()).evaluated).toBe(false); // within the start-up grace
+    for (let m = 0; m < 8; m++) {
+      b.state().clock.advance(MIN);
+      await b.beat(back);
+      await restarted.run();
+    }
+    await restarted.close();
+    expect(b.hooks().map((h) => (h.body.alert as { unitId: string }).unitId)).toEqual(["vm-gone"]);
+  }, 60_000);
+
+  it("an acknowledged alert is not re-notified; who and when are kept; its resolution is still sent", async () => {
+    const u = await b.unit("vm-ack");
+    await b.step(3, [u]);
+    b.setHeartbeat(u, { unresolved: 2 });
+    await b.step(1, [u]);
+    const [a] = await listAlerts(alertsDb(b.state().ctx), { state: "open" });
+    expect(a?.rule).toBe("stuckMoney");
+    expect(await acknowledge(alertsDb(b.state().ctx), a?.id ?? "", "ann", b.now())).toBe(true);
+    expect(await acknowledge(alertsDb(b.state().ctx), a?.id ?? "", "bob", b.now())).toBe(false);
+    await b.step(90, [u]);
+    expect(b.hooks().map((h) => h.type)).toEqual(["alert.opened"]);
+    const [acked] = await listAlerts(alertsDb(b.state().ctx), { state: "acknowledged" });
+    expect(acked).toMatchObject({ acknowledgedBy: "ann", state: "acknowledged" });
+    const audit = await alertsDb(b.state().ctx)
+      .selectFrom("alert_changes")
+      .select(["kind", "actor"])
+      .execute();
+    expect(audit).toContainEqual({ kind: "acknowledged", actor: "ann" });
+    b.setHeartbeat(u, { unresolved: 0 });
+    await b.step(11, [u]);
+    expect(b.hooks().map((h) => h.type)).toEqual(["alert.opened", "alert.resolved"]);
+  }, 60_000);
+
+  it("a refused delivery is retried with backoff, shown meanwhile, delivered once; no secret in any log line", async () => {
+    const lines: string[] = [];
+    b.state().ctx.logger = pino(
+      { level: "debug" },
+      new Writable({
+        write(chunk: Buffer, _e, cb) {
+          lines.push(chunk.toString());
+          cb();
+        },
+      }),
+    );
+    b.settings.mail = {
+      ...(b.settings.mail ?? {
+        host: "",
+        port: 1,
+        security: "starttls",
+        from: "",
+        to: [],
+        subjectPrefix: "",
+      }),
+      password: "wrong-password-4711",
+    };
+    const failing = alertEvaluator(b.state().ctx, b.settings, { startedAt: b.now() - 10 * MIN });
+    b.receiver().failNext(2);
+    const u = await b.unit("vm-retry");
+    await b.beat(u);
+    b.setHeartbeat(u, { unresolved: 1 });
+    await b.beat(u);
+    await failing.run();
+    const problems = await deliveryProblems(alertsDb(b.state().ctx));
+    expect(problems.map((p) => [p.channel, p.state, p.attempts]).sort()).toEqual([
+      ["mail", "pending", 1],
+      ["webhook:ops", "pending", 1],
+    ]);
+    expect(problems.find((p) => p.channel === "mail")?.lastError).toMatch(/auth|credentials|535/i);
+    for (let s = 0; s < 60; s++) {
+      b.state().clock.advance(1000);
+      await failing.run();
+    }
+    await failing.close();
+    expect(b.hooks().filter((h) => h.type === "alert.opened")).toHaveLength(1);
+    expect(b.receiver().ids()).toHaveLength(1);
+    const after = await deliveryProblems(alertsDb(b.state().ctx));
+    expect(after.map((p) => p.channel)).toEqual(["mail"]); // the webhook went out on its third attempt
+    const log = lines.join("");
+    expect(log).toContain("alert delivery failed");
+    for (const secret of ["wrong-password-4711", SMTP_PASSWORD, WEBHOOK_SECRET])
+      expect(log).not.toContain(secret);
+    for (const p of after) expect(p.lastError ?? "").not.toContain("wrong-password-4711");
+  }, 60_000);
+
+  it("a hostile unit label is escaped in the mail's HTML", async () => {
+    const u = await b.unit("vm-x", `<script>alert("x")</script><img src=x onerror=1>`);
+    await b.step(3, [u]);
+    b.setHeartbeat(u, { unresolved: 1 });
+    await b.step(1, [u]);
+    const mail = unQp(b.mails()[0]?.raw ?? "");
+    const raw = mail.slice(mail.indexOf("Content-Type: text/html")); // the HTML part (text/plain is plain text)
+    expect(raw).toContain("<table>");
+    expect(raw).toContain("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&lt;img src=x onerror=1&gt;");
+    expect(raw).not.toContain("<script>alert");
+    expect(raw).not.toContain("<img src=x");
+  }, 60_000);
+});

@@ -1,0 +1,129 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import {
+  type Allowed,
+  checkLayers,
+  readSources,
+  testOnlyMatcher,
+  type Violation,
+} from "../support/layers.js";
+
+const ROOT = join(import.meta.dirname, "..", "..");
+
+/**
+ * Imports the rule refuses that stay until the work that removes them lands. Each entry must match an
+ * import of the tree (the test fails on a stale entry), so it disappears with its reason.
+ */
+const ALLOWED: readonly Allowed[] = [];
+
+function buildExcludes(): string[] {
+  const parsed: unknown = JSON.parse(readFileSync(join(ROOT, "tsconfig.build.json"), "utf8"));
+  const exclude = typeof parsed === "object" && parsed !== null ? Reflect.get(parsed, "exclude") : undefined;
+  if (!Array.isArray(exclude) || !exclude.every((e) => typeof e === "string")) {
+    throw new Error("tsconfig.build.json has no exclude list of strings");
+  }
+  return exclude;
+}
+
+const testOnly = testOnlyMatcher(buildExcludes());
+
+const check = (files: ReadonlyMap<string, string>, allowed: readonly Allowed[] = []) =>
+  checkLayers(files, allowed, testOnly);
+
+const show = (v: readonly Violation[]) => v.map((x) => `${x.from} -> ${x.to}: ${x.rule}`);
+
+describe("the dependency rule (README, Architecture)", () => {
+  it("holds for every source file of src/, drivers/ and scripts/", () => {
+    const files = readSources(ROOT, ["src", "drivers", "scripts"]);
+    expect(files.size).toBeGreaterThan(100);
+    const { violations, staleAllowed } = check(files, ALLOWED);
+    const lines = show(violations);
+    if (lines.length > 0) console.error(`imports against the layer rule:\n${lines.join("\n")}`);
+    expect(lines).toEqual([]);
+    expect(staleAllowed.map((a) => `${a.from} -> ${a.to} is no longer imported: remove it`)).toEqual([]);
+  });
+
+  // The imports issue 11 found, each as a one-line file: the rule must refuse every one.
+  it.each([
+    ["src/config/schema-devices.ts", 'import { MIN_PULSE_MS } from "../../drivers/gpio/pulse.js";'],
+    ["src/config/schema.ts", 'import type { SessionResult } from "../engine/types.js";'],
+    ["drivers/vmc/factory.ts", 'import type { VenddConfig } from "../../src/config/load.js";'],
+    ["drivers/vmc/factory.ts", 'const m = await import("../../src/config/seams.js");'],
+    ["drivers/gpio/port.ts", 'import type { Journal } from "../../src/journal/journal.js";'],
+    ["src/engine/options.ts", 'import type { VenddConfig } from "../config/load.js";'],
+    ["src/payment/factory.ts", 'import type { Secrets } from "../config/load.js";'],
+    ["src/emulator/clientSettings.ts", 'import type { Secrets } from "../config/load.js";'],
+    ["src/journal/journal.ts", 'import type { SessionResult } from "../engine/types.js";'],
+    ["src/journal/reconcile.ts", 'import type { LedgerEntry } from "../emulator/types.js";'],
+    ["src/daemon/daemon.ts", 'import { startEmulator } from "../emulator/index.js";'],
+    ["src/engine/runner.ts", 'import { startDaemon } from "../daemon/daemon.js";'],
+    ["src/journal/sqlite.ts", 'import { isPaymentError } from "../payment/errors.js";'],
+    ["src/daemon/daemon.ts", 'import { runDoctor } from "../doctor/run.js";'],
+    ["src/config/seams.ts", 'import { createGpio } from "../../drivers/gpio/factory.js";'],
+    ["src/engine/runner.ts", 'import { emulatorDriver } from "../payment/v10/emulator.test-support.js";'],
+    ["src/chaos/journalView.ts", 'import { toSession } from "../journal/rows.js";'],
+    ["src/widgets/x.ts", 'import { systemClock } from "../core/clock.js";'],
+    ["src/update/apply.ts", 'import { openJournal } from "../journal/sqlite.js";'],
+    ["src/update/apply.ts", 'import type { Engine } from "../engine/engine.js";'],
+    ["src/update/apply.ts", 'import { consistency } from "../check/consistency.js";'],
+    ["src/config/load.ts", 'import { verifyBundle } from "../update/bundle.js";'],
+  ])("refuses %s: %s", (file, line) => {
+    const { violations } = check(new Map([[file, line]]));
+    expect(show(violations)).toHaveLength(1);
+  });
+
+  // The fleet's rooms (issue 35, test/support/layers.ts FLEET_FEATURES): one refused import per rule.
+  it.each([
+    // A view renders HTML: it imports no store (its own or another's), not even for a type.
+    ["src/fleet/alerts/views.ts", 'import { listAlerts } from "./store.js";'],
+    ["src/fleet/plans/views.ts", 'import type { InvoiceRow } from "../invoices/store.js";'],
+    // A feature reaches another only through its index.ts: never its store, routes, views or other files.
+    ["src/fleet/invoices/build.ts", 'import { usageOf } from "../plans/store.js";'],
+    ["src/fleet/companies/routes.ts", 'import { mountInvoicePages } from "../invoices/routes.js";'],
+    ["src/fleet/ingest/store.ts", 'import { storeDexRead } from "../dex/load.js";'],
+    // db/ knows no feature (and nothing of the composition): features hand it their migrations.
+    ["src/fleet/db/migrator.ts", 'import { plansMigrationUp } from "../plans/migration.js";'],
+    ["src/fleet/db/schema.ts", 'import type { PlansDatabase } from "../plans/index.js";'],
+    ["src/fleet/db/open.ts", 'import { FLEET_MIGRATIONS } from "../database.js";'],
+    // Neither a feature nor a shared room imports the composition that mounts them.
+    ["src/fleet/plans/routes.ts", 'import type { FleetServices } from "../services.js";'],
+    ["src/fleet/web/index.ts", 'import { fleetPlugins } from "../features.js";'],
+    // The shared rooms, like the features, reach a feature only through its index.ts.
+    ["src/fleet/web/overviewQuery.ts", 'import { alertCounts } from "../alerts/store.js";'],
+  ])("refuses %s: %s", (file, line) => {
+    const { violations } = check(new Map([[file, line]]));
+    expect(show(violations)).toHaveLength(1);
+  });
+
+  it.each([
+    ["src/fleet/invoices/build.ts", 'import { countedPlanVends } from "../plans/index.js";'],
+    ["src/fleet/alerts/views.ts", 'import type { AlertView } from "./rows.js";'],
+    ["src/fleet/plans/routes.ts", 'import { html } from "../web/html.js";'],
+    ["src/fleet/units/routes.ts", 'import { kyselyHotPath } from "../db/unitStatements.js";'],
+    ["src/fleet/dex/load.ts", 'import { dayStart } from "../context.js";'],
+    ["src/fleet/features.ts", 'import { mountPlanPages } from "./plans/routes.js";'],
+    ["src/fleet/database.ts", 'import { alertsUp } from "./alerts/migration.js";'],
+    ["src/fleet/db/open.ts", 'import { migrate } from "./migrator.js";'],
+    ["src/fleet/plans/plans.test.ts", 'import { openFleetDb } from "../database.js";'],
+  ])("accepts in the fleet %s: %s", (file, line) => {
+    expect(show(check(new Map([[file, line]])).violations)).toEqual([]);
+  });
+
+  it.each([
+    ["src/config/seams.ts", 'import type { GpioOptions } from "../../drivers/gpio/factory.js";'],
+    ["src/config/seams.ts", 'import { type EngineOptions, type X } from "../engine/options.js";'],
+    ["src/config/schema.ts", 'import { parseAmount } from "../core/money.js";'],
+    ["src/update/apply.ts", 'import { loadConfig } from "../config/load.js";'],
+    ["src/cli/bundle.ts", 'import { applyInbox } from "../update/apply.js";'],
+    ["src/daemon/daemon.ts", 'import { readUpdateOutcome } from "../update/state.js";'],
+    ["src/emulator/legacy/index.ts", 'import { sign } from "../../payment/legacy/signing.js";'],
+    ["src/demo/unit.ts", 'import { startEmulator } from "../emulator/index.js";'],
+    ["src/engine/recovery.ts", 'import type { SessionResult } from "../journal/journal.js";'],
+    ["drivers/vmc/factory.ts", 'const g = await import("../gpio/factory.js");'],
+    ["src/payment/v10/x.test.ts", 'import { startEmulator } from "../../emulator/index.js";'],
+    ["src/cli/run.ts", "// an old note: import { x } from '../emulator/index.js';"],
+  ])("accepts %s: %s", (file, line) => {
+    expect(show(check(new Map([[file, line]])).violations)).toEqual([]);
+  });
+});
