@@ -27,7 +27,7 @@ import type { FleetContext } from "../../src/fleet/context.js";
 import { openFleetDb } from "../../src/fleet/database.js";
 import type { FleetDb } from "../../src/fleet/db/open.js";
 import { createPlan } from "../../src/fleet/plans/index.js";
-import { usageReport } from "../../src/fleet/plans/store.js";
+import { usageReport } from "../../src/fleet/plans/overage.js";
 import { registerUnitApi } from "../../src/fleet/units/routes.js";
 import { badgeHash, signEntitlements } from "../../src/update/entitlements.js";
 import { makeKey, type TestKey } from "../../src/update/update.test-support.js";

@@ -10,12 +10,12 @@ import {
   activePlan,
   assertCardFree,
   hashBadge,
-  insertMember,
   newId,
   PlansError,
   type PlansSettings,
   setStatus,
 } from "./common.js";
+import { deleteMember, insertMember, insertPlan, memberById, setAgreement } from "./store/members.js";
 
 // ---- plans ------------------------------------------------------------------------------------------------
 
@@ -35,22 +35,7 @@ export type PlanInput = z.infer<typeof PlanInput>;
 export async function createPlan(ctx: FleetContext, input: unknown): Promise<string> {
   const p = PlanInput.parse(input);
   const id = newId("p");
-  await ctx.db
-    .insertInto("plans")
-    .values({
-      id,
-      name: p.name,
-      price: p.price,
-      currency: p.currency,
-      day_items: p.dayItems,
-      day_amount: p.dayAmount,
-      month_items: p.monthItems,
-      month_amount: p.monthAmount,
-      units: JSON.stringify(p.units),
-      active: 1,
-      created_at: ctx.clock.now(),
-    })
-    .execute();
+  await insertPlan(ctx, id, p);
   return id;
 }
 
@@ -110,19 +95,10 @@ export async function signUp(
     });
   } catch (err) {
     // No agreement: the sign-up did not happen (the card may sign up again).
-    await ctx.db.deleteFrom("members").where("id", "=", memberId).execute();
+    await deleteMember(ctx, memberId);
     throw err;
   }
-  await ctx.db
-    .updateTable("members")
-    .set({
-      agreement_id: created.id,
-      agreement_status: "Pending",
-      landing_url: created.landingUrl,
-      updated_at: ctx.clock.now(),
-    })
-    .where("id", "=", memberId)
-    .execute();
+  await setAgreement(ctx, memberId, created);
   ctx.logger.info({ memberId, planId: plan.id, agreementId: created.id }, "plan sign-up: agreement created");
   return { memberId, landingUrl: created.landingUrl };
 }
@@ -144,7 +120,7 @@ export async function applyAgreementCallback(
   body: unknown,
 ): Promise<string> {
   const cb = AgreementCallback.parse(body);
-  const m = await ctx.db.selectFrom("members").selectAll().where("id", "=", memberId).executeTakeFirst();
+  const m = await memberById(ctx, memberId);
   if (m === undefined || m.agreement_id !== cb.agreement_id) throw new PlansError(404, "no such agreement");
   const now = ctx.clock.now();
   if (cb.status === "Accepted") {
@@ -173,7 +149,7 @@ export async function endMembership(
   memberId: string,
   by: string,
 ): Promise<void> {
-  const m = await ctx.db.selectFrom("members").selectAll().where("id", "=", memberId).executeTakeFirst();
+  const m = await memberById(ctx, memberId);
   if (m === undefined) throw new PlansError(404, "no such member");
   if (m.status === "ended") return;
   if (m.agreement_id !== null && m.agreement_status === "Accepted")

@@ -10,6 +10,7 @@ import type { FleetContext } from "../context.js";
 import { applyChargeEvent } from "./charges.js";
 import { PaymentCallback, type PlansSettings } from "./common.js";
 import { applyOneOffEvent, isOverage } from "./overage.js";
+import { recordCallback } from "./store/callbacks.js";
 
 /** Constant-time check of a callback's Authorization header against the key the fleet set. */
 export function callbackAuthorised(header: unknown, s: PlansSettings): boolean {
@@ -22,12 +23,7 @@ export function callbackAuthorised(header: unknown, s: PlansSettings): boolean {
 /** Records a callback's digest; null when it was seen before (a replay: nothing more is done). */
 export async function firstSighting(ctx: FleetContext, kind: string, body: string): Promise<string | null> {
   const digest = createHash("sha256").update(`${kind}\n${body}`).digest("hex");
-  const r = await ctx.db
-    .insertInto("plan_callbacks")
-    .values({ digest, kind, received_at: ctx.clock.now() })
-    .onConflict((oc) => oc.column("digest").doNothing())
-    .executeTakeFirst();
-  return Number(r.numInsertedOrUpdatedRows ?? 0n) === 1 ? digest : null;
+  return (await recordCallback(ctx, digest, kind)) ? digest : null;
 }
 
 const PaymentCallbacks = z.union([z.array(PaymentCallback), PaymentCallback]);

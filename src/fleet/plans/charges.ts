@@ -16,6 +16,17 @@ import {
   unpaidPeriods,
   utcDay,
 } from "./common.js";
+import {
+  chargeById,
+  chargeByPaymentId,
+  chargesOf,
+  dropRequestedCharge,
+  insertRequestedCharge,
+  markChargeDeclined,
+  markChargePending,
+  setChargeState,
+} from "./store/charges.js";
+import { clearGraceOnly, memberById, setGrace } from "./store/members.js";
 
 const CHARGE_STATES: Record<string, "executed" | "failed" | "declined" | "rejected"> = {
   Executed: "executed",
@@ -31,46 +42,29 @@ export async function applyChargeEvent(
 ): Promise<boolean> {
   const next = CHARGE_STATES[e.status];
   if (next === undefined) return false;
-  let c = await ctx.db
-    .selectFrom("plan_charges")
-    .selectAll()
-    .where("payment_id", "=", e.payment_id)
-    .executeTakeFirst();
-  if (c === undefined && e.external_id)
-    c = await ctx.db
-      .selectFrom("plan_charges")
-      .selectAll()
-      .where("id", "=", e.external_id)
-      .executeTakeFirst();
+  let c = await chargeByPaymentId(ctx, e.payment_id);
+  if (c === undefined && e.external_id) c = await chargeById(ctx, e.external_id);
   if (c === undefined) return false;
-  const m = await ctx.db.selectFrom("members").selectAll().where("id", "=", c.member_id).executeTakeFirst();
+  const m = await memberById(ctx, c.member_id);
   if (m === undefined || m.agreement_id !== e.agreement_id) return false;
   if (c.state === "executed" || c.state === next) return false;
   const now = ctx.clock.now();
-  await ctx.db
-    .updateTable("plan_charges")
-    .set({ state: next, payment_id: e.payment_id, status_text: e.status_text ?? "", updated_at: now })
-    .where("id", "=", c.id)
-    .execute();
+  await setChargeState(
+    ctx,
+    c.id,
+    { state: next, paymentId: e.payment_id, statusText: e.status_text ?? "" },
+    now,
+  );
   ctx.logger.info({ memberId: m.id, charge: c.id, state: next }, "plan charge");
   if (next === "executed") {
     const unpaid = await unpaidPeriods(ctx, m.id);
     if (unpaid.length === 0) {
       if (m.status === "suspended" && m.reason === "payment failed")
         await setStatus(ctx, m.id, "active", { grace_until: null, reason: "" });
-      else if (m.grace_until !== null)
-        await ctx.db
-          .updateTable("members")
-          .set({ grace_until: null, updated_at: now })
-          .where("id", "=", m.id)
-          .execute();
+      else if (m.grace_until !== null) await setGrace(ctx, m.id, null, now);
     }
   } else if (m.status === "active" && m.grace_until === null) {
-    await ctx.db
-      .updateTable("members")
-      .set({ grace_until: now + (s.graceMs ?? 3 * MS_DAY), updated_at: now })
-      .where("id", "=", m.id)
-      .execute();
+    await setGrace(ctx, m.id, now + (s.graceMs ?? 3 * MS_DAY), now);
   }
   return true;
 }
@@ -94,29 +88,17 @@ export async function requestDueCharges(
   const tomorrow = utcDay(now + MS_DAY);
   const ahead = s.chargeAheadDays ?? 7;
   const maxAttempts = s.maxChargeAttempts ?? 8;
-  const charges = await ctx.db.selectFrom("plan_charges").selectAll().where("member_id", "=", m.id).execute();
+  const charges = await chargesOf(ctx, m.id);
   const latest = (period: string) =>
     charges.filter((c) => c.period === period).sort((a, b) => b.attempt - a.attempt)[0];
   const ask = async (period: string, dueDate: string, attempt: number) => {
     const id = `${m.id}-${period}-${attempt}`;
     const due = dueDate < tomorrow ? tomorrow : dueDate;
-    await ctx.db
-      .insertInto("plan_charges")
-      .values({
-        id,
-        member_id: m.id,
-        period,
-        due_date: due,
-        amount: m.price,
-        attempt,
-        state: "requested",
-        payment_id: null,
-        status_text: "",
-        requested_at: now,
-        updated_at: now,
-      })
-      .onConflict((oc) => oc.column("id").doNothing())
-      .execute();
+    await insertRequestedCharge(
+      ctx,
+      { id, memberId: m.id, period, dueDate: due, amount: m.price, attempt },
+      now,
+    );
     try {
       const r = await client.createCharges(
         [
@@ -132,26 +114,15 @@ export async function requestDueCharges(
         `charge:${id}`,
       );
       const p = r.pending[0];
-      if (p !== undefined)
-        await ctx.db
-          .updateTable("plan_charges")
-          .set({ state: "pending", payment_id: p.paymentId, updated_at: now })
-          .where("id", "=", id)
-          .where("state", "=", "requested")
-          .execute();
-      else
-        await ctx.db
-          .updateTable("plan_charges")
-          .set({ state: "declined", status_text: r.rejected[0]?.reason ?? "rejected", updated_at: now })
-          .where("id", "=", id)
-          .execute();
+      if (p !== undefined) await markChargePending(ctx, id, p.paymentId, now);
+      else await markChargeDeclined(ctx, id, r.rejected[0]?.reason ?? "rejected", now);
       requested++;
     } catch (err) {
       ctx.logger.warn(
         { charge: id, err: (err as Error).message },
         "charge request failed; the next cycle retries",
       );
-      await ctx.db.deleteFrom("plan_charges").where("id", "=", id).where("state", "=", "requested").execute();
+      await dropRequestedCharge(ctx, id);
     }
   };
   if (m.price > 0) {
@@ -184,7 +155,7 @@ export async function suspendIfGraceOver(
     if (unpaid.length > 0) {
       await setStatus(ctx, m.id, "suspended", { reason: "payment failed" });
       return true;
-    } else await ctx.db.updateTable("members").set({ grace_until: null }).where("id", "=", m.id).execute();
+    } else await clearGraceOnly(ctx, m.id);
   }
   return false;
 }

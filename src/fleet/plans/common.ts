@@ -1,6 +1,6 @@
 /**
  * What the plans flows share: the settings, `PlansError`, periods, card UIDs and badge hashes, the member
- * rows' small helpers (insert, status, unpaid periods) and the payment callback's shape. Internal to
+ * rows' small helpers (status, unpaid periods) and the payment callback's shape. Internal to
  * src/fleet/plans; the public names are re-exported by service.ts.
  */
 import { randomBytes } from "node:crypto";
@@ -9,6 +9,8 @@ import { badgeHash } from "../../update/entitlements.js";
 import type { SecretKey } from "../../update/minisign.js";
 import { dayOf, type FleetContext } from "../context.js";
 import type { MemberStatus, MembersTable, PlansTable } from "./schema.js";
+import { chargeStatesOf, memberWithBadge, updateMemberStatus } from "./store/members.js";
+import { planById } from "./store/plans.js";
 
 export const MS_DAY = 86_400_000;
 
@@ -90,59 +92,15 @@ export function newId(prefix: string): string {
 
 /** The plan `planId` if it exists and is active; else a 404 `PlansError`. */
 export async function activePlan(ctx: FleetContext, planId: string) {
-  const plan = await ctx.db.selectFrom("plans").selectAll().where("id", "=", planId).executeTakeFirst();
+  const plan = await planById(ctx, planId);
   if (plan === undefined || plan.active !== 1) throw new PlansError(404, "no such plan");
   return plan;
 }
 
 /** A 409 `PlansError` when the badge already belongs to a pending, active or suspended member. */
 export async function assertCardFree(ctx: FleetContext, badge: string): Promise<void> {
-  const taken = await ctx.db
-    .selectFrom("members")
-    .select("id")
-    .where("badge_hash", "=", badge)
-    .where("status", "in", ["pending", "active", "suspended"])
-    .executeTakeFirst();
+  const taken = await memberWithBadge(ctx, badge);
   if (taken !== undefined) throw new PlansError(409, "this card already belongs to a member");
-}
-
-/**
- * A new member row: a sign-up starts `pending` (active once its agreement is), a company member starts
- * `active` (activated now); no agreement, landing page or grace yet.
- */
-export async function insertMember(
-  ctx: FleetContext,
-  m: {
-    id: string;
-    planId: string;
-    status: "pending" | "active";
-    name: string;
-    phone: string | null;
-    badge: string;
-    companyId: string | null;
-  },
-): Promise<void> {
-  const now = ctx.clock.now();
-  await ctx.db
-    .insertInto("members")
-    .values({
-      id: m.id,
-      plan_id: m.planId,
-      status: m.status,
-      name: m.name,
-      phone: m.phone,
-      badge_hash: m.badge,
-      company_id: m.companyId,
-      agreement_id: null,
-      agreement_status: null,
-      landing_url: null,
-      grace_until: null,
-      reason: "",
-      created_at: now,
-      activated_at: m.status === "active" ? now : null,
-      updated_at: now,
-    })
-    .execute();
 }
 
 export async function setStatus(
@@ -151,21 +109,13 @@ export async function setStatus(
   status: MemberStatus,
   patch: Partial<MembersTable> = {},
 ): Promise<void> {
-  await ctx.db
-    .updateTable("members")
-    .set({ ...patch, status, updated_at: ctx.clock.now() })
-    .where("id", "=", memberId)
-    .execute();
+  await updateMemberStatus(ctx, memberId, status, patch);
   ctx.logger.info({ memberId, status, reason: patch.reason }, "plan member status");
 }
 
 /** Periods with a failed (declined, rejected) attempt and no executed one: the fee is still owed. */
 export async function unpaidPeriods(ctx: FleetContext, memberId: string): Promise<string[]> {
-  const rows = await ctx.db
-    .selectFrom("plan_charges")
-    .select(["period", "state"])
-    .where("member_id", "=", memberId)
-    .execute();
+  const rows = await chargeStatesOf(ctx, memberId);
   const failed = new Set<string>();
   const paid = new Set<string>();
   for (const r of rows) {

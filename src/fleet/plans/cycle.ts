@@ -7,6 +7,8 @@ import type { FleetContext } from "../context.js";
 import { requestDueCharges, suspendIfGraceOver } from "./charges.js";
 import { type PlansSettings, periodOf, previousPeriod } from "./common.js";
 import { billOverage, captureOverage } from "./overage.js";
+import { cycleMembers } from "./store/members.js";
+import { overageOf, reservedOverages } from "./store/overages.js";
 
 export interface CycleReport {
   chargesRequested: number;
@@ -37,27 +39,7 @@ export async function runPlanCycle(
     captured: 0,
     published: false,
   };
-  const members = await ctx.db
-    .selectFrom("members")
-    .innerJoin("plans", "plans.id", "members.plan_id")
-    .select([
-      "members.id as id",
-      "members.status as status",
-      "members.agreement_id as agreement_id",
-      "members.agreement_status as agreement_status",
-      "members.grace_until as grace_until",
-      "members.activated_at as activated_at",
-      "members.reason as reason",
-      "plans.name as plan_name",
-      "plans.price as price",
-      "plans.day_items as day_items",
-      "plans.day_amount as day_amount",
-      "plans.month_items as month_items",
-      "plans.month_amount as month_amount",
-    ])
-    .where("members.status", "in", ["active", "suspended"])
-    .where("members.agreement_status", "=", "Accepted")
-    .execute();
+  const members = await cycleMembers(ctx);
   const current = periodOf(now, ctx.timeZone);
   for (const m of members) {
     if (m.agreement_id === null) continue;
@@ -72,12 +54,7 @@ export async function runPlanCycle(
     // Overage of the last period, once the period is over.
     const last = previousPeriod(current);
     if (m.activated_at !== null && periodOf(m.activated_at, ctx.timeZone) <= last) {
-      const known = await ctx.db
-        .selectFrom("plan_overages")
-        .select("id")
-        .where("member_id", "=", m.id)
-        .where("period", "=", last)
-        .executeTakeFirst();
+      const known = await overageOf(ctx, m.id, last);
       if (
         known === undefined &&
         (await billOverage(ctx, client, s, { ...m, agreement_id: m.agreement_id }, last, now))
@@ -86,11 +63,7 @@ export async function runPlanCycle(
     }
   }
   // Reserved but not yet captured (a capture that failed earlier).
-  const reserved = await ctx.db
-    .selectFrom("plan_overages")
-    .select("id")
-    .where("state", "=", "reserved")
-    .execute();
+  const reserved = await reservedOverages(ctx);
   for (const r of reserved) {
     await captureOverage(ctx, client, r.id);
     report.captured++;

@@ -10,6 +10,14 @@ import type { FastifyInstance, preHandlerHookHandler } from "fastify";
 import { type EntitlementList, type EntitlementMember, signEntitlements } from "../../update/entitlements.js";
 import { decryptSecretKey, type SecretKey } from "../../update/minisign.js";
 import type { FleetContext } from "../context.js";
+import {
+  entitledMembers,
+  insertEntitlements,
+  latestEntitlements,
+  newestEtagRow,
+  newestSignedList,
+  pruneEntitlements,
+} from "./store/entitlements.js";
 
 export const ENTITLEMENTS_PATH = "/api/unit/v1/entitlements";
 const DEFAULT_VALIDITY_MS = 7 * 86_400_000;
@@ -35,25 +43,7 @@ export async function buildEntitlementList(
   opts: { badgeSalt: string; validityMs?: number },
 ): Promise<EntitlementList> {
   const validUntil = now + (opts.validityMs ?? DEFAULT_VALIDITY_MS);
-  const rows = await ctx.db
-    .selectFrom("members")
-    .innerJoin("plans", "plans.id", "members.plan_id")
-    .select([
-      "members.id as id",
-      "members.badge_hash as badge",
-      "members.activated_at as activated_at",
-      "members.created_at as created_at",
-      "plans.id as plan_id",
-      "plans.day_items as day_items",
-      "plans.day_amount as day_amount",
-      "plans.month_items as month_items",
-      "plans.month_amount as month_amount",
-      "plans.units as units",
-    ])
-    .where("members.status", "=", "active")
-    .where("plans.active", "=", 1)
-    .orderBy("members.id")
-    .execute();
+  const rows = await entitledMembers(ctx);
   const members: EntitlementMember[] = rows.map((r) => ({
     badge: r.badge,
     memberId: r.id,
@@ -84,12 +74,7 @@ function contentOf(list: EntitlementList): string {
 
 /** The ETag of the newest signed entitlement list, or null before the first (every unit heartbeat asks). */
 export async function newestEntitlementEtag(ctx: FleetContext): Promise<string | null> {
-  const list = await ctx.db
-    .selectFrom("plan_entitlements")
-    .select("etag")
-    .orderBy("serial", "desc")
-    .limit(1)
-    .executeTakeFirst();
+  const list = await newestEtagRow(ctx);
   return list?.etag ?? null;
 }
 
@@ -102,12 +87,7 @@ export async function publishEntitlements(
   now: number,
   opts: { key: SecretKey; badgeSalt: string; validityMs?: number; force?: boolean },
 ): Promise<boolean> {
-  const latest = await ctx.db
-    .selectFrom("plan_entitlements")
-    .selectAll()
-    .orderBy("serial", "desc")
-    .limit(1)
-    .executeTakeFirst();
+  const latest = await latestEntitlements(ctx);
   const serial = (latest?.serial ?? 0) + 1;
   const list = await buildEntitlementList(ctx, now, serial, opts);
   const content = contentOf(list);
@@ -120,22 +100,16 @@ export async function publishEntitlements(
     return false;
   const signed = signEntitlements(list, opts.key);
   const etag = `"${createHash("sha256").update(signed.document).digest("base64url").slice(0, 27)}"`;
-  await ctx.db
-    .insertInto("plan_entitlements")
-    .values({
-      serial,
-      document: signed.document,
-      signature: signed.signature,
-      etag,
-      content,
-      issued_at: now,
-      valid_until: list.validUntil,
-    })
-    .execute();
-  await ctx.db
-    .deleteFrom("plan_entitlements")
-    .where("serial", "<", serial - 10)
-    .execute();
+  await insertEntitlements(ctx, {
+    serial,
+    document: signed.document,
+    signature: signed.signature,
+    etag,
+    content,
+    issued_at: now,
+    valid_until: list.validUntil,
+  });
+  await pruneEntitlements(ctx, serial);
   ctx.logger.info({ serial, members: list.members.length }, "entitlement list published");
   return true;
 }
@@ -150,12 +124,7 @@ export function registerEntitlementRoute(
   auth: preHandlerHookHandler,
 ): void {
   app.get(ENTITLEMENTS_PATH, { preHandler: auth }, async (req, reply) => {
-    const latest = await ctx.db
-      .selectFrom("plan_entitlements")
-      .select(["document", "signature", "etag"])
-      .orderBy("serial", "desc")
-      .limit(1)
-      .executeTakeFirst();
+    const latest = await newestSignedList(ctx);
     if (latest === undefined)
       return reply.code(404).send({ error: { code: "no_list", message: "no entitlement list yet" } });
     reply.header("etag", latest.etag).header("cache-control", "no-cache");

@@ -20,12 +20,12 @@ export {
   publishEntitlements,
   registerEntitlementRoute,
 } from "./entitlements.js";
-export { countedPlanVends } from "./overage.js";
+export { countedPlanVends, usageReport } from "./overage.js";
 export { csrfToken, csrfValid, registerPlans } from "./publicRoutes.js";
 export type { MemberDetail, MemberRow, UsageRow } from "./rows.js";
 export type { PlansTable } from "./schema.js";
 export * from "./service.js";
-export { listMembers, listPlans, loadMemberDetail, usageReport } from "./store.js";
+export { listMembers, listPlans, loadMemberDetail } from "./store/plans.js";
 export * from "./views.js";
 
 export interface PlansOptions {

@@ -1,6 +1,7 @@
 /** Company members: staff a company pays for, added from the dashboard without an agreement. */
 import type { FleetContext } from "../context.js";
-import { activePlan, assertCardFree, hashBadge, insertMember, newId, type PlansSettings } from "./common.js";
+import { activePlan, assertCardFree, hashBadge, newId, type PlansSettings } from "./common.js";
+import { insertMember } from "./store/members.js";
 
 /**
  * A company-paid member (issue 18: the company pays for its staff): active at once, no agreement and no

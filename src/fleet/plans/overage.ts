@@ -6,7 +6,21 @@ import type * as z from "zod";
 import type { Minor } from "../../core/money.js";
 import type { SubscriptionsClient } from "../../payment/subscriptions/client.js";
 import type { FleetContext } from "../context.js";
-import type { PaymentCallback, PlanLimits, PlansSettings } from "./common.js";
+import { type PaymentCallback, type PlanLimits, type PlansSettings, periodOf } from "./common.js";
+import type { UsageRow } from "./rows.js";
+import { memberAgreement } from "./store/members.js";
+import {
+  deleteOverage,
+  insertOverage,
+  markOverageCaptured,
+  overageById,
+  overageByOneOff,
+  overageIdByOneOff,
+  planVendsOf,
+  setOverageOneOff,
+  setOverageState,
+} from "./store/overages.js";
+import { usageMembers } from "./store/plans.js";
 
 export interface Usage {
   items: number;
@@ -35,16 +49,7 @@ export async function usageOf(
   plan: PlanLimits,
   period: string,
 ): Promise<Usage> {
-  const rows = await ctx.db
-    .selectFrom("sales")
-    .select(["day", "price", "vends_ok", "result", "closed_at"])
-    .where("member_id", "=", memberId)
-    .where("driver", "=", "plan")
-    .where("day", ">=", `${period}-01`)
-    .where("day", "<=", `${period}-31`)
-    .where("result", "=", "captured")
-    .orderBy("closed_at", "asc")
-    .execute();
+  const rows = await planVendsOf(ctx, memberId, period);
   const u: Usage = { items: 0, amount: 0, overItems: 0, overAmount: 0 };
   const day = new Map<string, { items: number; amount: number }>();
   const within = (limit: number | null, value: number) => limit === null || value <= limit;
@@ -71,6 +76,20 @@ export async function usageOf(
   return u;
 }
 
+/** Usage of every active or suspended member in `period` (`YYYY-MM`, default: the current one). */
+export async function usageReport(
+  ctx: FleetContext,
+  period = periodOf(ctx.clock.now(), ctx.timeZone),
+): Promise<UsageRow[]> {
+  const rows = await usageMembers(ctx);
+  const out: UsageRow[] = [];
+  for (const r of rows) {
+    const u = await usageOf(ctx, r.id, r, period);
+    out.push({ memberId: r.id, name: r.name, plan: r.plan, ...u });
+  }
+  return out;
+}
+
 export async function billOverage(
   ctx: FleetContext,
   client: SubscriptionsClient,
@@ -81,24 +100,12 @@ export async function billOverage(
 ): Promise<boolean> {
   const u = await usageOf(ctx, m.id, m, period);
   const id = `ov-${m.id}-${period}`;
-  const inserted = await ctx.db
-    .insertInto("plan_overages")
-    .values({
-      id,
-      member_id: m.id,
-      period,
-      items: u.overItems,
-      amount: u.overAmount,
-      state: u.overAmount > 0 ? "requested" : "none",
-      oneoff_id: null,
-      landing_url: null,
-      status_text: "",
-      created_at: now,
-      updated_at: now,
-    })
-    .onConflict((oc) => oc.doNothing())
-    .executeTakeFirst();
-  if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) !== 1 || u.overAmount === 0) return false;
+  const inserted = await insertOverage(
+    ctx,
+    { id, memberId: m.id, period, items: u.overItems, amount: u.overAmount },
+    now,
+  );
+  if (!inserted || u.overAmount === 0) return false;
   try {
     const o = await client.createOneOff(m.agreement_id, {
       amount: u.overAmount,
@@ -108,17 +115,13 @@ export async function billOverage(
       autoReserve: s.autoReserve,
       expirationMinutes: 7 * 24 * 60,
     });
-    await ctx.db
-      .updateTable("plan_overages")
-      .set({ oneoff_id: o.id, landing_url: s.autoReserve ? null : o.landingUrl, updated_at: now })
-      .where("id", "=", id)
-      .execute();
+    await setOverageOneOff(ctx, id, o.id, s.autoReserve ? null : o.landingUrl, now);
   } catch (err) {
     ctx.logger.warn(
       { overage: id, err: (err as Error).message },
       "overage request failed; the next cycle retries",
     );
-    await ctx.db.deleteFrom("plan_overages").where("id", "=", id).execute();
+    await deleteOverage(ctx, id);
     return false;
   }
   ctx.logger.info({ memberId: m.id, period, items: u.overItems, amount: u.overAmount }, "overage billed");
@@ -126,11 +129,7 @@ export async function billOverage(
 }
 
 export async function isOverage(ctx: FleetContext, paymentId: string): Promise<boolean> {
-  const r = await ctx.db
-    .selectFrom("plan_overages")
-    .select("id")
-    .where("oneoff_id", "=", paymentId)
-    .executeTakeFirst();
+  const r = await overageIdByOneOff(ctx, paymentId);
   return r !== undefined;
 }
 
@@ -148,17 +147,9 @@ export async function applyOneOffEvent(
 ): Promise<boolean> {
   const next = ONEOFF_STATES[e.status];
   if (next === undefined) return false;
-  const o = await ctx.db
-    .selectFrom("plan_overages")
-    .selectAll()
-    .where("oneoff_id", "=", e.payment_id)
-    .executeTakeFirst();
+  const o = await overageByOneOff(ctx, e.payment_id);
   if (o === undefined || o.state === "captured" || o.state === next) return false;
-  await ctx.db
-    .updateTable("plan_overages")
-    .set({ state: next, status_text: e.status_text ?? "", updated_at: ctx.clock.now() })
-    .where("id", "=", o.id)
-    .execute();
+  await setOverageState(ctx, o.id, next, e.status_text ?? "");
   if (next === "reserved") await captureOverage(ctx, client, o.id);
   return true;
 }
@@ -168,17 +159,9 @@ export async function captureOverage(
   client: SubscriptionsClient,
   overageId: string,
 ): Promise<void> {
-  const o = await ctx.db
-    .selectFrom("plan_overages")
-    .selectAll()
-    .where("id", "=", overageId)
-    .executeTakeFirst();
+  const o = await overageById(ctx, overageId);
   if (o === undefined || o.state !== "reserved" || o.oneoff_id === null) return;
-  const m = await ctx.db
-    .selectFrom("members")
-    .select("agreement_id")
-    .where("id", "=", o.member_id)
-    .executeTakeFirst();
+  const m = await memberAgreement(ctx, o.member_id);
   if (!m?.agreement_id) return;
   try {
     await client.captureOneOff(m.agreement_id, o.oneoff_id);
@@ -189,11 +172,6 @@ export async function captureOverage(
     );
     return;
   }
-  await ctx.db
-    .updateTable("plan_overages")
-    .set({ state: "captured", updated_at: ctx.clock.now() })
-    .where("id", "=", o.id)
-    .where("state", "=", "reserved")
-    .execute();
+  await markOverageCaptured(ctx, o.id);
   ctx.logger.info({ overage: o.id, amount: o.amount }, "overage captured");
 }

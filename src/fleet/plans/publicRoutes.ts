@@ -23,7 +23,8 @@ import {
   PlansError,
   signUp,
 } from "./service.js";
-import { forgetCallback, planById } from "./store.js";
+import { forgetCallback } from "./store/callbacks.js";
+import { planById } from "./store/plans.js";
 import { publicDocument, signUpDonePage, signUpPage } from "./views.js";
 
 const CSRF_LIFE_MS = 3_600_000;

@@ -4,6 +4,16 @@ import type { Minor } from "../../core/money.js";
 import type { SubscriptionsClient } from "../../payment/subscriptions/client.js";
 import type { FleetContext } from "../context.js";
 import { MS_DAY, newId, PlansError, type PlansSettings } from "./common.js";
+import { memberById } from "./store/members.js";
+import {
+  chargeOfPayment,
+  insertRefund,
+  overageOfPayment,
+  refundByRefundId,
+  refundsOfPayment,
+  setRefundId,
+  setRefundState,
+} from "./store/refunds.js";
 
 /** The service refunds payments up to 30 days after execution (seed 000, Limits). */
 export const REFUND_WINDOW_MS = 30 * MS_DAY;
@@ -18,61 +28,32 @@ export async function requestRefund(
   s: PlansSettings,
   input: { memberId: string; paymentId: string; amount: Minor | null; by: string },
 ): Promise<string> {
-  const m = await ctx.db
-    .selectFrom("members")
-    .selectAll()
-    .where("id", "=", input.memberId)
-    .executeTakeFirst();
+  const m = await memberById(ctx, input.memberId);
   if (!m?.agreement_id) throw new PlansError(404, "no such member");
-  const charge = await ctx.db
-    .selectFrom("plan_charges")
-    .select(["amount", "updated_at", "state"])
-    .where("member_id", "=", m.id)
-    .where("payment_id", "=", input.paymentId)
-    .executeTakeFirst();
-  const over = await ctx.db
-    .selectFrom("plan_overages")
-    .select(["amount", "updated_at", "state"])
-    .where("member_id", "=", m.id)
-    .where("oneoff_id", "=", input.paymentId)
-    .executeTakeFirst();
+  const charge = await chargeOfPayment(ctx, m.id, input.paymentId);
+  const over = await overageOfPayment(ctx, m.id, input.paymentId);
   const paid = charge?.state === "executed" ? charge : over?.state === "captured" ? over : undefined;
   if (paid === undefined) throw new PlansError(404, "no executed payment of this member with that id");
   const now = ctx.clock.now();
   if (now - paid.updated_at > REFUND_WINDOW_MS)
     throw new PlansError(409, "the payment is older than 30 days");
-  const done = await ctx.db
-    .selectFrom("plan_refunds")
-    .select(["amount", "state"])
-    .where("payment_id", "=", input.paymentId)
-    .where("state", "!=", "declined")
-    .execute();
+  const done = await refundsOfPayment(ctx, input.paymentId);
   const refunded = done.reduce((t, r) => t + (r.amount ?? paid.amount), 0);
   const want = input.amount ?? paid.amount - refunded;
   if (want <= 0 || refunded + want > paid.amount)
     throw new PlansError(409, "more than what is left to refund");
   const id = newId("r");
-  await ctx.db
-    .insertInto("plan_refunds")
-    .values({
-      id,
-      member_id: m.id,
-      payment_id: input.paymentId,
-      amount: want,
-      refund_id: null,
-      state: "requested",
-      status_text: "",
-      requested_by: input.by,
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
+  await insertRefund(
+    ctx,
+    { id, memberId: m.id, paymentId: input.paymentId, amount: want, by: input.by },
+    now,
+  );
   const r = await client.refund(m.agreement_id, input.paymentId, {
     amount: input.amount === null && refunded === 0 ? null : want,
     callbackUrl: `${s.publicUrl}/plans/callbacks/refunds`,
     externalId: id,
   });
-  await ctx.db.updateTable("plan_refunds").set({ refund_id: r.id }).where("id", "=", id).execute();
+  await setRefundId(ctx, id, r.id);
   ctx.logger.info({ memberId: m.id, refund: id, amount: want, by: input.by }, "plan refund requested");
   return id;
 }
@@ -89,16 +70,8 @@ export async function applyRefundCallback(ctx: FleetContext, body: unknown): Pro
   const e = RefundCallback.parse(body);
   const state = e.status === "Issued" ? "issued" : e.status === "Declined" ? "declined" : null;
   if (state === null) return false;
-  const r = await ctx.db
-    .selectFrom("plan_refunds")
-    .selectAll()
-    .where("refund_id", "=", e.refund_id)
-    .executeTakeFirst();
+  const r = await refundByRefundId(ctx, e.refund_id);
   if (r === undefined || r.state !== "requested") return false;
-  await ctx.db
-    .updateTable("plan_refunds")
-    .set({ state, status_text: e.status_text ?? "", updated_at: ctx.clock.now() })
-    .where("id", "=", r.id)
-    .execute();
+  await setRefundState(ctx, r.id, state, e.status_text ?? "");
   return true;
 }

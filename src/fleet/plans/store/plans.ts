@@ -1,20 +1,14 @@
 /**
- * The plans feature's queries for its pages and routes: plans, members, usage, a member's charges, overages
- * and refunds, a plan by id, a callback forgotten. views.ts renders what they return.
+ * The plans feature's queries for its pages and routes: plans, members, the members a usage report counts,
+ * a member's charges, overages and refunds, a plan by id. views.ts renders what they return.
  */
-import type { FleetContext } from "../context.js";
-import type { MemberDetail, MemberRow, UsageRow } from "./rows.js";
-import type { PlansTable } from "./schema.js";
-import { periodOf, usageOf } from "./service.js";
+import type { FleetContext } from "../../context.js";
+import type { MemberDetail, MemberRow } from "../rows.js";
+import type { PlansTable } from "../schema.js";
 
 /** The plan `id` (active or not), or undefined. */
 export function planById(ctx: FleetContext, id: string) {
   return ctx.db.selectFrom("plans").selectAll().where("id", "=", id).executeTakeFirst();
-}
-
-/** Forgets a callback seen (its digest), so that the service's retry of one not applied is handled as new. */
-export async function forgetCallback(ctx: FleetContext, digest: string): Promise<void> {
-  await ctx.db.deleteFrom("plan_callbacks").where("digest", "=", digest).execute();
 }
 
 export async function listPlans(ctx: FleetContext): Promise<PlansTable[]> {
@@ -40,12 +34,9 @@ export async function listMembers(ctx: FleetContext): Promise<MemberRow[]> {
     .execute();
 }
 
-/** Usage of every active or suspended member in `period` (`YYYY-MM`, default: the current one). */
-export async function usageReport(
-  ctx: FleetContext,
-  period = periodOf(ctx.clock.now(), ctx.timeZone),
-): Promise<UsageRow[]> {
-  const rows = await ctx.db
+/** The active and suspended members with their plans' allowances, by name (what a usage report counts). */
+export function usageMembers(ctx: FleetContext) {
+  return ctx.db
     .selectFrom("members")
     .innerJoin("plans", "plans.id", "members.plan_id")
     .select([
@@ -60,12 +51,6 @@ export async function usageReport(
     .where("members.status", "in", ["active", "suspended"])
     .orderBy("members.name")
     .execute();
-  const out: UsageRow[] = [];
-  for (const r of rows) {
-    const u = await usageOf(ctx, r.id, r, period);
-    out.push({ memberId: r.id, name: r.name, plan: r.plan, ...u });
-  }
-  return out;
 }
 
 export async function loadMemberDetail(
