@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { invoicesDb } from "../../src/fleet/invoices/store.js";
+import { invoicesDb } from "../../src/fleet/invoices/store/invoices.js";
 import { launchWatchedChromium, requireChromium, type WatchedBrowser } from "../support/browser.js";
 import { type ComposedFleet, startComposedFleet } from "../support/fleetCompose.js";
 import { MANAGER, NOW, VIEWER } from "../support/fleetDashboard.js";

@@ -6,7 +6,7 @@
 import type { FastifyInstance } from "fastify";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { invoicesDb } from "../../src/fleet/invoices/store.js";
+import { invoicesDb } from "../../src/fleet/invoices/store/invoices.js";
 import {
   type ComposedFleet,
   HOST,

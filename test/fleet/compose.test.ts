@@ -9,7 +9,7 @@ import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultFleetConfig } from "../../src/fleet/config.js";
 import { startFleetJobs } from "../../src/fleet/features.js";
-import { invoicesDb } from "../../src/fleet/invoices/store.js";
+import { invoicesDb } from "../../src/fleet/invoices/store/invoices.js";
 import { approveUnit } from "../../src/fleet/units/decisions.js";
 import { createBundle } from "../../src/update/bundle.js";
 import { parsePublicKey } from "../../src/update/minisign.js";

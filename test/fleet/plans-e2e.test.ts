@@ -49,7 +49,12 @@ import { openFleetDb } from "../../src/fleet/database.js";
 import type { FleetDb } from "../../src/fleet/db/open.js";
 import { registerInvoices } from "../../src/fleet/invoices/callbacks.js";
 import { runInvoiceCycle } from "../../src/fleet/invoices/cycle.js";
-import { assignUnit, createCompany, invoicesDb, setProduct } from "../../src/fleet/invoices/store.js";
+import {
+  assignUnit,
+  createCompany,
+  invoicesDb,
+  setProduct,
+} from "../../src/fleet/invoices/store/invoices.js";
 import {
   configureProvider,
   createPlan,

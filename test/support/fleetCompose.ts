@@ -4,7 +4,12 @@ import { ManualClock } from "../../src/core/clock.js";
 import type { FleetContext } from "../../src/fleet/context.js";
 import { type FleetServices, fleetPlugins } from "../../src/fleet/features.js";
 import { buildInvoice } from "../../src/fleet/invoices/build.js";
-import { assignUnit, createCompany, insertDraft, invoicesDb } from "../../src/fleet/invoices/store.js";
+import {
+  assignUnit,
+  createCompany,
+  insertDraft,
+  invoicesDb,
+} from "../../src/fleet/invoices/store/invoices.js";
 import { addCompanyMember, createPlan } from "../../src/fleet/plans/index.js";
 import { createFleetApp } from "../../src/fleet/server.js";
 import { SESSION_COOKIE } from "../../src/fleet/web/index.js";

@@ -15,7 +15,8 @@ import {
   type InvoicesClient,
 } from "../../payment/invoices/client.js";
 import type { FleetContext } from "../context.js";
-import { applyRemoteStatus, invoicesDb, isUniqueViolation } from "./store.js";
+import { adoptRemoteId, applyCallbackElement, invoiceByRemoteId } from "./store/callbacks.js";
+import { invoicesDb, isUniqueViolation } from "./store/invoices.js";
 
 export interface InvoicesPluginOptions {
   /** The authentication set with PUT auth/basic or auth/apikey (secrets: never logged). */
@@ -67,21 +68,9 @@ async function adopt(
   }
   const number = Number(details.invoiceNumber);
   if (details.issuerId === null || !Number.isSafeInteger(number)) return undefined;
-  const r = await invoicesDb(ctx)
-    .updateTable("invoices")
-    .set({ remote_id: remoteId, note: null, updated_at: ctx.clock.now() })
-    .where("issuer_id", "=", details.issuerId.toLowerCase())
-    .where("number", "=", number)
-    .where("remote_id", "is", null)
-    .where("status", "=", "sent")
-    .executeTakeFirst();
-  if (Number(r.numUpdatedRows) !== 1) return undefined;
+  if (!(await adoptRemoteId(ctx, details.issuerId.toLowerCase(), number, remoteId))) return undefined;
   ctx.logger.info({ number }, "invoice id learnt from its callback");
-  return invoicesDb(ctx)
-    .selectFrom("invoices")
-    .select("id")
-    .where("remote_id", "=", remoteId)
-    .executeTakeFirst();
+  return invoiceByRemoteId(invoicesDb(ctx), remoteId);
 }
 
 export async function applyCallbacks(
@@ -96,11 +85,8 @@ export async function applyCallbacks(
   const now = ctx.clock.now();
   for (const el of parsed.data) {
     const known =
-      (await db
-        .selectFrom("invoices")
-        .select("id")
-        .where("remote_id", "=", el.InvoiceId)
-        .executeTakeFirst()) ?? (client === undefined ? undefined : await adopt(ctx, client, el.InvoiceId));
+      (await invoiceByRemoteId(db, el.InvoiceId)) ??
+      (client === undefined ? undefined : await adopt(ctx, client, el.InvoiceId));
     if (known === undefined) {
       // Not (yet) ours: not recorded as seen, so a later delivery can still apply; the monthly run's
       // status check covers an invoice whose create answer had not been stored when its callback came.
@@ -108,24 +94,7 @@ export async function applyCallbacks(
       continue;
     }
     try {
-      const result = await db.transaction().execute(async (tx) => {
-        await tx
-          .insertInto("invoice_callbacks")
-          .values({ remote_id: el.InvoiceId, sequence: el.Sequence, status: el.Status, received_at: now })
-          .execute();
-        const before = await tx
-          .selectFrom("invoices")
-          .select(["status", "last_sequence"])
-          .where("id", "=", known.id)
-          .executeTakeFirstOrThrow();
-        await applyRemoteStatus(tx, now, {
-          remoteId: el.InvoiceId,
-          status: el.Status,
-          sequence: el.Sequence,
-          paymentDate: el.PaymentDate,
-        });
-        return el.Sequence > before.last_sequence ? "applied" : "stale";
-      });
+      const result = await applyCallbackElement(db, known.id, el, now);
       out[result] += 1;
     } catch (e: unknown) {
       if (!isUniqueViolation(e)) throw e;

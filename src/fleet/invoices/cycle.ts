@@ -17,7 +17,22 @@ import {
   subsidisedLines,
 } from "./build.js";
 import type { CompaniesTable, InvoiceArticlesTable, InvoicesTable } from "./schema.js";
-import { applyRemoteStatus, type InvoicesDb, insertDraft, invoicesDb } from "./store.js";
+import {
+  catalogueProducts,
+  claimDraft,
+  companiesInOrder,
+  companyMemberIds,
+  companyUnitIds,
+  countByStatus,
+  draftInvoices,
+  invoiceArticles,
+  markOverdueBefore,
+  markSendFailed,
+  markSent,
+  monthSales,
+  openInvoices,
+} from "./store/cycle.js";
+import { applyRemoteStatus, hasInvoice, type InvoicesDb, insertDraft, invoicesDb } from "./store/invoices.js";
 
 const MONTH = /^(\d{4})-(0[1-9]|1[0-2])$/;
 /** A claimed draft whose run died is claimable again after this long. */
@@ -103,28 +118,12 @@ async function buildInvoices(
 ): Promise<CompanyRow[]> {
   const { first, last } = monthDays(month);
   // 1. Build and number each company's invoice (once per company and month).
-  const companies = await db
-    .selectFrom("companies")
-    .selectAll()
-    .orderBy("created_at")
-    .orderBy("name")
-    .orderBy("id")
-    .execute();
+  const companies = await companiesInOrder(db);
   for (const c of companies) {
-    const done = await db
-      .selectFrom("invoices")
-      .select("id")
-      .where("company_id", "=", c.id)
-      .where("month", "=", month)
-      .executeTakeFirst();
-    if (done !== undefined) continue;
-    const units = await db
-      .selectFrom("company_units")
-      .select("unit_id")
-      .where("company_id", "=", c.id)
-      .execute();
+    if (await hasInvoice(db, c.id, month)) continue;
+    const units = await companyUnitIds(db, c.id);
     // Company-paid plan members: their plan vends, at any unit, are billed to the company.
-    const members = await ctx.db.selectFrom("members").select("id").where("company_id", "=", c.id).execute();
+    const members = await companyMemberIds(ctx, c.id);
     if (units.length === 0 && members.length === 0) {
       report.empty.push(c.id);
       continue;
@@ -133,25 +132,8 @@ async function buildInvoices(
     const memberIds = members.map((m) => m.id);
     // One read of the month: vends at the company's units and its members' plan vends; the two line
     // builders below each take their own.
-    const sales = await db
-      .selectFrom("sales")
-      .select(["unit_id", "item", "vends_ok", "member_id", "result"])
-      .where("day", ">=", first)
-      .where("day", "<=", last)
-      .where((eb) =>
-        eb.or([
-          ...(unitIds.length > 0 ? [eb("unit_id", "in", unitIds)] : []),
-          ...(memberIds.length > 0 ? [eb("member_id", "in", memberIds)] : []),
-        ]),
-      )
-      .orderBy("unit_id")
-      .orderBy("seq")
-      .execute();
-    const products = await db
-      .selectFrom("products")
-      .selectAll()
-      .where("catalogue", "=", c.catalogue)
-      .execute();
+    const sales = await monthSales(db, first, last, unitIds, memberIds);
+    const products = await catalogueProducts(db, c.catalogue);
     const catalogue = new Map<number, ProductForBilling>(products.map((p) => [p.item, p]));
     let built: ReturnType<typeof buildInvoice>;
     try {
@@ -193,49 +175,18 @@ async function sendDrafts(
   report: CycleReport,
 ): Promise<void> {
   // 2. Send every draft (this month's and any earlier one whose sending failed), each by one run only.
-  const drafts = await db
-    .selectFrom("invoices")
-    .selectAll()
-    .where("status", "=", "draft")
-    .orderBy("number")
-    .execute();
+  const drafts = await draftInvoices(db);
   for (const inv of drafts) {
-    const claimed = await db
-      .updateTable("invoices")
-      .set({ send_claimed_at: now, updated_at: now })
-      .where("id", "=", inv.id)
-      .where("status", "=", "draft")
-      .where((eb) =>
-        eb.or([eb("send_claimed_at", "is", null), eb("send_claimed_at", "<", now - CLAIM_TTL_MS)]),
-      )
-      .executeTakeFirst();
-    if (Number(claimed.numUpdatedRows) !== 1) continue;
+    if (!(await claimDraft(db, inv.id, now, CLAIM_TTL_MS))) continue;
     const company = companies.find((c) => c.id === inv.company_id);
-    const articles = await db
-      .selectFrom("invoice_articles")
-      .selectAll()
-      .where("invoice_id", "=", inv.id)
-      .orderBy("line")
-      .execute();
+    const articles = await invoiceArticles(db, inv.id);
     const input = invoiceInput(inv, company, articles);
     try {
       const r =
         inv.delivery === "direct"
           ? { ...(await client.sendDirect(input)), link: null }
           : await client.sendLink(input);
-      await db
-        .updateTable("invoices")
-        .set({
-          status: "sent",
-          remote_id: r.invoiceId,
-          remote_status: "Created",
-          link: r.link,
-          sent_at: now,
-          updated_at: now,
-          note: null,
-        })
-        .where("id", "=", inv.id)
-        .execute();
+      await markSent(db, inv.id, r, now);
       report.sent.push({ invoiceId: inv.id, number: inv.number, remoteId: r.invoiceId });
       ctx.logger.info({ invoice: inv.id, number: inv.number, month: inv.month }, "invoice sent");
     } catch (e: unknown) {
@@ -245,21 +196,15 @@ async function sendDrafts(
       // refusal (4xx) will not pass on a repeat: unpaid with the reason, for a person to look at. No answer
       // or 5xx: the claim is released and the next run tries again with the same number.
       const refused = e.status >= 400 && e.status < 500;
-      await db
-        .updateTable("invoices")
-        .set({
-          ...(e.duplicate
-            ? { status: "sent" as const, sent_at: now }
-            : refused
-              ? { status: "unpaid" as const }
-              : { send_claimed_at: null }),
-          note: e.duplicate
-            ? "sent; the service's answer was lost and its invoice id is learnt from the next callback"
-            : e.message,
-          updated_at: now,
-        })
-        .where("id", "=", inv.id)
-        .execute();
+      await markSendFailed(
+        db,
+        inv.id,
+        e.duplicate ? "duplicate" : refused ? "refused" : "retry",
+        e.duplicate
+          ? "sent; the service's answer was lost and its invoice id is learnt from the next callback"
+          : e.message,
+        now,
+      );
       report.sendErrors.push({ invoiceId: inv.id, reason: e.message });
       ctx.logger.warn({ invoice: inv.id, status: e.status, code: e.code }, "invoice not sent");
     }
@@ -308,12 +253,7 @@ async function followOpen(
   report: CycleReport,
 ): Promise<void> {
   // 3. Follow open invoices (callbacks may be late, seed §Events): a status check each.
-  const open = await db
-    .selectFrom("invoices")
-    .select(["id", "remote_id", "status"])
-    .where("status", "in", ["sent", "overdue"])
-    .where("remote_id", "is not", null)
-    .execute();
+  const open = await openInvoices(db);
   for (const inv of open) {
     if (inv.remote_id === null) continue;
     try {
@@ -336,19 +276,8 @@ async function markOverdue(
   report: CycleReport,
 ): Promise<void> {
   // 4. Overdue: open after the due date.
-  const overdue = await db
-    .updateTable("invoices")
-    .set({ status: "overdue", updated_at: now })
-    .where("status", "=", "sent")
-    .where("due_date", "<", today)
-    .executeTakeFirst();
-  report.overdue = Number(overdue.numUpdatedRows);
+  report.overdue = await markOverdueBefore(db, today, now);
 
-  const counts = await db
-    .selectFrom("invoices")
-    .select(["status", (eb) => eb.fn.countAll<number>().as("n")])
-    .where("month", "=", month)
-    .groupBy("status")
-    .execute();
+  const counts = await countByStatus(db, month);
   for (const r of counts) report.byStatus[r.status] = Number(r.n);
 }

@@ -16,7 +16,7 @@ export {
   loadCompanies,
   ProductInput,
   setProduct,
-} from "./store.js";
+} from "./store/invoices.js";
 export { renderCompanies } from "./views.js";
 
 /**

@@ -21,7 +21,7 @@ import {
   startInvoicesEmu,
   USER,
 } from "./invoices.emu.test-support.js";
-import { assignUnit, createCompany, invoicesDb, setProduct } from "./store.js";
+import { assignUnit, createCompany, invoicesDb, setProduct } from "./store/invoices.js";
 
 describe.skipIf(!hasOpenssl())("company invoice numbers against the emulator", () => {
   let emu: Emulator;

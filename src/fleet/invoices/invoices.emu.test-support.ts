@@ -14,7 +14,7 @@ import type { FleetContext } from "../context.js";
 import { openFleetDb } from "../database.js";
 import type { FleetDb } from "../db/open.js";
 import { registerInvoices } from "./callbacks.js";
-import { assignUnit, createCompany, setProduct } from "./store.js";
+import { assignUnit, createCompany, setProduct } from "./store/invoices.js";
 
 export const START = Date.parse("2026-04-02T10:00:00Z");
 export const DAY = 86_400_000;

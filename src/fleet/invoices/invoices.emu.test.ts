@@ -30,7 +30,7 @@ import {
   USER,
   until,
 } from "./invoices.emu.test-support.js";
-import { assignUnit, createCompany, invoicesDb, loadInvoice, loadInvoices } from "./store.js";
+import { assignUnit, createCompany, invoicesDb, loadInvoice, loadInvoices } from "./store/invoices.js";
 import { renderInvoice, renderInvoices } from "./views.js";
 
 describe.skipIf(!hasOpenssl())("company invoices against the emulator", () => {

@@ -17,7 +17,7 @@ import { openFleetDb } from "../database.js";
 import type { FleetDb } from "../db/open.js";
 import { buildInvoice } from "./build.js";
 import { runInvoiceCycle } from "./cycle.js";
-import { assignUnit, createCompany, insertDraft, invoicesDb, setProduct } from "./store.js";
+import { assignUnit, createCompany, insertDraft, invoicesDb, setProduct } from "./store/invoices.js";
 
 const START = Date.parse("2026-04-02T10:00:00Z");
 const USER = "+4520031801";

@@ -7,7 +7,7 @@ import { html } from "../web/html.js";
 import type { DashboardTools } from "../web/index.js";
 import { messagePage } from "../web/pages.js";
 import { IdParams, type PageTools } from "../web/pageTools.js";
-import { applyRemoteStatus, invoicesDb, loadInvoice, loadInvoices } from "./store.js";
+import { applyRemoteStatus, invoicesDb, loadInvoice, loadInvoices } from "./store/invoices.js";
 import { renderInvoice, renderInvoices } from "./views.js";
 
 const InvoiceStatus = z.object({

@@ -6,8 +6,8 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely, Transaction } from "kysely";
 import { z } from "zod";
-import type { FleetContext } from "../context.js";
-import type { ArticleLine, BuiltInvoice } from "./build.js";
+import type { FleetContext } from "../../context.js";
+import type { ArticleLine, BuiltInvoice } from "../build.js";
 import type {
   CompanyRow,
   InvoiceArticlesTable,
@@ -15,7 +15,7 @@ import type {
   InvoiceStatus,
   InvoicesDatabase,
   InvoicesTable,
-} from "./schema.js";
+} from "../schema.js";
 
 export type InvoicesDb = Kysely<InvoicesDatabase>;
 
@@ -131,7 +131,7 @@ export interface DraftInput {
 }
 
 /** Whether the company already has an invoice (any status) for the month. */
-async function hasInvoice(
+export async function hasInvoice(
   db: InvoicesDb | Transaction<InvoicesDatabase>,
   companyId: string,
   month: string,
