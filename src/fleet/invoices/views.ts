@@ -1,7 +1,7 @@
 /**
  * Page bodies for the dashboard (routes.ts mounts them in its layout): companies, the invoice list with
- * paid/unpaid/overdue, and one invoice with its articles. Pure renderers over the rows store.ts loads,
- * escaping every value through html.ts.
+ * paid/unpaid/overdue, and one invoice with its articles. Pure renderers over the rows
+ * store/invoices.ts loads, escaping every value through html.ts.
  */
 
 import { formatAmount } from "../../core/money.js";

@@ -1,6 +1,7 @@
 /**
  * Overage: a member's plan vends of a period against the plan's allowances (`usageOf`); what passed them is
- * billed as a one-off payment on the agreement once the period is over, and captured when reserved.
+ * billed as a one-off payment on the agreement once the period is over, and captured when reserved; the
+ * usage report of every member.
  */
 import type * as z from "zod";
 import type { Minor } from "../../core/money.js";

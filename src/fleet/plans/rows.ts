@@ -1,4 +1,4 @@
-/** The rows the plans pages show: what store.ts reads and views.ts renders. */
+/** The rows the plans pages show: what store/plans.ts reads and views.ts renders. */
 
 import type { MembersTable } from "./schema.js";
 

@@ -12,6 +12,7 @@
  * - callbacks.ts: callback authorisation, replay refusal, payment callbacks
  * - members.ts: company members
  * - cycle.ts: the scheduler step `runPlanCycle`
+ * Their queries are in store/ (one file per table or flow); the flows hold no SQL.
  */
 export {
   applyAgreementCallback,

@@ -1,6 +1,6 @@
 /**
  * Page bodies of the plans (issue 18), built with web/html.ts so every value is escaped: plans, members,
- * usage, and the public sign-up page with its QR code, over the rows store.ts reads. The dashboard's layout
+ * usage, and the public sign-up page with its QR code, over the rows store/plans.ts reads. The dashboard's layout
  * and login wrap the first three (routes.ts); the sign-up pages are public and come with a small document of
  * their own.
  */
