@@ -8,6 +8,7 @@ import type { Kysely, Transaction } from "kysely";
 import { z } from "zod";
 import type { FleetContext } from "../../context.js";
 import type { ArticleLine, BuiltInvoice } from "../build.js";
+import { FINAL, localStatus } from "../rules.js";
 import type {
   CompanyRow,
   InvoiceArticlesTable,
@@ -225,25 +226,6 @@ export function isUniqueViolation(e: unknown): boolean {
   const code = (e as { code?: unknown } | null)?.code;
   return code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY" || code === "23505";
 }
-
-/** Local status for a service status (seed §States): Paid → paid; Rejected/Expired/Invalid → unpaid; … */
-export function localStatus(remote: string, current: InvoiceStatus): InvoiceStatus {
-  switch (remote) {
-    case "Paid":
-      return "paid";
-    case "Canceled":
-      return "cancelled";
-    case "Rejected":
-    case "Expired":
-    case "Invalid":
-      return "unpaid";
-    default:
-      // Created, Accepted: still open; an overdue invoice stays overdue until paid.
-      return current === "overdue" ? "overdue" : "sent";
-  }
-}
-
-const FINAL: ReadonlySet<InvoiceStatus> = new Set(["paid", "cancelled"]);
 
 /**
  * Applies a service status to the invoice with that service id. With a `sequence` (a callback) only a
