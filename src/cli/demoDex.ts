@@ -12,7 +12,7 @@ import { DexReads } from "../daemon/dexReads.js";
 import type { DemoDexStarter } from "../demo/dex.js";
 import type { FleetDatabase } from "../fleet/db/schema.js";
 import { loadDexReport } from "../fleet/dex/load.js";
-import { dexRows } from "../fleet/dex/output.js";
+import { dexRows, dexTable } from "../fleet/dex/output.js";
 
 /** The demo unit's reads: DexReads as the daemon builds them, without the schedule (the demo reads twice). */
 export function demoDexReads(clock: Clock, logger: Logger): DemoDexStarter {
@@ -70,12 +70,15 @@ export interface DemoFleetDex {
 export const DEMO_NO_SERVICE =
   "not compared: the demo runs no settlement reconciliation (vendd fleet reconcile), so the fleet holds no service report lines";
 
-/** The fleet's three-way report of the demo's days (UTC), summed per unit and per class. */
+/**
+ * The fleet's three-way report of the demo's days (UTC), summed per unit and per class, and as the table
+ * `vendd fleet reconcile --dex` prints (with the service's column explained).
+ */
 export async function demoFleetDex(
   db: Kysely<FleetDatabase>,
   from: string,
   to: string,
-): Promise<DemoFleetDex> {
+): Promise<{ dex: DemoFleetDex; table: string }> {
   const report = await loadDexReport(db, { from, to, timeZone: "UTC" });
   const rows = dexRows(report);
   const classes: DemoFleetDex["classes"] = {};
@@ -95,14 +98,16 @@ export async function demoFleetDex(
     return { unit: u.unit, reads: u.reads, machine, unitSales, clean: u.clean };
   });
   const serviceCompared = report.units.every((u) => u.uncoveredDays.length === 0);
-  return {
+  const service = serviceCompared ? "compared" : DEMO_NO_SERVICE;
+  const dex = {
     from,
     to,
     timeZone: "UTC",
     units,
     classes,
     currency: report.units[0]?.currency ?? null,
-    service: serviceCompared ? "compared" : DEMO_NO_SERVICE,
+    service,
     clean: report.clean && report.units.length > 0,
   };
+  return { dex, table: `${dexTable(report, rows)}payment service: ${service}\n` };
 }

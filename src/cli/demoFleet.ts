@@ -292,11 +292,17 @@ const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 async function fleetDex(
   ctx: FleetContext,
   from: string,
-  ids: readonly string[],
-  summaries: readonly DemoSummary[],
-  problems: string[],
+  r: {
+    ids: readonly string[];
+    summaries: readonly DemoSummary[];
+    problems: string[];
+    json: boolean;
+    err: NodeJS.WritableStream;
+  },
 ): Promise<NonNullable<DemoFleetSummary["dex"]>> {
-  const report = await demoFleetDex(ctx.db, from, utcDay(Date.now()));
+  const { ids, summaries, problems, json, err } = r;
+  const { dex: report, table } = await demoFleetDex(ctx.db, from, utcDay(Date.now()));
+  if (!json) err.write(`\n${table}`);
   const reads = ids.map((unit, i) => {
     const d = summaries[i]?.dex;
     if (d === undefined) problems.push(`${unit}: no DEX reads`);
@@ -360,7 +366,10 @@ export async function runDemoFleet(opts: DemoFleetOptions): Promise<DemoFleetSum
     );
     for (const [i, s] of summaries.entries())
       for (const p of s.problems) problems.push(`${ids[i] ?? "?"}: ${p}`);
-    const dex = opts.dex === true ? await fleetDex(ctx, firstDay, ids, summaries, problems) : null;
+    const dex =
+      opts.dex === true
+        ? await fleetDex(ctx, firstDay, { ids, summaries, problems, json: opts.json, err: opts.err })
+        : null;
     for (const p of problems) opts.err.write(`inconsistent: ${p}\n`);
     return {
       units: ids.length,
