@@ -140,12 +140,17 @@ export async function runDexReads(
     setBusy: (busy) => engine.setOutOfService(busy ? DEMO_DEX_BUSY : null),
   });
   const rows: DexReadRow[] = [];
+  // Stopped at once (a second Ctrl-C): a read waiting at the quiet gate gives up.
+  const onAbort = () => void reads.stop();
+  signal.addEventListener("abort", onAbort, { once: true });
   try {
     if (!signal.aborted) rows.push(await reads.read());
     await vend();
     await engine.whenIdle();
-    if (!signal.aborted) rows.push(await reads.read());
+    // An engine that failed never gets idle again: the gate would wait its 30 minutes for nothing.
+    if (!signal.aborted && engine.failure === null) rows.push(await reads.read());
   } finally {
+    signal.removeEventListener("abort", onAbort);
     await reads.stop();
   }
   return summarizeDex(rows, unit.journal);
