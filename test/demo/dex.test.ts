@@ -5,13 +5,15 @@
  * the summary carries the fleet's three-way report of the demo's days: clean, the service column labelled
  * empty (the demo runs no settlement reconciliation).
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { freePort } from "../../scripts/postgresServer.js";
 import { openFleetDb } from "../../src/fleet/database.js";
 import { loadDexReport } from "../../src/fleet/dex/load.js";
 import { vendd } from "../support/cli.js";
+import { startFleet, stopFleet } from "../support/fleetE2e.js";
 
 let dir: string;
 beforeEach(() => {
@@ -39,7 +41,20 @@ describe("vendd demo --dex", () => {
     const db = join(dir, "fleet.db");
     const from = today();
     const r = await vendd(
-      ["demo", "--fleet", "--dex", "--vends", "3", "--json", "--seed", "5", "--fleet-db", db],
+      [
+        "demo",
+        "--fleet",
+        "--dex",
+        "--vends",
+        "3",
+        "--json",
+        "--seed",
+        "5",
+        "--fleet-db",
+        db,
+        "--fleet-password-file",
+        join(dir, "password"),
+      ],
       { timeoutMs: 60_000 },
     );
     expect(r.code, r.stderr).toBe(0);
@@ -118,7 +133,32 @@ describe("vendd demo --dex", () => {
     } finally {
       await fdb.close();
     }
-  }, 70_000);
+
+    // The demo's dashboard on the same database: its DEX audits page lists each unit's matched window.
+    const fleet = await startFleet(db, await freePort());
+    try {
+      const form = { username: "manager", password: readFileSync(join(dir, "password"), "utf8").trim() };
+      const login = await fetch(`${fleet.url}/login`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { origin: fleet.url, "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams(form).toString(),
+      });
+      expect(login.status).toBe(303);
+      const cookie = login.headers
+        .getSetCookie()
+        .map((c) => c.split(";")[0])
+        .join("; ");
+      const page = await fetch(`${fleet.url}/dex?from=${from}&to=${today()}`, { headers: { cookie } });
+      expect(page.status).toBe(200);
+      const body = await page.text();
+      for (const unit of ["demo-1", "demo-2", "demo-3"]) expect(body).toContain(unit);
+      expect(body).toContain("matched");
+      expect(body).not.toContain("No DEX reads in this period");
+    } finally {
+      await stopFleet(fleet);
+    }
+  }, 90_000);
 
   it("--dex --vmc pty --vends 3 --json: the unit reads the PTY machine twice, its counters equal the captured sales", async () => {
     const r = await vendd(["demo", "--dex", "--vmc", "pty", "--vends", "3", "--json", "--seed", "3"], {
