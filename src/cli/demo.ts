@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { systemClock } from "../core/clock.js";
 import { createLogger } from "../core/log.js";
 import { printable } from "../core/printable.js";
 import { SecretRegistry } from "../core/secrets.js";
@@ -31,6 +32,12 @@ prints the dashboard URL with user "manager" and a random password (or writes th
 --fleet-password-file). With --vends N it stops once each unit did N vends and the fleet has every event:
 {"units":3,"vends":V,"captured":C,"fleetEvents":E,"fleetSalesTotal":"…","journalsTotal":"…","consistent":…}
 and exits non-zero when the fleet's sales differ from the units' journals.
+--dex gives each unit's simulated machine a DEX port on a pseudo-terminal (needs socat; the sim board, the
+selection flow) whose EVA-DTS audit counters follow the vends it delivers; the unit reads it through the real
+DEX reader before its first vend and after its last, journals both reads (with --fleet they reach the fleet
+through the outbox) and the summary gets "dex": the machine's cashless change against the unit's captured
+sales; with --fleet also the fleet's three-way report of the demo's days (per class, "clean"; the payment
+service's column is empty: the demo runs no settlement reconciliation). Exits non-zero when they differ.
 `;
 
 /** Boards the demo can simulate entirely (boards/*.json with simulated devices). */
@@ -63,6 +70,13 @@ export async function demoCommand(argv: string[]): Promise<number> {
     return usage(`--log-level ${printable(level, 64)}: not a log level; one of ${LOG_LEVELS.join(", ")}`);
   const board = DEMO_BOARDS.find((b) => b === (values.board ?? "sim"));
   if (board === undefined) return usage(`--board must be one of: ${DEMO_BOARDS.join(", ")}`);
+  if (values.dex === true) {
+    const refused = dexRefused(values);
+    if (refused !== null) return usage(refused);
+    const { socatAvailable } = await import("../../drivers/vmc/simulator/pty.js");
+    if (!socatAvailable())
+      return usage("--dex needs socat (Debian package socat) for the machine's DEX port");
+  }
   if (values.fleet === true) return fleet(values, vends);
   const flow = values.flow ?? "selection";
   if (flow !== "selection" && flow !== "checkin") return usage("--flow must be selection or checkin");
@@ -112,7 +126,10 @@ async function unitDemo(
   const secrets = new SecretRegistry();
   const logger = createLogger({ level: values["log-level"] ?? (json ? "error" : "warn"), secrets });
 
+  const dexStarter =
+    values.dex === true ? (await import("./demoDex.js")).demoDexReads(systemClock, logger) : undefined;
   const summary = await runDemo({
+    ...(dexStarter === undefined ? {} : { dex: dexStarter }),
     vends,
     driver,
     legacyMode,
@@ -132,7 +149,22 @@ async function unitDemo(
   if (json) process.stdout.write(`${JSON.stringify(line)}\n`);
   else process.stdout.write(`\n${JSON.stringify(line)}\n`);
   for (const p of problems) process.stderr.write(`inconsistent: ${p}\n`);
-  return summary.consistent ? 0 : 1;
+  const dex = summary.dex;
+  if (dex !== undefined) {
+    for (const e of dex.errors) process.stderr.write(`inconsistent: DEX read failed: ${e}\n`);
+    if (!dex.agree)
+      process.stderr.write("inconsistent: the machine's DEX counters differ from the captured sales\n");
+  }
+  return summary.consistent && (dex === undefined || (dex.agree && dex.errors.length === 0)) ? 0 : 1;
+}
+
+/** Why `--dex` cannot run with these options (null: it can); it needs socat for the DEX port's PTY. */
+function dexRefused(values: ReturnType<typeof parse>["values"]): string | null {
+  if (values.chaos !== undefined) return "--dex is not used with --chaos";
+  if ((values.board ?? "sim") !== "sim")
+    return "--dex needs the sim board (the pulse machine has no DEX port)";
+  if ((values.flow ?? "selection") !== "selection") return "--dex needs the selection flow";
+  return null;
 }
 
 /**
@@ -210,6 +242,7 @@ async function fleet(values: ReturnType<typeof parse>["values"], vends: number |
       finish: finish.signal,
       out: process.stdout,
       err: process.stderr,
+      dex: values.dex === true,
     });
     process.stdout.write(`${json ? "" : "\n"}${JSON.stringify(summary)}\n`);
     return summary.consistent ? 0 : 1;

@@ -20,6 +20,7 @@ import { formatAmount } from "../core/money.js";
 import { seededRandom } from "../core/random.js";
 import { SecretRegistry } from "../core/secrets.js";
 import { startFleetUnit } from "../daemon/fleetUnit.js";
+import type { DemoDexSummary } from "../demo/dex.js";
 import { type DemoSummary, runDemo } from "../demo/unit.js";
 import type { FleetContext } from "../fleet/context.js";
 import { type RunningFleetServer, startFleetServer } from "../fleet/server.js";
@@ -27,6 +28,7 @@ import { approveUnit } from "../fleet/units/decisions.js";
 import { addUser, removeUser } from "../fleet/web/accounts.js";
 import { registerDashboard } from "../fleet/web/index.js";
 import type { SqliteJournal } from "../journal/sqlite.js";
+import { type DemoFleetDex, demoDexReads, demoFleetDex } from "./demoDex.js";
 import { enroll } from "./fleetEnroll.js";
 import { packageVersion } from "./version.js";
 
@@ -50,6 +52,11 @@ export interface DemoFleetOptions {
   finish: AbortSignal;
   out: NodeJS.WritableStream;
   err: NodeJS.WritableStream;
+  /**
+   * `--dex`: each unit's machine keeps DEX audit counters, the unit reads them before its first vend and
+   * after its last, and the summary carries the fleet's three-way report of the demo's days (demoDex.ts).
+   */
+  dex?: boolean;
 }
 
 export interface DemoFleetSummary {
@@ -63,6 +70,8 @@ export interface DemoFleetSummary {
   /** Captured minus refunded in the units' journals (done intents), decimal. */
   journalsTotal: string;
   consistent: boolean;
+  /** With `--dex`: the three-way report, and per unit its two reads against its journal. */
+  dex?: DemoFleetDex & { reads: (DemoDexSummary & { unit: string })[] };
 }
 
 /** What one unit's journal says at the end, read before it closes. */
@@ -222,6 +231,7 @@ function runUnit(
     vmcLink: "sim",
     unitId: id,
     fleet: { url: d.url, keyFile: join(d.keysDir, `${id}.key`), heartbeatSeconds: 5 },
+    ...(opts.dex === true ? { dex: demoDexReads(systemClock, logger.child({ unit: id })) } : {}),
     onJournal: async ({ config, journal }) => {
       const link = startFleetUnit({
         config,
@@ -273,6 +283,51 @@ function compare(ids: readonly string[], before: Counts, after: Counts, ends: re
   return { problems, fleetEvents, fleetNet, journalsNet };
 }
 
+const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+/**
+ * The fleet's three-way report over the demo's days, with each unit's two reads against its journal; a read
+ * that failed, a machine whose counters differ from its unit's captured sales, or a finding is a problem.
+ */
+async function fleetDex(
+  ctx: FleetContext,
+  from: string,
+  r: {
+    ids: readonly string[];
+    summaries: readonly DemoSummary[];
+    problems: string[];
+    json: boolean;
+    err: NodeJS.WritableStream;
+  },
+): Promise<NonNullable<DemoFleetSummary["dex"]>> {
+  const { ids, summaries, problems, json, err } = r;
+  const { dex: report, table } = await demoFleetDex(ctx.db, from, utcDay(Date.now()));
+  if (!json) err.write(`\n${table}`);
+  const reads = ids.map((unit, i) => {
+    const d = summaries[i]?.dex;
+    if (d === undefined) problems.push(`${unit}: no DEX reads`);
+    else {
+      for (const e of d.errors) problems.push(`${unit}: DEX read failed: ${e}`);
+      if (!d.agree)
+        problems.push(`${unit}: the machine's DEX counters differ from the unit's captured sales`);
+    }
+    return {
+      unit,
+      ...(d ?? {
+        reads: 0,
+        okReads: 0,
+        machineCashless: null,
+        unitCaptured: { count: 0, value: 0 },
+        agree: false,
+        errors: [],
+      }),
+    };
+  });
+  if (!report.clean)
+    problems.push("the fleet's three-way DEX report has differences (vendd fleet reconcile --dex)");
+  return { ...report, reads };
+}
+
 export async function runDemoFleet(opts: DemoFleetOptions): Promise<DemoFleetSummary> {
   const tempDir = mkdtempSync(join(tmpdir(), "vendd-demo-fleet-"));
   const dbFile = opts.fleetDb ?? join(tempDir, "fleet.db");
@@ -299,6 +354,7 @@ export async function runDemoFleet(opts: DemoFleetOptions): Promise<DemoFleetSum
     progress = startProgress(opts, ctx, ids, before);
 
     const ends: UnitEnd[] = [];
+    const firstDay = utcDay(Date.now());
     const summaries: DemoSummary[] = await Promise.all(
       ids.map((id, i) => runUnit(opts, { id, i, url: server.url, keysDir, logger, secrets }, ends)),
     );
@@ -310,6 +366,10 @@ export async function runDemoFleet(opts: DemoFleetOptions): Promise<DemoFleetSum
     );
     for (const [i, s] of summaries.entries())
       for (const p of s.problems) problems.push(`${ids[i] ?? "?"}: ${p}`);
+    const dex =
+      opts.dex === true
+        ? await fleetDex(ctx, firstDay, { ids, summaries, problems, json: opts.json, err: opts.err })
+        : null;
     for (const p of problems) opts.err.write(`inconsistent: ${p}\n`);
     return {
       units: ids.length,
@@ -319,6 +379,7 @@ export async function runDemoFleet(opts: DemoFleetOptions): Promise<DemoFleetSum
       fleetSalesTotal: formatAmount(fleetNet),
       journalsTotal: formatAmount(journalsNet),
       consistent: problems.length === 0 && summaries.every((s) => s.consistent),
+      ...(dex === null ? {} : { dex }),
     };
   } finally {
     if (progress !== null) clearInterval(progress);

@@ -20,6 +20,7 @@ export const DEMO_OPTIONS = {
   "fleet-db": { type: "string", value: "FILE" },
   "fleet-password-file": { type: "string", value: "FILE" },
   "fleet-listen": { type: "string", value: "HOST:PORT" },
+  dex: { type: "boolean" },
   help,
 } as const satisfies OptionSpecs;
 
@@ -58,7 +59,7 @@ export const SIMULATION_COMMANDS: readonly CommandHelp[] = [
     {
       words: "demo",
       summary:
-        "run a simulated unit against the local emulator; --chaos SEED is the crash self-check; --fleet three units and a fleet server",
+        "run a simulated unit against the local emulator; --chaos SEED is the crash self-check; --fleet three units and a fleet server; --dex reads the machine's DEX audit",
     },
   ]),
   ...helpLines("emulator", EMULATOR_OPTIONS, [

@@ -24,6 +24,7 @@ import type { SqliteJournal } from "../journal/sqlite.js";
 import { createPaymentDriver } from "../payment/factory.js";
 import { CATALOG } from "./catalog.js";
 import { SimCustomer } from "./customer.js";
+import { type DemoDexStarter, type DemoDexSummary, demoDexSection, runDexReads } from "./dex.js";
 import { emulatorLegacySettings, emulatorSecrets, emulatorV10Settings } from "./emulatorSettings.js";
 import { createVendSource, type VendSource } from "./vendSource.js";
 
@@ -72,6 +73,12 @@ export interface DemoOptions {
    * and waits for its backlog to drain there).
    */
   onJournal?: (unit: { config: VenddConfig; journal: SqliteJournal }) => Promise<() => Promise<void>>;
+  /**
+   * `vendd demo --dex` (src/demo/dex.ts): the machine gets a DEX port on a PTY (needs socat) whose audit
+   * counters follow its vends, and the unit reads it through these reads before the first vend and after
+   * the last.
+   */
+  dex?: DemoDexStarter;
 }
 
 export interface DemoSummary {
@@ -81,6 +88,8 @@ export interface DemoSummary {
   denied: number;
   consistent: boolean;
   problems: string[];
+  /** With `dex`: the two reads against the journal. */
+  dex?: DemoDexSummary;
 }
 
 /** The demo's unit configuration: the same schema a real unit loads, pointed at the local emulator. */
@@ -88,9 +97,11 @@ export function demoConfig(
   emu: Emulator,
   opts: DemoOptions,
   journalPath: string,
+  dexDevice: string | null = null,
 ): { config: VenddConfig; secrets: Secrets } {
   const config = buildConfig({
     unit: { id: opts.unitId ?? "demo-1", name: "vendd demo unit" },
+    ...(dexDevice === null ? {} : { dex: demoDexSection(dexDevice) }),
     ...(opts.fleet === undefined ? {} : { fleet: opts.fleet }),
     ...(opts.board === undefined ? {} : { board: opts.board }),
     journal: { path: journalPath },
@@ -135,7 +146,7 @@ interface DemoParts {
 async function startParts(
   opts: DemoOptions,
   emu: Emulator,
-  journalPath: string,
+  paths: { journal: string; dex: string | null },
   clock: Clock,
 ): Promise<DemoParts> {
   const opened: (() => Promise<void> | void)[] = [];
@@ -147,7 +158,7 @@ async function startParts(
     for (const c of opened.splice(0).reverse()) await c();
   };
   try {
-    const { config, secrets } = demoConfig(emu, opts, journalPath);
+    const { config, secrets } = demoConfig(emu, opts, paths.journal, paths.dex);
     for (const value of secretValues(secrets)) opts.secrets.addSecret(value);
     const j = createJournal(journalOptions(config), { clock });
     opened.push(() => j.close());
@@ -174,7 +185,12 @@ async function startParts(
       scanMs: 400,
     });
     const pty = opts.vmcLink === "pty" && (opts.flow ?? "selection") === "selection";
-    const source = await createVendSource(config, { clock, logger: opts.logger, pty });
+    const source = await createVendSource(config, {
+      clock,
+      logger: opts.logger,
+      pty,
+      ...(paths.dex === null ? {} : { dexLinkPath: paths.dex }),
+    });
     opened.push(() => source.close());
     const inner = await createDisplay(displayOptions(config), { out: opts.out, logger: opts.logger });
     const finished = parts.finished;
@@ -250,13 +266,24 @@ export async function runDemo(opts: DemoOptions): Promise<DemoSummary> {
   const clock = opts.clock ?? systemClock;
   const tempDir = opts.journalPath === null ? mkdtempSync(join(tmpdir(), "vendd-demo-")) : null;
   const journalPath = opts.journalPath ?? join(tempDir ?? ".", "journal.db");
+  // The machine's DEX PTY lives in a directory of its own (a kept journal's folder is the user's).
+  const dexDir = opts.dex === undefined ? null : mkdtempSync(join(tmpdir(), "vendd-demo-dex-"));
   const emu = await startEmulator({ port: 0, host: "127.0.0.1", pollDelayMs: opts.pollDelayMs ?? 1000 });
   let parts: DemoParts | null = null;
   try {
-    parts = await startParts(opts, emu, journalPath, clock);
-    await vendLoop(opts, parts, clock);
+    const dexPath = dexDir === null ? null : join(dexDir, "dex");
+    parts = await startParts(opts, emu, { journal: journalPath, dex: dexPath }, clock);
+    const p = parts;
+    const dex =
+      opts.dex === undefined
+        ? null
+        : await runDexReads(opts.dex, p, opts.signal, () => vendLoop(opts, p, clock));
+    if (dex === null) await vendLoop(opts, parts, clock);
     await parts.engine.stop();
-    const summary = summarize(parts.journal, emu, parts.config.engine.unknownOutcome);
+    const summary: DemoSummary = {
+      ...summarize(parts.journal, emu, parts.config.engine.unknownOutcome),
+      ...(dex === null ? {} : { dex }),
+    };
     const d = parts.detach;
     parts.detach = null;
     await d?.();
@@ -265,6 +292,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoSummary> {
     await parts?.close();
     await emu.close();
     if (tempDir !== null) rmSync(tempDir, { recursive: true, force: true });
+    if (dexDir !== null) rmSync(dexDir, { recursive: true, force: true });
   }
 }
 

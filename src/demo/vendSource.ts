@@ -3,6 +3,7 @@ import { createSimGpio, type SimGpio } from "../../drivers/gpio/sim.js";
 import type { VendController } from "../../drivers/vmc/controller.js";
 import { createVendController } from "../../drivers/vmc/factory.js";
 import { SimVmc } from "../../drivers/vmc/sim.js";
+import type { MachineDex } from "../../drivers/vmc/simulator/dexPort.js";
 import type { VenddConfig } from "../config/load.js";
 import { CURRENCY_DECIMALS } from "../config/schema-price.js";
 import { vmcOptions } from "../config/seams.js";
@@ -19,6 +20,11 @@ export interface VendSource {
   request(random: () => number): boolean;
   /** The simulated GPIO the pulse machine is wired to (what the pulses look like); null for the sim machine. */
   gpio: SimGpio | null;
+  /**
+   * The machine's DEX port (`vendd demo --dex`): its EVA-DTS audit counters follow the vends the machine
+   * delivers; null without `dexLinkPath`.
+   */
+  dex: MachineDex | null;
   /** Releases what the source opened (the PTY and its serial port). */
   close(): Promise<void>;
 }
@@ -35,10 +41,16 @@ export class DemoBoardError extends Error {
  */
 export async function createVendSource(
   config: VenddConfig,
-  deps: { clock: Clock; logger: Logger; pty?: boolean },
+  deps: { clock: Clock; logger: Logger; pty?: boolean; dexLinkPath?: string },
 ): Promise<VendSource> {
   if (config.vmc.driver === "sim" && deps.pty === true) return ptyCatalogSource(config, deps);
-  if (config.vmc.driver === "sim") return catalogSource(new SimVmc({ clock: deps.clock, dispenseMs: 600 }));
+  if (config.vmc.driver === "sim") {
+    const vmc = new SimVmc({ clock: deps.clock, dispenseMs: 600 });
+    const dex = deps.dexLinkPath === undefined ? null : await simMachineDex(vmc, deps.dexLinkPath);
+    return catalogSource(vmc, dex);
+  }
+  if (deps.dexLinkPath !== undefined)
+    throw new DemoBoardError(`the demo's DEX port needs the sim board; board ${config.board} has none`);
   if (config.vmc.driver === "pulse" && config.gpio.kind === "sim" && config.pulse.pins.start !== null) {
     const gpio = createSimGpio({ clock: deps.clock });
     const vmc = await createVendController(vmcOptions(config), {
@@ -53,11 +65,34 @@ export async function createVendSource(
   );
 }
 
-function catalogSource(vmc: SimVmc): VendSource {
+/**
+ * The in-process machine's DEX port on a PTY linked at `linkPath` (socat): each vend the SimVmc delivers
+ * (VEND SUCCESS of an approved cashless vend) counts as cashless 1 in its audit counters, as the PTY
+ * machine of `vendd sim-vmc --dex-port` does (drivers/vmc/simulator/dexPort.ts).
+ */
+async function simMachineDex(vmc: SimVmc, linkPath: string): Promise<MachineDex> {
+  const { startMachineDex } = await import("../../drivers/vmc/simulator/dexPort.js");
+  const dex = await startMachineDex({ linkPath, currencyNumeric: DEX_CURRENCY });
+  vmc.onEvent((e) => {
+    if (e.type !== "vendSucceeded") return;
+    const vend = vmc.vends.at(-1);
+    if (vend?.result === "delivered") dex.cashlessVend(vend.item, vend.price);
+  });
+  return dex;
+}
+
+/** ID402 of the demo machine's audit file: ISO 4217 numeric 208 (DKK, the demo's currency) with its leading 1. */
+const DEX_CURRENCY = "1208";
+
+function catalogSource(vmc: SimVmc, dex: MachineDex | null): VendSource {
   return {
     vmc,
     gpio: null,
-    close: () => vmc.close(),
+    dex,
+    async close() {
+      await vmc.close();
+      await dex?.close();
+    },
     request(random) {
       const product = CATALOG[Math.floor(random() * CATALOG.length)] ?? CATALOG[0];
       return product !== undefined && vmc.requestVend(product.item, product.price);
@@ -74,6 +109,7 @@ function startButtonSource(vmc: VendController, gpio: SimGpio, startPin: number 
   return {
     vmc,
     gpio,
+    dex: null,
     close: () => vmc.close(),
     request() {
       requested = false;
@@ -92,12 +128,19 @@ function startButtonSource(vmc: VendController, gpio: SimGpio, startPin: number 
  */
 async function ptyCatalogSource(
   config: VenddConfig,
-  deps: { clock: Clock; logger: Logger },
+  deps: { clock: Clock; logger: Logger; dexLinkPath?: string },
 ): Promise<VendSource> {
   const { startVmcSimulator } = await import("../../drivers/vmc/simulator/index.js");
   const { createAdapterController } = await import("../../drivers/vmc/adapter/controller.js");
   // Line amounts are in currency units (vending-mdb §2), whatever the machine's MDB decimals.
-  const sim = await startVmcSimulator({ ackRate: 20, decimals: CURRENCY_DECIMALS });
+  // With a DEX port, the simulator counts each VEND SUCCESS it sends in the machine's audit (sim-vmc --dex-port).
+  const sim = await startVmcSimulator({
+    ackRate: 20,
+    decimals: CURRENCY_DECIMALS,
+    ...(deps.dexLinkPath === undefined
+      ? {}
+      : { dex: { linkPath: deps.dexLinkPath, currencyNumeric: DEX_CURRENCY } }),
+  });
   const vmc = createAdapterController({
     path: sim.devicePath,
     currencyCode: config.currency,
@@ -114,6 +157,7 @@ async function ptyCatalogSource(
   return {
     vmc,
     gpio: null,
+    dex: sim.dex,
     async close() {
       await vmc.close();
       await sim.close();

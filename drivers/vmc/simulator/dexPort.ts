@@ -17,6 +17,8 @@ export interface MachineDexOptions {
   role?: "slave" | "master";
   /** The machine's DEX communication id (DXS, DA1); default SIM0000001. */
   commId?: string;
+  /** ID402: ISO 4217 numeric with the leading 1 (`1978` EUR, `1208` DKK); default EUR. */
+  currencyNumeric?: string;
 }
 
 export interface MachineDexFaults {
@@ -47,7 +49,12 @@ export async function startMachineDex(opts: MachineDexOptions): Promise<MachineD
     ...(opts.attach !== undefined ? { attach: opts.attach } : {}),
     ...(opts.linkPath !== undefined ? { linkPath: opts.linkPath } : {}),
     role: opts.role ?? "slave",
-    machine: { commId, serial: "SIM000000001", selections: [] },
+    machine: {
+      commId,
+      serial: "SIM000000001",
+      selections: [],
+      ...(opts.currencyNumeric === undefined ? {} : { currencyNumeric: opts.currencyNumeric }),
+    },
   });
   const faults: MachineDexFaults = { uncounted: 0 };
   const count = (item: number, device: "CA" | "DA", price: Minor, cashIn?: Minor) =>
