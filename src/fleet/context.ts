@@ -71,6 +71,26 @@ export function nextDay(day: string): string {
   return new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
 }
 
+/** `day` plus `n` days (calendar arithmetic on the date, no time zone involved). */
+export function addDays(day: string, n: number): string {
+  const d = new Date(`${day}T00:00:00Z`);
+  d.setUTCDate(d.getUTCDate() + n);
+  return d.toISOString().slice(0, 10);
+}
+
+/** Monday of `day`'s ISO week. */
+export function weekStart(day: string): string {
+  const wd = new Date(`${day}T00:00:00Z`).getUTCDay();
+  return addDays(day, -((wd + 6) % 7));
+}
+
+/** Every day from `from` to `to` inclusive. */
+export function daysBetween(from: string, to: string): string[] {
+  const out: string[] = [];
+  for (let d = from; d <= to && out.length < 400; d = addDays(d, 1)) out.push(d);
+  return out;
+}
+
 /** UTC offset (ms) of a time zone at an instant. */
 function offsetAt(ms: number, timeZone: string): number {
   const parts = new Intl.DateTimeFormat("en-US", {

@@ -3,6 +3,9 @@
  * backlog and what needs a look.
  */
 import type { FleetContext } from "../context.js";
+import type { UnitStatus, UnitSummary } from "./rows.js";
+
+export type { UnitStatus, UnitSummary };
 
 /** Units send a heartbeat every minute; one missing three is offline. */
 export const HEARTBEAT_INTERVAL_MS = 60_000;
@@ -10,28 +13,6 @@ export const OFFLINE_AFTER_MS = 3 * HEARTBEAT_INTERVAL_MS;
 /** A backlog this large, or this old, needs a look. */
 export const BACKLOG_EVENTS_ALERT = 100;
 export const BACKLOG_AGE_ALERT_MS = 15 * 60_000;
-
-export type UnitStatus = "pending" | "approved" | "revoked";
-
-export interface UnitSummary {
-  id: string;
-  label: string;
-  status: UnitStatus;
-  fingerprint: string;
-  enrolledAt: number;
-  lastSeenAt: number | null;
-  online: boolean;
-  configVersion: string | null;
-  releaseVersion: string | null;
-  backlogEvents: number;
-  backlogOldestAt: number | null;
-  unresolved: number;
-  committedSeq: number;
-  /** Offline after its last heartbeat said it was stopping (a clean stop): shown as stopped, not a problem. */
-  stopped: boolean;
-  /** Why the unit needs a look: unresolved sessions, a large or old backlog. */
-  attention: string[];
-}
 
 function attentionOf(u: UnitSummary, now: number): string[] {
   const out: string[] = [];
