@@ -24,7 +24,7 @@ import { type DemoSummary, runDemo } from "../demo/unit.js";
 import type { FleetContext } from "../fleet/context.js";
 import { registerFleetDashboard } from "../fleet/features.js";
 import { type RunningFleetServer, startFleetServer } from "../fleet/server.js";
-import { approveUnit } from "../fleet/units/decisions.js";
+import { approveUnit } from "../fleet/units/index.js";
 import { addUser, removeUser } from "../fleet/web/accounts.js";
 import type { SqliteJournal } from "../journal/sqlite.js";
 import { enroll } from "./fleetEnroll.js";

@@ -6,15 +6,17 @@
 import type { FleetFeature } from "../feature.js";
 import { mountUnitPages } from "./pages.js";
 
-export { approveUnit, type DecisionResult, revokeUnit } from "./decisions.js";
 export { type UnitDetail, type UnitEventRow, unitDetail, type Vend } from "./detailStore.js";
 export { type Overview, overview } from "./overviewStore.js";
 export {
+  approveUnit,
   BACKLOG_AGE_ALERT_MS,
   BACKLOG_EVENTS_ALERT,
+  type DecisionResult,
   HEARTBEAT_INTERVAL_MS,
   listUnits,
   OFFLINE_AFTER_MS,
+  revokeUnit,
   type UnitStatus,
   type UnitSummary,
 } from "./store.js";

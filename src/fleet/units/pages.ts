@@ -8,10 +8,9 @@ import type { FleetContext } from "../context.js";
 import { apiError, type DashboardTools } from "../web/index.js";
 import { exactJson } from "../web/json.js";
 import { messagePage } from "../web/pages.js";
-import { approveUnit, revokeUnit } from "./decisions.js";
 import { unitDetail } from "./detailStore.js";
 import { overview } from "./overviewStore.js";
-import { listUnits } from "./store.js";
+import { approveUnit, listUnits, revokeUnit } from "./store.js";
 import { overviewPage, unitPage, unitsPage } from "./views.js";
 
 export const UnitParams = z.object({ id: z.string().min(1).max(200) });

@@ -108,3 +108,112 @@ export function backlogBeyond(reported: number, lastSeq: number | null, committe
   if (lastSeq === null) return reported;
   return Math.max(0, Math.min(reported, lastSeq - committedSeq));
 }
+
+/**
+ * Enrolment decisions: a manager approves a pending unit, or revokes a unit (pending or approved). A revoked
+ * unit's requests are refused from then on; its events already stored stay. Used by the CLI
+ * (`vendd fleet approve|revoke`) and the dashboard's forms alike.
+ */
+export type DecisionResult = "done" | "notFound" | "alreadyRevoked";
+
+export async function approveUnit(ctx: FleetContext, unitId: string, by: string): Promise<DecisionResult> {
+  const unit = await ctx.db
+    .selectFrom("units")
+    .select(["status"])
+    .where("id", "=", unitId)
+    .executeTakeFirst();
+  if (unit === undefined) return "notFound";
+  if (unit.status === "revoked") return "alreadyRevoked";
+  await ctx.db
+    .updateTable("units")
+    .set({ status: "approved", decided_by: by, decided_at: ctx.clock.now() })
+    .where("id", "=", unitId)
+    .where("status", "=", "pending")
+    .execute();
+  ctx.logger.info({ unitId, by }, "unit approved");
+  return "done";
+}
+
+export async function revokeUnit(ctx: FleetContext, unitId: string, by: string): Promise<DecisionResult> {
+  const result = await ctx.db
+    .updateTable("units")
+    .set({ status: "revoked", decided_by: by, decided_at: ctx.clock.now() })
+    .where("id", "=", unitId)
+    .where("status", "!=", "revoked")
+    .executeTakeFirst();
+  if (result.numUpdatedRows > 0n) {
+    ctx.logger.warn({ unitId, by }, "unit revoked");
+    return "done";
+  }
+  const unit = await ctx.db
+    .selectFrom("units")
+    .select(["status"])
+    .where("id", "=", unitId)
+    .executeTakeFirst();
+  return unit === undefined ? "notFound" : "alreadyRevoked";
+}
+
+/** How many enrolments wait for a manager's decision (`POST /enroll`'s cap). */
+export async function pendingCount(ctx: FleetContext): Promise<number | string | bigint> {
+  const pending = await ctx.db
+    .selectFrom("units")
+    .select((eb) => eb.fn.countAll<number | string | bigint>().as("n"))
+    .where("status", "=", "pending")
+    .executeTakeFirstOrThrow();
+  return pending.n;
+}
+
+/** A new key's unit, pending; false when its id (or key) is already taken and nothing was written. */
+export async function insertPendingUnit(
+  ctx: FleetContext,
+  u: { id: string; publicKey: string; fingerprint: string; label: string },
+): Promise<boolean> {
+  const inserted = await ctx.db
+    .insertInto("units")
+    .values({
+      id: u.id,
+      public_key: u.publicKey,
+      fingerprint: u.fingerprint,
+      label: u.label,
+      status: "pending",
+      enrolled_at: ctx.clock.now(),
+    })
+    .onConflict((oc) => oc.doNothing())
+    .executeTakeFirst();
+  return inserted.numInsertedOrUpdatedRows !== 0n;
+}
+
+/** The unit enrolled with `publicKey` (id and status), if any. */
+export async function unitOfKey(ctx: FleetContext, publicKey: string) {
+  return ctx.db
+    .selectFrom("units")
+    .select(["id", "status"])
+    .where("public_key", "=", publicKey)
+    .executeTakeFirst();
+}
+
+/** The unit's last heartbeat as stored (JSON text), or null. */
+export async function lastHeartbeatOf(ctx: FleetContext, unitId: string): Promise<string | null> {
+  const row = await ctx.db
+    .selectFrom("units")
+    .select("last_heartbeat")
+    .where("id", "=", unitId)
+    .executeTakeFirst();
+  return row?.last_heartbeat ?? null;
+}
+
+/** Deletes nonces whose timestamp window has passed (a replay of them is refused as clock skew). */
+export async function purgeNonces(ctx: FleetContext): Promise<number> {
+  const r = await ctx.db.deleteFrom("nonces").where("expires_at", "<", ctx.clock.now()).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
+
+/** The public keys of up to `limit` approved units (the server warms its key cache with them). */
+export async function approvedKeys(ctx: FleetContext, limit: number): Promise<{ public_key: string }[]> {
+  return ctx.db
+    .selectFrom("units")
+    .select("public_key")
+    .where("status", "=", "approved")
+    .limit(limit)
+    .execute();
+}
