@@ -1,6 +1,6 @@
 /**
  * What every part of the fleet server shares: the database, the clock, the logger and the reporting time
- * zone. The unit API (units/routes.ts), the dashboard (web/) and reconciliation (reconcile/) each take it.
+ * zone. The unit API (units/routes.ts), the dashboard shell (web/) and every feature take it.
  */
 import type { Kysely } from "kysely";
 import type pino from "pino";

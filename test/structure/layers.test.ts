@@ -147,7 +147,7 @@ describe("the dependency rule (README, Architecture)", () => {
     ["src/fleet/plans/routes.ts", 'import type { FleetServices } from "../services.js";'],
     ["src/fleet/web/index.ts", 'import { fleetPlugins } from "../features.js";'],
     // The shared rooms, like the features, reach a feature only through its index.ts.
-    ["src/fleet/web/overviewQuery.ts", 'import { alertCounts } from "../alerts/store.js";'],
+    ["src/fleet/web/pages.ts", 'import { alertCounts } from "../alerts/store.js";'],
   ])("refuses %s: %s", (file, line) => {
     const { violations } = check(new Map([[file, line]]));
     expect(show(violations)).toHaveLength(1);
