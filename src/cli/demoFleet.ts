@@ -23,10 +23,10 @@ import { startFleetUnit } from "../daemon/fleetUnit.js";
 import type { DemoDexSummary } from "../demo/dex.js";
 import { type DemoSummary, runDemo } from "../demo/unit.js";
 import type { FleetContext } from "../fleet/context.js";
+import { registerFleetDashboard } from "../fleet/features.js";
 import { type RunningFleetServer, startFleetServer } from "../fleet/server.js";
-import { approveUnit } from "../fleet/units/decisions.js";
+import { approveUnit } from "../fleet/units/index.js";
 import { addUser, removeUser } from "../fleet/web/accounts.js";
-import { registerDashboard } from "../fleet/web/index.js";
 import type { SqliteJournal } from "../journal/sqlite.js";
 import { type DemoFleetDex, demoDexReads, demoFleetDex } from "./demoDex.js";
 import { enroll } from "./fleetEnroll.js";
@@ -342,7 +342,7 @@ export async function runDemoFleet(opts: DemoFleetOptions): Promise<DemoFleetSum
     port: opts.port,
     timeZone: "UTC",
     logger: logger.child({ component: "fleet-server" }),
-    plugins: [(app, ctx) => registerDashboard(app, ctx)],
+    plugins: [(app, ctx) => registerFleetDashboard(app, ctx)],
   });
   let progress: ReturnType<typeof setInterval> | null = null;
   try {

@@ -12,7 +12,7 @@ import { FleetConfigError, fleetConfigBundleKeys, fleetConfigDb } from "../fleet
 import type { FleetContext } from "../fleet/context.js";
 import { openFleetDb } from "../fleet/database.js";
 import { type FleetDb, FleetDbError, isPostgresUrl, redactUrl } from "../fleet/db/open.js";
-import { approveUnit, revokeUnit } from "../fleet/units/decisions.js";
+import { approveUnit, revokeUnit } from "../fleet/units/index.js";
 import { type PublicKey, parsePublicKey } from "../update/minisign.js";
 import { FLEET_SERVER_USAGE, type FleetArgs, FleetUsageError, parseFleetArgs } from "./fleetOptions.js";
 import { formatColumns } from "./table.js";

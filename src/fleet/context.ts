@@ -1,6 +1,6 @@
 /**
  * What every part of the fleet server shares: the database, the clock, the logger and the reporting time
- * zone. The unit API (units/routes.ts), the dashboard (web/) and reconciliation (reconcile/) each take it.
+ * zone. The unit API (units/routes.ts), the dashboard shell (web/) and every feature take it.
  */
 import type { Kysely } from "kysely";
 import type pino from "pino";
@@ -69,6 +69,26 @@ export function dayOf(ms: number, timeZone: string): string {
 /** The day after `day` (`YYYY-MM-DD`). */
 export function nextDay(day: string): string {
   return new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+}
+
+/** `day` plus `n` days (calendar arithmetic on the date, no time zone involved). */
+export function addDays(day: string, n: number): string {
+  const d = new Date(`${day}T00:00:00Z`);
+  d.setUTCDate(d.getUTCDate() + n);
+  return d.toISOString().slice(0, 10);
+}
+
+/** Monday of `day`'s ISO week. */
+export function weekStart(day: string): string {
+  const wd = new Date(`${day}T00:00:00Z`).getUTCDay();
+  return addDays(day, -((wd + 6) % 7));
+}
+
+/** Every day from `from` to `to` inclusive. */
+export function daysBetween(from: string, to: string): string[] {
+  const out: string[] = [];
+  for (let d = from; d <= to && out.length < 400; d = addDays(d, 1)) out.push(d);
+  return out;
 }
 
 /** UTC offset (ms) of a time zone at an instant. */

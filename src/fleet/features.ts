@@ -1,24 +1,29 @@
 /**
  * The whole fleet server as `vendd fleet serve` runs it: the unit API (server.ts) and, from the list below,
- * every feature's routes — reconciliation pages, DEX audits, member plans (public sign-up, the service's
+ * every feature's routes — the units' overview, list and pages, sales, reconciliation pages, DEX audits, member plans (public sign-up, the service's
  * callbacks, manager forms, the units' entitlement list), companies (the managers' set-up forms), company
- * invoices (callbacks, pages, cancel), the bundle upload form and alerts — with all pages inside the
+ * invoices (callbacks, pages, cancel), the bundles page and upload form, and alerts — with all pages inside the
  * dashboard's layout, login, CSRF and role checks. The list is the order: routes outside the dashboard are
  * registered, pages mounted and nav entries shown in it. A new feature is one more entry. The scheduled
  * jobs (nightly reconciliation, plan cycle, monthly invoices, alerts) are started by `startFleetJobs`
  * (jobs/schedule.ts); the features' tables by database.ts's list of migrations.
  */
+
+import type { FastifyInstance } from "fastify";
 import { alertsFeature } from "./alerts/index.js";
-import { bundlesFeature } from "./bundles/index.js";
+import { bundleListFeature, bundlesFeature } from "./bundles/index.js";
 import { companiesFeature } from "./companies/index.js";
+import type { FleetContext } from "./context.js";
 import { dexFeature } from "./dex/index.js";
 import type { FleetFeature } from "./feature.js";
 import { invoicesFeature } from "./invoices/index.js";
 import { plansFeature } from "./plans/index.js";
 import { reconcileFeature } from "./reconcile/index.js";
+import { salesFeature } from "./sales/index.js";
 import type { FleetPlugin } from "./server.js";
 import type { FleetServices } from "./services.js";
-import { registerDashboard } from "./web/index.js";
+import { unitsFeature } from "./units/index.js";
+import { type DashboardOptions, type DashboardTools, registerDashboard } from "./web/index.js";
 import { pageTools } from "./web/pageTools.js";
 
 export { MAX_UPLOAD_BYTES } from "./bundles/routes.js";
@@ -28,6 +33,8 @@ export type { FleetInvoiceAuth, FleetServices } from "./services.js";
 /** Every feature of the fleet server for the configured services, in order (each one's index.ts). */
 function fleetFeatures(s: FleetServices): FleetFeature[] {
   return [
+    unitsFeature,
+    salesFeature,
     reconcileFeature,
     dexFeature,
     plansFeature(s.plans),
@@ -36,6 +43,29 @@ function fleetFeatures(s: FleetServices): FleetFeature[] {
     bundlesFeature,
     alertsFeature,
   ];
+}
+
+/**
+ * The dashboard's own pages, which every dashboard has (`vendd fleet demo`'s and the tests' too): the
+ * units' overview, list and pages, sales, and the bundles page. Their nav entries are the shell's.
+ */
+export const DASHBOARD_PAGES: readonly FleetFeature[] = [unitsFeature, salesFeature, bundleListFeature];
+
+/** `extend` of the dashboard: mounts each feature's pages, in order. */
+function mountPages(features: readonly FleetFeature[], ctx: FleetContext) {
+  return async (web: FastifyInstance, t: DashboardTools): Promise<void> => {
+    const p = pageTools(t);
+    for (const f of features) await f.pages?.(web, ctx, t, p);
+  };
+}
+
+/** The dashboard with its own pages alone (DASHBOARD_PAGES): no configured sections, no uploads. */
+export function registerFleetDashboard(
+  app: FastifyInstance,
+  ctx: FleetContext,
+  opts: Omit<DashboardOptions, "extend"> = {},
+): Promise<void> {
+  return registerDashboard(app, ctx, { ...opts, extend: mountPages(DASHBOARD_PAGES, ctx) });
 }
 
 /** Nav entries for the sections configured, in the dashboard's order. */
@@ -56,10 +86,7 @@ export function fleetPlugins(s: FleetServices, opts: { secureCookies: boolean })
       secureCookies: opts.secureCookies,
       nav: features.flatMap((f) => f.nav ?? []),
       bundleUploadHref: "/bundles/upload",
-      extend: async (web, t) => {
-        const p = pageTools(t);
-        for (const f of features) await f.pages?.(web, ctx, t, p);
-      },
+      extend: mountPages(features, ctx),
     }),
   );
   return plugins;

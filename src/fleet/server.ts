@@ -17,6 +17,7 @@ import { isPostgresUrl } from "./db/open.js";
 import type { FleetPluginTools } from "./feature.js";
 import { registerRequestLog } from "./requestLog.js";
 import { registerUnitApi, UNIT_BODY_LIMIT } from "./units/routes.js";
+import { approvedKeys, purgeNonces } from "./units/store.js";
 import { messagePage } from "./web/pages.js";
 import { apiError, isApiPath, securityHeaders } from "./web/security.js";
 
@@ -41,11 +42,7 @@ export interface FleetAppOptions {
   maxPendingEnrolments?: number;
 }
 
-/** Deletes nonces whose timestamp window has passed (a replay of them is refused as clock skew). */
-export async function purgeNonces(ctx: FleetContext): Promise<number> {
-  const r = await ctx.db.deleteFrom("nonces").where("expires_at", "<", ctx.clock.now()).executeTakeFirst();
-  return Number(r.numDeletedRows);
-}
+export { purgeNonces };
 
 /** How long `close()` lets in-flight requests finish before it cuts the connections, ms. */
 export const CLOSE_GRACE_MS = 5_000;
@@ -141,12 +138,7 @@ export interface RunningFleetServer {
  * their first minute, on top of everything else a cold process does.
  */
 async function warmKeyCache(ctx: FleetContext): Promise<void> {
-  const rows = await ctx.db
-    .selectFrom("units")
-    .select("public_key")
-    .where("status", "=", "approved")
-    .limit(KEY_CACHE_MAX)
-    .execute();
+  const rows = await approvedKeys(ctx, KEY_CACHE_MAX);
   for (const r of rows) publicKeyFromRaw(r.public_key);
 }
 

@@ -27,7 +27,7 @@ import { type Emulator, startEmulator } from "../../src/emulator/index.js";
 import { reconcile } from "../../src/fleet/reconcile/match.js";
 import { saveRun } from "../../src/fleet/reconcile/run.js";
 import { type RunningFleetServer, startFleetServer } from "../../src/fleet/server.js";
-import { approveUnit } from "../../src/fleet/units/decisions.js";
+import { approveUnit } from "../../src/fleet/units/index.js";
 import type { ReportLine } from "../../src/payment/reporting/client.js";
 import { CANARY_PIN, PtyConsole, Supervised } from "../support/console.js";
 import { HAVE_SOCAT, requireBuiltCli } from "../support/daemon.js";

@@ -19,7 +19,7 @@ import { generateUnitKey } from "../../src/core/fleetAuth.js";
 import { hashPin } from "../../src/core/pin.js";
 import { startEmulator } from "../../src/emulator/index.js";
 import { startFleetServer } from "../../src/fleet/server.js";
-import { approveUnit } from "../../src/fleet/units/decisions.js";
+import { approveUnit } from "../../src/fleet/units/index.js";
 import { CANARY_PIN, PtyConsole, Supervised } from "../support/console.js";
 import { HAVE_SOCAT, requireBuiltCli } from "../support/daemon.js";
 

@@ -17,7 +17,7 @@ import { selfSignedCertificate } from "../../src/emulator/testing/httpsReceiver.
 import { alertsDb } from "../../src/fleet/alerts/index.js";
 import type { FleetContext } from "../../src/fleet/context.js";
 import type { FleetDb } from "../../src/fleet/db/open.js";
-import { approveUnit } from "../../src/fleet/units/decisions.js";
+import { approveUnit } from "../../src/fleet/units/index.js";
 import { SMTP_PASSWORD, SMTP_USER, WEBHOOK_SECRET } from "../support/alertBench.js";
 import {
   type SmtpReceiver,

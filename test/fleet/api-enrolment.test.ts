@@ -11,7 +11,7 @@ import { MAX_SKEW_MS } from "../../src/core/fleetAuth.js";
 import { UNIT_API } from "../../src/core/fleetWire.js";
 import type { FleetContext } from "../../src/fleet/context.js";
 import { createFleetApp, purgeNonces } from "../../src/fleet/server.js";
-import { approveUnit, revokeUnit } from "../../src/fleet/units/decisions.js";
+import { approveUnit, revokeUnit } from "../../src/fleet/units/index.js";
 import { events, fault, send, session, signed, simUnit } from "../support/fleet.js";
 import { heartbeat, unitApiOn } from "../support/fleetUnitApi.js";
 

@@ -9,7 +9,7 @@ import type { FastifyInstance } from "fastify";
 import { describe, expect, it } from "vitest";
 import type { ManualClock } from "../../src/core/clock.js";
 import type { FleetContext } from "../../src/fleet/context.js";
-import { revokeUnit } from "../../src/fleet/units/decisions.js";
+import { revokeUnit } from "../../src/fleet/units/index.js";
 import { signed, simUnit } from "../support/fleet.js";
 import { heartbeat, unitApiOn } from "../support/fleetUnitApi.js";
 

@@ -162,13 +162,13 @@ describe.each(["sqlite", "postgres"] as const)("fleet money on %s (issue 30 defe
         .where("unit_id", "=", u.id)
         .where("seq", "=", i + 1)
         .execute();
-    const { totals, salesBy } = await import("../../src/fleet/web/salesQueries.js");
+    const { totals, salesBy } = await import("../../src/fleet/sales/store.js");
     const day = "2026-01-01";
     const t = await totals(ctx, { from: day, to: day, unit: u.id });
     expect(t).toEqual([expect.objectContaining({ currency: "NOK", captured: 18014398509481981n })]);
     const rows = await salesBy(ctx, { from: day, to: day, unit: u.id }, "unit");
     expect(rows[0]?.net).toBe(18014398509481981n);
-    const { exactJson } = await import("../../src/fleet/web/apiRoutes.js");
+    const { exactJson } = await import("../../src/fleet/web/json.js");
     expect(exactJson({ rows })).toContain('"captured":18014398509481981,');
     const { money } = await import("../../src/fleet/web/pages.js");
     expect(money(rows[0]?.captured ?? 0n, "NOK")).toBe("180143985094819.81");

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultFleetConfig } from "../../src/fleet/config.js";
 import { startFleetJobs } from "../../src/fleet/features.js";
 import { invoicesDb } from "../../src/fleet/invoices/store/invoices.js";
-import { approveUnit } from "../../src/fleet/units/decisions.js";
+import { approveUnit } from "../../src/fleet/units/index.js";
 import { createBundle } from "../../src/update/bundle.js";
 import { parsePublicKey } from "../../src/update/minisign.js";
 import { makeKey, signWith } from "../../src/update/update.test-support.js";

@@ -14,7 +14,7 @@ import { DexReads } from "../../src/daemon/dexReads.js";
 import { loadDexReport } from "../../src/fleet/dex/load.js";
 import { renderDexPage } from "../../src/fleet/dex/views.js";
 import { createFleetApp } from "../../src/fleet/server.js";
-import { approveUnit } from "../../src/fleet/units/decisions.js";
+import { approveUnit } from "../../src/fleet/units/index.js";
 import { openSqliteJournal } from "../../src/journal/sqlite.js";
 import { fleetContext, send, simUnit } from "../support/fleet.js";
 import { postgresAndDir } from "../support/postgres.js";

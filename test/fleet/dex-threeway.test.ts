@@ -22,7 +22,7 @@ import { dexRows } from "../../src/fleet/dex/output.js";
 import { reconcile } from "../../src/fleet/reconcile/match.js";
 import { saveRun } from "../../src/fleet/reconcile/run.js";
 import { createFleetApp } from "../../src/fleet/server.js";
-import { approveUnit } from "../../src/fleet/units/decisions.js";
+import { approveUnit } from "../../src/fleet/units/index.js";
 import { openSqliteJournal } from "../../src/journal/sqlite.js";
 import type { ReportLine } from "../../src/payment/reporting/client.js";
 import { fleetContext, send, simUnit } from "../support/fleet.js";

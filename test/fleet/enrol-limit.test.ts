@@ -7,7 +7,7 @@ import type { FastifyInstance } from "fastify";
 import { describe, expect, it } from "vitest";
 import type { ManualClock } from "../../src/core/clock.js";
 import type { FleetContext } from "../../src/fleet/context.js";
-import { approveUnit, revokeUnit } from "../../src/fleet/units/decisions.js";
+import { approveUnit, revokeUnit } from "../../src/fleet/units/index.js";
 import { type SimUnit, send, simUnit } from "../support/fleet.js";
 import { unitApiOn } from "../support/fleetUnitApi.js";
 

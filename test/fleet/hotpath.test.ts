@@ -20,7 +20,7 @@ import {
   rolledBack,
 } from "../../src/fleet/db/unitStatementsPostgres.js";
 import { createFleetApp } from "../../src/fleet/server.js";
-import { approveUnit } from "../../src/fleet/units/decisions.js";
+import { approveUnit } from "../../src/fleet/units/index.js";
 import { createBundle } from "../../src/update/bundle.js";
 import { parsePublicKey } from "../../src/update/minisign.js";
 import { makeKey, signWith, type TestKey } from "../../src/update/update.test-support.js";

@@ -15,8 +15,9 @@ import { ManualClock } from "../../src/core/clock.js";
 import { storeBundle } from "../../src/fleet/bundles/store.js";
 import type { FleetContext } from "../../src/fleet/context.js";
 import type { FleetDb } from "../../src/fleet/db/open.js";
+import { registerFleetDashboard } from "../../src/fleet/features.js";
 import { createFleetApp } from "../../src/fleet/server.js";
-import { CONTENT_SECURITY_POLICY, registerDashboard } from "../../src/fleet/web/index.js";
+import { CONTENT_SECURITY_POLICY } from "../../src/fleet/web/index.js";
 import { createBundle } from "../../src/update/bundle.js";
 import { makeKey, signWith, type TestKey } from "../../src/update/update.test-support.js";
 import { CLI, vendd } from "../support/cli.js";
@@ -43,7 +44,7 @@ async function wholeApp(trustProxy: boolean): Promise<App> {
   await seed(ctx);
   const app = await createFleetApp(ctx, {
     trustProxy,
-    plugins: [async (a, c) => registerDashboard(a, c, {})],
+    plugins: [async (a, c) => registerFleetDashboard(a, c, {})],
   });
   await app.ready();
   return { app, ctx, db };

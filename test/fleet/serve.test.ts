@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { systemClock } from "../../src/core/clock.js";
 import type { UnitEvent } from "../../src/core/fleetWire.js";
-import { approveUnit } from "../../src/fleet/units/decisions.js";
+import { approveUnit } from "../../src/fleet/units/index.js";
 import { createBundle } from "../../src/update/bundle.js";
 import { makeKey, signWith } from "../../src/update/update.test-support.js";
 import { CLI, vendd } from "../support/cli.js";

@@ -6,12 +6,12 @@
 import Fastify, { type FastifyInstance } from "fastify";
 import pino from "pino";
 import { ManualClock } from "../../src/core/clock.js";
-import { dayOf, type FleetContext } from "../../src/fleet/context.js";
+import { addDays, dayOf, type FleetContext } from "../../src/fleet/context.js";
 import { openFleetDb } from "../../src/fleet/database.js";
 import type { FleetDb } from "../../src/fleet/db/open.js";
+import { registerFleetDashboard } from "../../src/fleet/features.js";
 import { addUser } from "../../src/fleet/web/accounts.js";
-import { type DashboardOptions, registerDashboard } from "../../src/fleet/web/index.js";
-import { addDays } from "../../src/fleet/web/queries.js";
+import type { DashboardOptions } from "../../src/fleet/web/index.js";
 
 export const NOW = Date.parse("2026-11-25T12:00:00Z");
 export const TZ = "Europe/Oslo";
@@ -211,7 +211,7 @@ export async function startFleet(
   const { db, ctx } = await openTestFleet(target, clock);
   if (opts.seed !== false) await seed(ctx);
   const app = Fastify({ logger: false });
-  await registerDashboard(app, ctx, { secureCookies: opts.secureCookies ?? false });
+  await registerFleetDashboard(app, ctx, { secureCookies: opts.secureCookies ?? false });
   await app.ready();
   return {
     app,

@@ -16,7 +16,7 @@ import { UNIT_API } from "../../src/core/fleetWire.js";
 import { seededRandom } from "../../src/core/random.js";
 import { FleetLink } from "../../src/daemon/fleetLink.js";
 import { openFleetDb } from "../../src/fleet/database.js";
-import { approveUnit } from "../../src/fleet/units/decisions.js";
+import { approveUnit } from "../../src/fleet/units/index.js";
 import { openSqliteJournal, type SqliteJournal } from "../../src/journal/sqlite.js";
 import { CLI } from "./cli.js";
 import { journalSale } from "./journalSales.js";

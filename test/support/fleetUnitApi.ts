@@ -10,7 +10,7 @@ import { ManualClock } from "../../src/core/clock.js";
 import type { FleetContext } from "../../src/fleet/context.js";
 import type { FleetDb } from "../../src/fleet/db/open.js";
 import { createFleetApp, type FleetAppOptions } from "../../src/fleet/server.js";
-import { approveUnit } from "../../src/fleet/units/decisions.js";
+import { approveUnit } from "../../src/fleet/units/index.js";
 import { fleetContext, type SimUnit, send, simUnit } from "./fleet.js";
 import { startPostgres, type TestPostgres } from "./postgres.js";
 

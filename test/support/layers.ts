@@ -93,13 +93,18 @@ function fleetFeatureOf(file: string): string | null {
 const isFleetShared = (file: string) =>
   FLEET_SHARED.some((s) => (s.endsWith("/") ? file.startsWith(s) : file === s));
 const baseName = (file: string) => file.slice(file.lastIndexOf("/") + 1);
+/** A fleet store: `store.ts`, `*Store.ts` or a file under a feature's `store/` folder. */
+const isStore = (file: string) =>
+  baseName(file) === "store.ts" ||
+  baseName(file).endsWith("Store.ts") ||
+  /^src\/fleet\/[^/]+\/store\//.test(file);
 
 /** The fleet's own rule for an import from one src/fleet module to another, or null when it keeps to it. */
 function fleetRuleBroken(from: string, to: string): string | null {
   if (from.startsWith("src/fleet/db/") && !to.startsWith("src/fleet/db/")) {
     return "src/fleet/db/ knows no feature: it imports only its own files (the composition hands it migrations)";
   }
-  if (baseName(from) === "views.ts" && baseName(to) === "store.ts") {
+  if (baseName(from) === "views.ts" && isStore(to)) {
     return "a fleet views.ts renders HTML only: it imports no store (its routes pass it the rows)";
   }
   const feature = fleetFeatureOf(from);
@@ -277,4 +282,60 @@ function globToRegExp(glob: string): RegExp {
     else re += c.replace(/[.+?^${}()|[\]\\]/g, "\\$&");
   }
   return new RegExp(`^${re}(?:/.*)?$`);
+}
+
+/**
+ * Where a fleet feature's SQL lives (issue 35): under src/fleet/ only a store may hold Kysely query calls —
+ * a file named `store.ts` or `*Store.ts`, a file under a `store/` folder, a feature's `migration.ts`,
+ * `database.ts`, or the database layer `db/`. Routes, views, rules, jobs and flows call their store.
+ */
+export function mayHoldSql(file: string): boolean {
+  if (!file.startsWith("src/fleet/")) return true;
+  const name = baseName(file);
+  return (
+    isStore(file) ||
+    name === "migration.ts" ||
+    file === "src/fleet/database.ts" ||
+    file.startsWith("src/fleet/db/")
+  );
+}
+
+/** Kysely's query calls, as the SQL rule looks for them (after comments are stripped). */
+const SQL_CALLS: readonly [string, RegExp][] = [
+  ["selectFrom(", /\bselectFrom\s*\(/],
+  ["insertInto(", /\binsertInto\s*\(/],
+  ["updateTable(", /\bupdateTable\s*\(/],
+  ["deleteFrom(", /\bdeleteFrom\s*\(/],
+  ["sql`", /\bsql\s*(?:<[^`]*?>)?\s*`/],
+  ["sql.raw(", /\bsql\.(?:raw|ref|lit|id|table|join|val)\s*\(/],
+  [".schema.", /\.schema\./],
+  [".transaction()", /\.transaction\s*\(\s*\)/],
+];
+
+/** A file that holds SQL outside a store, and the first Kysely call found in it. */
+export interface SqlOutsideStore {
+  file: string;
+  call: string;
+}
+
+/**
+ * Every non-test file of src/fleet/ that holds Kysely query calls without being a store (mayHoldSql), less
+ * the `allowed` files; and every allowed file that no longer holds any (a stale entry).
+ */
+export function checkFleetSql(
+  files: ReadonlyMap<string, string>,
+  allowed: readonly string[],
+  exempt: (file: string) => boolean,
+): { violations: SqlOutsideStore[]; staleAllowed: string[] } {
+  const violations: SqlOutsideStore[] = [];
+  const used = new Set<string>();
+  for (const [file, source] of files) {
+    if (exempt(file) || mayHoldSql(file)) continue;
+    const code = source.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
+    const found = SQL_CALLS.find(([, re]) => re.test(code));
+    if (found === undefined) continue;
+    if (allowed.includes(file)) used.add(file);
+    else violations.push({ file, call: found[0] });
+  }
+  return { violations, staleAllowed: allowed.filter((f) => !used.has(f)) };
 }

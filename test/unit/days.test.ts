@@ -9,7 +9,7 @@ import { parseLine } from "../../src/console/commands.js";
 import { ManualClock } from "../../src/core/clock.js";
 import { isDay, MAX_RANGE_DAYS, rangeRefusal } from "../../src/core/days.js";
 import type { FleetContext } from "../../src/fleet/context.js";
-import { salesFilter } from "../../src/fleet/web/salesRoutes.js";
+import { salesFilter } from "../../src/fleet/sales/routes.js";
 import { vendd } from "../support/cli.js";
 
 describe("one day parser, one range rule", () => {

@@ -12,7 +12,7 @@ import { planLife } from "./life.js";
 import { evaluateRules } from "./rules.js";
 import { alertsDb } from "./schema.js";
 import type { AlertSettings } from "./settings.js";
-import { readSnapshot } from "./snapshot.js";
+import { readSnapshot } from "./snapshotStore.js";
 import {
   applyAction,
   claimDelivery,

@@ -1,5 +1,5 @@
 /**
- * The alert rules: pure functions from what the fleet knows (a {@link Snapshot}, read by snapshot.ts) to the
+ * The alert rules: pure functions from what the fleet knows (a {@link Snapshot}, read by snapshotStore.ts) to the
  * conditions that hold now ({@link Finding}). No clock, no database: the evaluator passes `now`.
  */
 

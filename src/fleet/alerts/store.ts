@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import type { Transaction } from "kysely";
 import type { LifeAction, OpenAlert } from "./life.js";
-import { alertSelect, toView } from "./queries.js";
+import { alertSelect, toView } from "./listStore.js";
 import type { DueDelivery } from "./rows.js";
 import type { AlertsDatabase, AlertsDb, ChangeKind } from "./schema.js";
 
@@ -17,7 +17,7 @@ export {
   type DeliveryProblem,
   deliveryProblems,
   listAlerts,
-} from "./queries.js";
+} from "./listStore.js";
 export type { DueDelivery } from "./rows.js";
 
 /**

@@ -1,4 +1,7 @@
-/** The bundle upload form of the composed fleet server (managers only). */
+/**
+ * The bundles page and its JSON (`/api/v1/bundles`), every dashboard's; and the bundle upload form of the
+ * composed fleet server (managers only).
+ */
 import fastifyMultipart from "@fastify/multipart";
 import type { FastifyInstance } from "fastify";
 import type { FleetContext } from "../context.js";
@@ -7,10 +10,19 @@ import { type Html, html } from "../web/html.js";
 import { type DashboardTools, SESSION_COOKIE, sameOrigin } from "../web/index.js";
 import { messagePage } from "../web/pages.js";
 import type { PageTools } from "../web/pageTools.js";
+import { listBundles } from "./listStore.js";
 import { BundleUploadError, storeBundle } from "./store.js";
+import { bundlesPage } from "./views.js";
 
 /** The largest bundle the upload form takes (the form's multipart body). */
 export const MAX_UPLOAD_BYTES = 64 * 1024 * 1024;
+
+/** The bundles page (`/bundles`) and `/api/v1/bundles`. */
+export function mountBundlePages(web: FastifyInstance, ctx: FleetContext, t: DashboardTools): void {
+  const { sendHtml, pageContext: pc } = t;
+  web.get("/bundles", async (req, reply) => sendHtml(reply, bundlesPage(pc(req), await listBundles(ctx))));
+  web.get("/api/v1/bundles", async () => ({ bundles: await listBundles(ctx) }));
+}
 
 function bundleForm(csrf: string, message: Html | string = ""): Html {
   return html`<section class="upload"><h2>Upload a bundle</h2>${message}

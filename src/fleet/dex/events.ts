@@ -3,9 +3,6 @@
  * of trigger `push` (raw file, no counters) and sends it once; the fleet lists their event segments (EA*: door
  * openings, errors) per unit on the DEX audits page. A push is never a window's read in the three-way report.
  */
-import type { Kysely } from "kysely";
-import type { FleetDatabase } from "../db/schema.js";
-
 export interface DexPush {
   unit: string;
   readId: string;
@@ -25,29 +22,4 @@ export function eventSegments(raw: string | null): string[] {
     .split(/\r?\n/)
     .filter((l) => /^EA[1-7]\*/.test(l))
     .slice(0, MAX_EVENTS);
-}
-
-/** The pushes received in [start, end), oldest first; of one unit when given. */
-export async function loadDexPushes(
-  db: Kysely<FleetDatabase>,
-  start: number,
-  end: number,
-  unit?: string,
-): Promise<DexPush[]> {
-  let q = db
-    .selectFrom("dex_reads")
-    .select(["unit_id", "read_id", "at", "outcome", "raw", "error"])
-    .where("trigger", "=", "push")
-    .where("at", ">=", start)
-    .where("at", "<", end);
-  if (unit !== undefined) q = q.where("unit_id", "=", unit);
-  const rows = await q.orderBy("at").orderBy("unit_id").limit(1000).execute();
-  return rows.map((r) => ({
-    unit: r.unit_id,
-    readId: r.read_id,
-    at: Number(r.at),
-    outcome: r.outcome,
-    events: eventSegments(r.raw),
-    error: r.error,
-  }));
 }

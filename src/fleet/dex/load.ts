@@ -12,7 +12,15 @@ import type { DexCounters } from "../../../drivers/dex/counters.js";
 import type { Minor } from "../../core/money.js";
 import { dayStart, nextDay } from "../context.js";
 import type { FleetDatabase } from "../db/schema.js";
-import { type DexPush, loadDexPushes } from "./events.js";
+import type { DexPush } from "./events.js";
+import {
+  goodReads,
+  loadDexPushes,
+  reconLinesOf,
+  runsCovering,
+  salesBetween,
+  unitsWithReads,
+} from "./store.js";
 import {
   type DexReadPoint,
   type DexWindow,
@@ -101,14 +109,7 @@ async function loadReads(
     const c = parseCounters(r.counters);
     return c === null ? [] : [{ readId: r.read_id, at: Number(r.at), counters: c }];
   };
-  const base = db
-    .selectFrom("dex_reads")
-    .select(["read_id", "at", "counters"])
-    .where("unit_id", "=", unit)
-    .where("outcome", "=", "ok")
-    .where("counters", "is not", null);
-  const before = await base.where("at", "<", start).orderBy("at", "desc").limit(1).execute();
-  const within = await base.where("at", ">=", start).where("at", "<", end).orderBy("at").execute();
+  const { before, within } = await goodReads(db, unit, start, end);
   return before.concat(within).flatMap(point);
 }
 
@@ -118,14 +119,7 @@ async function runsByDay(db: Kysely<FleetDatabase>, list: readonly string[]): Pr
   const last = list[list.length - 1];
   const out = new Map<string, number>();
   if (first === undefined || last === undefined) return out;
-  const runs = await db
-    .selectFrom("recon_runs")
-    .select(["id", "from_day", "to_day"])
-    .where("from_day", "<=", last)
-    .where("to_day", ">=", first)
-    .orderBy("run_at", "desc")
-    .orderBy("id", "desc")
-    .execute();
+  const runs = await runsCovering(db, first, last);
   for (const d of list) {
     const r = runs.find((x) => x.from_day <= d && x.to_day >= d);
     if (r !== undefined) out.set(d, Number(r.id));
@@ -147,13 +141,7 @@ async function loadService(
 ): Promise<ServicePayment[]> {
   const byOrder = new Map<string, { at: number; amount: Minor }>();
   for (const [day, runId] of runs) {
-    const lines = await db
-      .selectFrom("recon_lines")
-      .select(["class", "order_id", "reported"])
-      .where("run_id", "=", runId)
-      .where("day", "=", day)
-      .where("unit_id", "=", unit)
-      .execute();
+    const lines = await reconLinesOf(db, runId, day, unit);
     for (const l of lines) {
       if (l.order_id === null || l.reported === null) continue;
       const sign = CAPTURE.has(l.class) ? 1 : REFUND.has(l.class) ? -1 : 0;
@@ -178,13 +166,7 @@ async function unitReport(
   const reads = await loadReads(db, unit, start, end);
   const since = reads[0]?.at ?? start;
   const last = reads[reads.length - 1]?.at ?? end;
-  const sales = await db
-    .selectFrom("sales")
-    .select(["order_id", "closed_at", "approved", "vends_ok", "currency"])
-    .where("unit_id", "=", unit)
-    .where("closed_at", ">", since)
-    .where("closed_at", "<=", last)
-    .execute();
+  const sales = await salesBetween(db, unit, since, last);
   const vends: UnitVend[] = sales
     .filter((s) => Number(s.vends_ok) > 0)
     .map((s) => ({ orderId: s.order_id, at: Number(s.closed_at), amount: Number(s.approved) }));
@@ -203,14 +185,7 @@ async function unitReport(
 export async function loadDexReport(db: Kysely<FleetDatabase>, p: DexPeriod): Promise<DexReport> {
   const start = dayStart(p.from, p.timeZone);
   const end = dayStart(nextDay(p.to), p.timeZone);
-  let q = db
-    .selectFrom("dex_reads")
-    .select("unit_id")
-    .distinct()
-    .where("at", ">=", start)
-    .where("at", "<", end);
-  if (p.unit !== undefined) q = q.where("unit_id", "=", p.unit);
-  const unitIds = (await q.orderBy("unit_id").execute()).map((r) => r.unit_id);
+  const unitIds = await unitsWithReads(db, start, end, p.unit);
   const runs = await runsByDay(db, days(p.from, p.to));
   const units: UnitDexReport[] = [];
   for (const u of unitIds) units.push(await unitReport(db, u, p, runs));

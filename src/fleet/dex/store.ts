@@ -1,7 +1,13 @@
-/** Stores a unit's `dex` event in `dex_reads` (issue 36): once per unit and read id, whatever is replayed. */
-import type { Transaction } from "kysely";
+/**
+ * The DEX audits' SQL (issue 36): a unit's `dex` event stored in `dex_reads`, the pushes read back for the
+ * DEX audits page.
+ */
+import type { Kysely, Transaction } from "kysely";
 import type { DexData } from "../../core/fleetWire.js";
 import type { FleetDatabase } from "../db/schema.js";
+import { type DexPush, eventSegments } from "./events.js";
+
+/** Stores a unit's `dex` event in `dex_reads` (issue 36): once per unit and read id, whatever is replayed. */
 
 export async function storeDexRead(
   trx: Transaction<FleetDatabase>,
@@ -25,4 +31,96 @@ export async function storeDexRead(
     })
     .onConflict((oc) => oc.columns(["unit_id", "read_id"]).doNothing())
     .execute();
+}
+
+/** The pushes received in [start, end), oldest first; of one unit when given. */
+export async function loadDexPushes(
+  db: Kysely<FleetDatabase>,
+  start: number,
+  end: number,
+  unit?: string,
+): Promise<DexPush[]> {
+  let q = db
+    .selectFrom("dex_reads")
+    .select(["unit_id", "read_id", "at", "outcome", "raw", "error"])
+    .where("trigger", "=", "push")
+    .where("at", ">=", start)
+    .where("at", "<", end);
+  if (unit !== undefined) q = q.where("unit_id", "=", unit);
+  const rows = await q.orderBy("at").orderBy("unit_id").limit(1000).execute();
+  return rows.map((r) => ({
+    unit: r.unit_id,
+    readId: r.read_id,
+    at: Number(r.at),
+    outcome: r.outcome,
+    events: eventSegments(r.raw),
+    error: r.error,
+  }));
+}
+
+/**
+ * A unit's good reads (outcome ok, with counters): the last one before `start` (the baseline) and those in
+ * [start, end), oldest first (load.ts).
+ */
+export async function goodReads(db: Kysely<FleetDatabase>, unit: string, start: number, end: number) {
+  const base = db
+    .selectFrom("dex_reads")
+    .select(["read_id", "at", "counters"])
+    .where("unit_id", "=", unit)
+    .where("outcome", "=", "ok")
+    .where("counters", "is not", null);
+  const before = await base.where("at", "<", start).orderBy("at", "desc").limit(1).execute();
+  const within = await base.where("at", ">=", start).where("at", "<", end).orderBy("at").execute();
+  return { before, within };
+}
+
+/** The settlement runs overlapping the days `first`..`last`, newest first. */
+export async function runsCovering(db: Kysely<FleetDatabase>, first: string, last: string) {
+  return db
+    .selectFrom("recon_runs")
+    .select(["id", "from_day", "to_day"])
+    .where("from_day", "<=", last)
+    .where("to_day", ">=", first)
+    .orderBy("run_at", "desc")
+    .orderBy("id", "desc")
+    .execute();
+}
+
+/** The reconciliation lines one run stored for one unit and day. */
+export async function reconLinesOf(db: Kysely<FleetDatabase>, runId: number, day: string, unit: string) {
+  return db
+    .selectFrom("recon_lines")
+    .select(["class", "order_id", "reported"])
+    .where("run_id", "=", runId)
+    .where("day", "=", day)
+    .where("unit_id", "=", unit)
+    .execute();
+}
+
+/** A unit's sales rows closed in (since, last]. */
+export async function salesBetween(db: Kysely<FleetDatabase>, unit: string, since: number, last: number) {
+  return db
+    .selectFrom("sales")
+    .select(["order_id", "closed_at", "approved", "vends_ok", "currency"])
+    .where("unit_id", "=", unit)
+    .where("closed_at", ">", since)
+    .where("closed_at", "<=", last)
+    .execute();
+}
+
+/** The units with a DEX read in [start, end) (or `unit` alone), by id. */
+export async function unitsWithReads(
+  db: Kysely<FleetDatabase>,
+  start: number,
+  end: number,
+  unit: string | undefined,
+): Promise<string[]> {
+  let q = db
+    .selectFrom("dex_reads")
+    .select("unit_id")
+    .distinct()
+    .where("at", ">=", start)
+    .where("at", "<", end);
+  if (unit !== undefined) q = q.where("unit_id", "=", unit);
+  return (await q.orderBy("unit_id").execute()).map((r) => r.unit_id);
 }

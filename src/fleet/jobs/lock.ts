@@ -7,11 +7,10 @@
  * released by PostgreSQL. On SQLite there is one fleet process, and croner's `protect` already prevents a
  * job from overlapping itself.
  */
-import { sql } from "kysely";
 import type { FleetContext } from "../context.js";
+import { releaseJobLock, tryJobLock } from "./store.js";
 
-/** The first key of every vendd advisory lock ("vend" in ASCII); the second is the job's number. */
-export const LOCK_NAMESPACE = 0x76656e64;
+export { LOCK_NAMESPACE } from "./store.js";
 
 export const JOB_KEYS = {
   reconcile: 1,
@@ -32,17 +31,14 @@ export async function withJobLock<T>(
   if (ctx.dialect !== "postgres") return { ran: true, value: await fn() };
   const key = JOB_KEYS[job];
   return ctx.db.connection().execute(async (conn) => {
-    const got = await sql<{
-      locked: boolean;
-    }>`select pg_try_advisory_lock(${LOCK_NAMESPACE}, ${key}) as locked`.execute(conn);
-    if (got.rows[0]?.locked !== true) {
+    if (!(await tryJobLock(conn, key))) {
       ctx.logger.info({ job }, "job skipped: another fleet process is running it");
       return { ran: false } as const;
     }
     try {
       return { ran: true, value: await fn() } as const;
     } finally {
-      await sql`select pg_advisory_unlock(${LOCK_NAMESPACE}, ${key})`.execute(conn);
+      await releaseJobLock(conn, key);
     }
   });
 }

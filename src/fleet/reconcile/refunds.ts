@@ -9,6 +9,7 @@
 import type { Kysely } from "kysely";
 import type { FleetDatabase } from "../db/schema.js";
 import type { SaleRow } from "./match.js";
+import { sessionReportsBefore, sessionReportsIn } from "./store.js";
 
 interface State {
   seq: number;
@@ -31,13 +32,7 @@ async function reportedIn(
   start: number,
   end: number,
 ): Promise<Map<string, State>> {
-  const rows = await db
-    .selectFrom("events")
-    .select(["unit_id", "seq", "data"])
-    .where("kind", "=", "session")
-    .where("at", ">=", start)
-    .where("at", "<", end)
-    .execute();
+  const rows = await sessionReportsIn(db, start, end);
   const out = new Map<string, State>();
   for (const r of rows) {
     const d = refundedOf(r.data);
@@ -51,16 +46,7 @@ async function reportedIn(
 
 /** What a session had refunded before `start`: its latest report before then (0 when none). */
 async function refundedBefore(db: Kysely<FleetDatabase>, s: SaleRow, start: number): Promise<number> {
-  const rows = await db
-    .selectFrom("events")
-    .select(["seq", "data"])
-    .where("unit_id", "=", s.unit_id)
-    .where("kind", "=", "session")
-    .where("at", ">=", s.closed_at)
-    .where("at", "<", start)
-    .where("data", "like", `%"sessionId":"${s.session_id}"%`)
-    .orderBy("seq", "desc")
-    .execute();
+  const rows = await sessionReportsBefore(db, s, start);
   for (const r of rows) {
     const d = refundedOf(r.data);
     if (d !== null && d.sessionId === s.session_id) return d.refunded;

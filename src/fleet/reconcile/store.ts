@@ -1,8 +1,22 @@
-/** The reconciliation pages' queries over `recon_runs` / `recon_lines` (views.ts renders what they return). */
+/**
+ * Reconciliation's SQL: the pages' queries over `recon_runs` / `recon_lines` (views.ts renders what they
+ * return); what a run reads (the fleet's sales, billing rows, session reports) and how it is saved (run.ts).
+ */
 import type { Kysely } from "kysely";
 import { z } from "zod";
+import type { ReportLine } from "../../payment/reporting/client.js";
+import { dayOf, dayStart, nextDay } from "../context.js";
 import type { FleetDatabase } from "../db/schema.js";
-import { LINE_CLASSES, type LineClass, previousDay, type ReconLine } from "./match.js";
+import type { InvoicesDatabase } from "../invoices/index.js";
+import {
+  type BillingRow,
+  LINE_CLASSES,
+  type LineClass,
+  previousDay,
+  type ReconLine,
+  type ReconResult,
+  type SaleRow,
+} from "./match.js";
 import { type DayRow, GOOD, type LineFilter, type RunSummary, type UnitRow } from "./rows.js";
 
 const Summary = z.object({
@@ -151,4 +165,205 @@ export async function runUnits(db: Kysely<FleetDatabase>, runId: number, day?: s
   return [...units.values()].sort(
     (a, b) => b.problems - a.problems || (a.unit ?? "").localeCompare(b.unit ?? ""),
   );
+}
+
+/** Every session report of the event log in [start, end) (the `events_kind_at` index): refunds.ts folds them. */
+export async function sessionReportsIn(db: Kysely<FleetDatabase>, start: number, end: number) {
+  return db
+    .selectFrom("events")
+    .select(["unit_id", "seq", "data"])
+    .where("kind", "=", "session")
+    .where("at", ">=", start)
+    .where("at", "<", end)
+    .execute();
+}
+
+/** One session's reports from its close until `start`, newest first (refunds.ts: what it had refunded then). */
+export async function sessionReportsBefore(db: Kysely<FleetDatabase>, s: SaleRow, start: number) {
+  return db
+    .selectFrom("events")
+    .select(["seq", "data"])
+    .where("unit_id", "=", s.unit_id)
+    .where("kind", "=", "session")
+    .where("at", ">=", s.closed_at)
+    .where("at", "<", start)
+    .where("data", "like", `%"sessionId":"${s.session_id}"%`)
+    .orderBy("seq", "desc")
+    .execute();
+}
+
+const SALE_COLUMNS = [
+  "unit_id",
+  "session_id",
+  "order_id",
+  "payment_id",
+  "driver",
+  "captured",
+  "refunded",
+  "closed_at",
+  "day",
+  "currency",
+] as const;
+
+/** The fleet's sales rows of [from, to] (`sales.day`). */
+export async function loadSales(db: Kysely<FleetDatabase>, from: string, to: string): Promise<SaleRow[]> {
+  return db
+    .selectFrom("sales")
+    .select(SALE_COLUMNS)
+    .where("day", ">=", from)
+    .where("day", "<=", to)
+    .execute();
+}
+
+/**
+ * Sales outside [from, to] whose order id one of `lines` carries (issue 30: a refund or a second capture on
+ * a later day is tied to its session whatever day that closed), read through the `sales_order` index in
+ * chunks of 500 order ids.
+ */
+export async function loadRelated(
+  db: Kysely<FleetDatabase>,
+  from: string,
+  to: string,
+  lines: readonly ReportLine[],
+): Promise<SaleRow[]> {
+  const orders = new Set<string>();
+  for (const l of lines) if (l.orderId !== null) orders.add(l.orderId);
+  const list = [...orders];
+  const out: SaleRow[] = [];
+  for (let i = 0; i < list.length; i += 500) {
+    const rows = await db
+      .selectFrom("sales")
+      .select(SALE_COLUMNS)
+      .where("order_id", "in", list.slice(i, i + 500))
+      .where((eb) => eb.or([eb("day", "<", from), eb("day", ">", to)]))
+      .execute();
+    for (const r of rows) out.push(r);
+  }
+  return out;
+}
+
+/** Sales rows of the given (unit, session) pairs. */
+export async function loadSessions(
+  db: Kysely<FleetDatabase>,
+  keys: readonly { unit: string; session: string }[],
+): Promise<SaleRow[]> {
+  const out: SaleRow[] = [];
+  for (const k of keys) {
+    const r = await db
+      .selectFrom("sales")
+      .select(SALE_COLUMNS)
+      .where("unit_id", "=", k.unit)
+      .where("session_id", "=", k.session)
+      .executeTakeFirst();
+    if (r !== undefined) out.push(r);
+  }
+  return out;
+}
+
+/**
+ * The payments the fleet asked for itself (issue 18) settled in [from, to] (days in `timeZone`): executed plan
+ * charges, captured overages, issued plan refunds (by their last update) and paid invoices (by `paid_at`).
+ */
+export async function loadBilling(
+  db: Kysely<FleetDatabase>,
+  from: string,
+  to: string,
+  timeZone: string,
+): Promise<BillingRow[]> {
+  const start = dayStart(from, timeZone);
+  const end = dayStart(nextDay(to), timeZone);
+  const rows: BillingRow[] = [];
+  const charges = await db
+    .selectFrom("plan_charges")
+    .select(["id", "member_id", "amount", "updated_at"])
+    .where("state", "=", "executed")
+    .where("updated_at", ">=", start)
+    .where("updated_at", "<", end)
+    .execute();
+  for (const c of charges)
+    rows.push({
+      kind: "planCharge",
+      orderId: c.id,
+      ref: c.id,
+      payer: c.member_id,
+      day: dayOf(c.updated_at, timeZone),
+      amount: c.amount,
+    });
+  const overages = await db
+    .selectFrom("plan_overages")
+    .select(["id", "member_id", "amount", "updated_at"])
+    .where("state", "=", "captured")
+    .where("updated_at", ">=", start)
+    .where("updated_at", "<", end)
+    .execute();
+  for (const o of overages)
+    rows.push({
+      kind: "overage",
+      orderId: o.id,
+      ref: o.id,
+      payer: o.member_id,
+      day: dayOf(o.updated_at, timeZone),
+      amount: o.amount,
+    });
+  const refunds = await db
+    .selectFrom("plan_refunds")
+    .select(["id", "member_id", "amount", "updated_at"])
+    .where("state", "=", "issued")
+    .where("updated_at", ">=", start)
+    .where("updated_at", "<", end)
+    .execute();
+  for (const r of refunds)
+    rows.push({
+      kind: "planRefund",
+      orderId: r.id,
+      ref: r.id,
+      payer: r.member_id,
+      day: dayOf(r.updated_at, timeZone),
+      // Requested amounts are always stored (a full refund stores what was left).
+      amount: r.amount ?? 0,
+    });
+  // The invoice tables exist in every fleet database (migration 0003_invoices); only the static type widens.
+  const invoices = await (db as unknown as Kysely<InvoicesDatabase>)
+    .selectFrom("invoices")
+    .select(["id", "company_id", "issuer_id", "number", "total", "paid_at"])
+    .where("status", "=", "paid")
+    .where("paid_at", ">=", start)
+    .where("paid_at", "<", end)
+    .execute();
+  for (const i of invoices)
+    rows.push({
+      kind: "invoice",
+      orderId: String(i.number),
+      point: i.issuer_id,
+      ref: i.id,
+      payer: i.company_id,
+      day: dayOf(i.paid_at ?? start, timeZone),
+      amount: i.total,
+    });
+  return rows;
+}
+
+/** Stores a result; returns the run id. */
+export async function saveRun(db: Kysely<FleetDatabase>, r: ReconResult, runAt: number): Promise<number> {
+  return db.transaction().execute(async (tx) => {
+    const run = await tx
+      .insertInto("recon_runs")
+      .values({
+        run_at: runAt,
+        from_day: r.from,
+        to_day: r.to,
+        clean: r.clean ? 1 : 0,
+        summary: JSON.stringify({ counts: r.counts, transfers: r.transfers, totals: r.totals }),
+      })
+      .returning("id")
+      .executeTakeFirstOrThrow();
+    const runId = Number(run.id);
+    for (let i = 0; i < r.lines.length; i += 500) {
+      await tx
+        .insertInto("recon_lines")
+        .values(r.lines.slice(i, i + 500).map((l: ReconLine) => ({ run_id: runId, ...l })))
+        .execute();
+    }
+    return runId;
+  });
 }

@@ -9,6 +9,7 @@ import { fingerprint } from "../../core/fleetAuth.js";
 import type { EnrollRequest } from "../../core/fleetWire.js";
 import type { FleetContext } from "../context.js";
 import type { UnitAuthRow } from "../db/unitStatements.js";
+import { insertPendingUnit, pendingCount, unitOfKey } from "./store.js";
 import { enrolled, refuse } from "./wireReplies.js";
 
 export async function enrol(
@@ -25,11 +26,7 @@ export async function enrol(
       return refuse(reply, 409, "key_taken", `this key is already enrolled as unit ${a.unit.id}`);
     return enrolled(reply, a.unit.status, fp);
   }
-  const pending = await ctx.db
-    .selectFrom("units")
-    .select((eb) => eb.fn.countAll<number | string | bigint>().as("n"))
-    .where("status", "=", "pending")
-    .executeTakeFirstOrThrow();
+  const pending = { n: await pendingCount(ctx) };
   if (Number(pending.n) >= maxPending) {
     req.log.warn(
       { unitId: body.unitId, key: fp, pending: Number(pending.n) },
@@ -43,24 +40,14 @@ export async function enrol(
       "too many enrolments are waiting for approval; ask a fleet manager to approve or revoke them, then retry",
     );
   }
-  const inserted = await ctx.db
-    .insertInto("units")
-    .values({
-      id: body.unitId,
-      public_key: a.publicKey,
-      fingerprint: fp,
-      label: body.label,
-      status: "pending",
-      enrolled_at: ctx.clock.now(),
-    })
-    .onConflict((oc) => oc.doNothing())
-    .executeTakeFirst();
-  if (inserted.numInsertedOrUpdatedRows === 0n) {
-    const mine = await ctx.db
-      .selectFrom("units")
-      .select(["id", "status"])
-      .where("public_key", "=", a.publicKey)
-      .executeTakeFirst();
+  const inserted = await insertPendingUnit(ctx, {
+    id: body.unitId,
+    publicKey: a.publicKey,
+    fingerprint: fp,
+    label: body.label,
+  });
+  if (!inserted) {
+    const mine = await unitOfKey(ctx, a.publicKey);
     if (mine !== undefined && mine.id === body.unitId) return enrolled(reply, mine.status, fp);
     req.log.warn({ unitId: body.unitId, key: fp }, "enrolment for a unit id held by another key");
     return refuse(reply, 409, "id_taken", `unit id ${body.unitId} is enrolled with another key`);

@@ -7,6 +7,7 @@ import type * as z from "zod";
 import { Heartbeat, parseWire, type WireError } from "../../core/fleetWire.js";
 import type { FleetContext } from "../context.js";
 import type { HeartbeatRow, UnitAuthRow } from "../db/unitStatements.js";
+import { lastHeartbeatOf } from "./store.js";
 
 /** A refusal: `status` with a WireError body. */
 export function refuse(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
@@ -54,15 +55,11 @@ export function enrolled(reply: FastifyReply, status: UnitAuthRow["status"], fp:
 
 /** The fleet name the unit's last heartbeat named (its `updates.fleet`), or null. */
 export async function fleetNameOf(ctx: FleetContext, unitId: string): Promise<string | null> {
-  const row = await ctx.db
-    .selectFrom("units")
-    .select("last_heartbeat")
-    .where("id", "=", unitId)
-    .executeTakeFirst();
-  if (row?.last_heartbeat == null) return null;
+  const lastHeartbeat = await lastHeartbeatOf(ctx, unitId);
+  if (lastHeartbeat == null) return null;
   let json: unknown;
   try {
-    json = JSON.parse(row.last_heartbeat);
+    json = JSON.parse(lastHeartbeat);
   } catch {
     return null;
   }

@@ -15,6 +15,24 @@ import type { Kysely } from "kysely";
 import { createScryptHash, parseScryptHash, verifyScryptHash } from "../../core/scryptHash.js";
 import type { FleetContext } from "../context.js";
 import type { FleetDatabase } from "../db/schema.js";
+import {
+  deleteExpiredWebSessions,
+  deleteWebSession,
+  extendWebSession,
+  failedLogins,
+  insertUser,
+  insertWebSession,
+  lastLoginSince,
+  listUsers,
+  purgeLoginAttempts,
+  recordLoginAttempt,
+  removeUser,
+  userForLogin,
+  userIdOf,
+  webSessionOf,
+} from "./accountsStore.js";
+
+export { listUsers, removeUser };
 
 export type Role = "viewer" | "manager";
 export const ROLES: readonly Role[] = ["viewer", "manager"];
@@ -77,44 +95,16 @@ export async function addUser(
     );
   const rule = checkPasswordRules(password);
   if (rule !== null) throw new AccountError(rule);
-  const existing = await db
-    .selectFrom("users")
-    .select("id")
-    .where("username", "=", username)
-    .executeTakeFirst();
+  const existing = await userIdOf(db, username);
   if (existing !== undefined) throw new AccountError(`user ${username} exists already`);
   const password_hash = await hashPassword(password);
-  await db.insertInto("users").values({ username, password_hash, role, created_at: now }).execute();
+  await insertUser(db, { username, password_hash, role, created_at: now });
 }
 
 export interface UserRow {
   username: string;
   role: Role;
   created_at: number;
-}
-
-export async function listUsers(db: Kysely<FleetDatabase>): Promise<UserRow[]> {
-  const rows = await db
-    .selectFrom("users")
-    .select(["username", "role", "created_at"])
-    .orderBy("username")
-    .execute();
-  return rows.map((r) => ({ username: r.username, role: r.role, created_at: Number(r.created_at) }));
-}
-
-/** Removes a user and every session of theirs; false when there was no such user. */
-export async function removeUser(db: Kysely<FleetDatabase>, username: string): Promise<boolean> {
-  return db.transaction().execute(async (tx) => {
-    const user = await tx
-      .selectFrom("users")
-      .select("id")
-      .where("username", "=", username)
-      .executeTakeFirst();
-    if (user === undefined) return false;
-    await tx.deleteFrom("web_sessions").where("user_id", "=", user.id).execute();
-    await tx.deleteFrom("users").where("id", "=", user.id).execute();
-    return true;
-  });
 }
 
 export function tokenId(token: string): string {
@@ -151,31 +141,13 @@ async function throttled(
   now: number,
 ): Promise<number | null> {
   const since = now - THROTTLE_WINDOW_MS;
-  const lastOk = await ctx.db
-    .selectFrom("login_attempts")
-    .select((eb) => eb.fn.max("at").as("at"))
-    .where("username", "=", username)
-    .where("ok", "=", 1)
-    .where("at", ">=", since)
-    .executeTakeFirst();
+  const lastOk = await lastLoginSince(ctx.db, username, since);
   const accountSince = Math.max(
     since,
     lastOk?.at === null || lastOk?.at === undefined ? since : Number(lastOk.at) + 1,
   );
-  const byAccount = await ctx.db
-    .selectFrom("login_attempts")
-    .select("at")
-    .where("username", "=", username)
-    .where("ok", "=", 0)
-    .where("at", ">=", accountSince)
-    .execute();
-  const byAddress = await ctx.db
-    .selectFrom("login_attempts")
-    .select("at")
-    .where("remote", "=", remote)
-    .where("ok", "=", 0)
-    .where("at", ">=", since)
-    .execute();
+  const byAccount = await failedLogins(ctx.db, "username", username, accountSince);
+  const byAddress = await failedLogins(ctx.db, "remote", remote, since);
   const a = retryAfter(
     byAccount.map((r) => Number(r.at)),
     MAX_FAILURES_PER_ACCOUNT,
@@ -202,26 +174,16 @@ export async function login(
 ): Promise<LoginResult> {
   const now = ctx.clock.now();
   const username = usernameIn.slice(0, 64);
-  await ctx.db
-    .deleteFrom("login_attempts")
-    .where("at", "<", now - ATTEMPT_RETENTION_MS)
-    .execute();
+  await purgeLoginAttempts(ctx.db, now - ATTEMPT_RETENTION_MS);
   const wait = await throttled(ctx, username, remote, now);
   if (wait !== null) {
-    await ctx.db.insertInto("login_attempts").values({ username, remote, at: now, ok: 0 }).execute();
+    await recordLoginAttempt(ctx.db, { username, remote, at: now, ok: 0 });
     ctx.logger.warn({ username, remote }, "dashboard login throttled");
     return { kind: "throttled", retryAfterSeconds: wait };
   }
-  const user = await ctx.db
-    .selectFrom("users")
-    .select(["id", "username", "password_hash", "role"])
-    .where("username", "=", username)
-    .executeTakeFirst();
+  const user = await userForLogin(ctx.db, username);
   const ok = await verifyPassword(password.slice(0, 1024), user?.password_hash ?? (await dummy()));
-  await ctx.db
-    .insertInto("login_attempts")
-    .values({ username, remote, at: now, ok: ok && user !== undefined ? 1 : 0 })
-    .execute();
+  await recordLoginAttempt(ctx.db, { username, remote, at: now, ok: ok && user !== undefined ? 1 : 0 });
   if (!ok || user === undefined) {
     ctx.logger.info({ username, remote }, "dashboard login refused");
     return { kind: "refused" };
@@ -234,16 +196,13 @@ export async function login(
     role: user.role,
     csrf: randomBytes(32).toString("base64url"),
   };
-  await ctx.db
-    .insertInto("web_sessions")
-    .values({
-      id: session.id,
-      user_id: user.id,
-      csrf: session.csrf,
-      created_at: now,
-      expires_at: now + SESSION_IDLE_MS,
-    })
-    .execute();
+  await insertWebSession(ctx.db, {
+    id: session.id,
+    user_id: user.id,
+    csrf: session.csrf,
+    created_at: now,
+    expires_at: now + SESSION_IDLE_MS,
+  });
   ctx.logger.info({ username, remote }, "dashboard login");
   return { kind: "ok", token, session };
 }
@@ -253,38 +212,22 @@ export async function sessionOf(ctx: FleetContext, token: string): Promise<Sessi
   if (token.length < 16 || token.length > 128) return null;
   const id = tokenId(token);
   const now = ctx.clock.now();
-  const row = await ctx.db
-    .selectFrom("web_sessions")
-    .innerJoin("users", "users.id", "web_sessions.user_id")
-    .select([
-      "web_sessions.id",
-      "web_sessions.csrf",
-      "web_sessions.expires_at",
-      "users.id as user_id",
-      "users.username",
-      "users.role",
-    ])
-    .where("web_sessions.id", "=", id)
-    .executeTakeFirst();
+  const row = await webSessionOf(ctx.db, id);
   if (row === undefined) return null;
   if (Number(row.expires_at) <= now) {
-    await ctx.db.deleteFrom("web_sessions").where("id", "=", id).execute();
+    await deleteWebSession(ctx.db, id);
     return null;
   }
   // Sliding expiry, written at most once a minute per session.
   if (Number(row.expires_at) - now < SESSION_IDLE_MS - 60_000) {
-    await ctx.db
-      .updateTable("web_sessions")
-      .set({ expires_at: now + SESSION_IDLE_MS })
-      .where("id", "=", id)
-      .execute();
+    await extendWebSession(ctx.db, id, now + SESSION_IDLE_MS);
   }
   return { id, userId: row.user_id, username: row.username, role: row.role, csrf: row.csrf };
 }
 
 export async function logout(ctx: FleetContext, sessionId: string): Promise<void> {
-  await ctx.db.deleteFrom("web_sessions").where("id", "=", sessionId).execute();
-  await ctx.db.deleteFrom("web_sessions").where("expires_at", "<=", ctx.clock.now()).execute();
+  await deleteWebSession(ctx.db, sessionId);
+  await deleteExpiredWebSessions(ctx.db, ctx.clock.now());
 }
 
 /** Constant-time comparison of a submitted CSRF token with the session's. */

@@ -1,6 +1,7 @@
 /**
- * The fleet dashboard as a Fastify plugin: server-rendered pages, a JSON API behind the same session, login
- * and logout, and the managers' enrolment decisions. `registerDashboard` registers everything in its own
+ * The fleet dashboard's shell as a Fastify plugin: login and logout, the session, static assets, and the
+ * scope the features' pages and JSON API are mounted in through `extend` (features.ts: the units' overview,
+ * list and pages with the managers' enrolment decisions, sales, bundles, and the composed server's others). `registerDashboard` registers everything in its own
  * encapsulated context (cookie and form parsing, security headers, the session check), so the unit API
  * registered beside it is untouched.
  *
@@ -13,13 +14,10 @@ import fastifyFormbody from "@fastify/formbody";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { FleetContext } from "../context.js";
 import type { Session } from "./accounts.js";
-import { registerApiRoutes } from "./apiRoutes.js";
 import { registerAuthRoutes } from "./authRoutes.js";
 import { addDashboardHooks } from "./hooks.js";
 import type { DashboardOptions, DashboardScope } from "./options.js";
-import { registerPageRoutes } from "./pageRoutes.js";
 import { messagePage, type PageContext } from "./pages.js";
-import { registerSalesRoutes } from "./salesRoutes.js";
 import { registerStaticRoutes } from "./staticRoutes.js";
 
 export { csvCell } from "./csv.js";
@@ -67,9 +65,6 @@ export async function registerDashboard(
     addDashboardHooks(web, ctx, opts, sessions, sendHtml);
     registerStaticRoutes(web, ctx);
     registerAuthRoutes(web, scope);
-    registerPageRoutes(web, scope);
-    registerSalesRoutes(web, scope);
-    registerApiRoutes(web, ctx);
 
     if (opts.extend !== undefined)
       await opts.extend(web, {

@@ -2,8 +2,8 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { FastifyInstance } from "fastify";
-import { sql } from "kysely";
 import type { FleetContext } from "../context.js";
+import { pingDatabase } from "../db/health.js";
 import { APP_CSS, APP_JS, FAVICON_SVG } from "./assets.js";
 
 const require = createRequire(import.meta.url);
@@ -37,7 +37,7 @@ export function registerStaticRoutes(web: FastifyInstance, ctx: FleetContext): v
 
   web.get("/healthz", async (_req, reply) => {
     try {
-      await sql`select 1`.execute(ctx.db);
+      await pingDatabase(ctx.db);
       return reply.send({ status: "ok" });
     } catch {
       return reply.code(503).send({ status: "database unavailable" });

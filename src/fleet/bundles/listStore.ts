@@ -3,30 +3,9 @@
  * one unit.
  */
 import type { FleetContext } from "../context.js";
+import type { BundleSummary, RolloutRow } from "./rows.js";
 
-export interface RolloutRow {
-  bundleId: string;
-  unitId: string;
-  state: "pending" | "applied" | "rolledBack";
-  reason: string;
-  updatedAt: number;
-}
-
-export interface BundleSummary {
-  id: string;
-  kind: "config" | "release";
-  version: string;
-  targets: string[];
-  expiresAt: number | null;
-  sha256: string;
-  size: number;
-  uploadedBy: string;
-  uploadedAt: number;
-  /** Whether the fleet checked its signature against its bundle keys at upload. */
-  verified: boolean;
-  counts: { pending: number; applied: number; rolledBack: number };
-  rollouts: RolloutRow[];
-}
+export type { BundleSummary, RolloutRow };
 
 function parseTargets(text: string): string[] {
   try {

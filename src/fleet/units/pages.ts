@@ -1,15 +1,22 @@
-/** The unit and bundle pages, and the managers' approve/revoke decisions on units. */
+/**
+ * The units' dashboard pages (the overview, the units list, one unit), their JSON (`/api/v1/overview`,
+ * `/api/v1/units`, `/api/v1/units/:id`), and the managers' approve/revoke decisions on units.
+ */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
-import { approveUnit, revokeUnit } from "../units/index.js";
-import type { DashboardScope } from "./options.js";
-import { bundlesPage, messagePage, overviewPage, unitPage, unitsPage } from "./pages.js";
-import { listBundles, listUnits, overview, unitDetail } from "./queries.js";
+import type { FleetContext } from "../context.js";
+import { apiError, type DashboardTools } from "../web/index.js";
+import { exactJson } from "../web/json.js";
+import { messagePage } from "../web/pages.js";
+import { unitDetail } from "./detailStore.js";
+import { overview } from "./overviewStore.js";
+import { approveUnit, listUnits, revokeUnit } from "./store.js";
+import { overviewPage, unitPage, unitsPage } from "./views.js";
 
 export const UnitParams = z.object({ id: z.string().min(1).max(200) });
 
-export function registerPageRoutes(web: FastifyInstance, scope: DashboardScope): void {
-  const { ctx, sendHtml, session, pageContext: pc } = scope;
+export function mountUnitPages(web: FastifyInstance, ctx: FleetContext, t: DashboardTools): void {
+  const { sendHtml, session, pageContext: pc } = t;
 
   const decide = (action: "approve" | "revoke") => async (req: FastifyRequest, reply: FastifyReply) => {
     const s = session(req);
@@ -43,5 +50,14 @@ export function registerPageRoutes(web: FastifyInstance, scope: DashboardScope):
     return sendHtml(reply, unitPage(pc(req), d));
   });
 
-  web.get("/bundles", async (req, reply) => sendHtml(reply, bundlesPage(pc(req), await listBundles(ctx))));
+  web.get("/api/v1/overview", async (_req, reply) =>
+    reply.type("application/json; charset=utf-8").send(exactJson(await overview(ctx))),
+  );
+  web.get("/api/v1/units", async () => ({ units: await listUnits(ctx) }));
+  web.get("/api/v1/units/:id", async (req, reply) => {
+    const p = UnitParams.safeParse(req.params);
+    const d = p.success ? await unitDetail(ctx, p.data.id) : null;
+    if (d === null) return apiError(reply, 404, "not_found", "no such unit");
+    return reply.type("application/json; charset=utf-8").send(exactJson(d));
+  });
 }

@@ -5,23 +5,12 @@
  * an INTEGER) loses cents. Counts are read through Number().
  */
 import { sql } from "kysely";
+import { currencyDecimals } from "../../core/money.js";
 import type { FleetContext } from "../context.js";
-import { dayOf } from "../context.js";
-import { addDays, currencyDecimals, daysBetween } from "./queryDays.js";
+import { addDays, dayOf, daysBetween } from "../context.js";
+import type { DailySeries, SalesFilter, SalesGroup, SalesRow, Totals } from "./rows.js";
 
-export interface Totals {
-  currency: string;
-  /** Sessions that captured money. */
-  sales: number;
-  sessions: number;
-  /** Minor units, exact (BigInt). */
-  captured: bigint;
-  refunded: bigint;
-  /** captured − refunded. */
-  net: bigint;
-  vendsOk: number;
-  vendsFailed: number;
-}
+export type { DailySeries, SalesFilter, SalesGroup, SalesRow, Totals };
 
 function totalsColumns() {
   return [
@@ -60,12 +49,6 @@ function toTotals(r: TotalsRow): Totals {
   };
 }
 
-export interface SalesFilter {
-  from: string;
-  to: string;
-  unit?: string | undefined;
-}
-
 export async function totals(ctx: FleetContext, f: SalesFilter): Promise<Totals[]> {
   let q = ctx.db
     .selectFrom("sales")
@@ -75,13 +58,6 @@ export async function totals(ctx: FleetContext, f: SalesFilter): Promise<Totals[
   if (f.unit !== undefined) q = q.where("unit_id", "=", f.unit);
   const rows = await q.groupBy("currency").orderBy("currency").execute();
   return rows.map(toTotals);
-}
-
-export type SalesGroup = "day" | "unit" | "item";
-
-export interface SalesRow extends Totals {
-  /** The day, unit id or item number (as text) of the group. */
-  key: string;
 }
 
 export async function salesBy(ctx: FleetContext, f: SalesFilter, group: SalesGroup): Promise<SalesRow[]> {
@@ -94,12 +70,6 @@ export async function salesBy(ctx: FleetContext, f: SalesFilter, group: SalesGro
   if (f.unit !== undefined) q = q.where("unit_id", "=", f.unit);
   const rows = await q.groupBy([col, "currency"]).orderBy(col).orderBy("currency").execute();
   return rows.map((r) => ({ ...toTotals(r), key: String(r.key) }));
-}
-
-/** Net sales per day and currency over `days` days ending today, zero-filled: what the charts draw. */
-export interface DailySeries {
-  days: string[];
-  series: { currency: string; decimals: number; net: number[]; sales: number[] }[];
 }
 
 export async function dailySeries(ctx: FleetContext, days: number, unit?: string): Promise<DailySeries> {

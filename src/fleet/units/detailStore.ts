@@ -2,43 +2,14 @@
  * One unit's detail page data: its summary and last heartbeat, 30-day chart and totals, recent vends,
  * faults, version events and bundles.
  */
+
+import { listBundles } from "../bundles/index.js";
 import type { FleetContext } from "../context.js";
-import { type BundleSummary, listBundles } from "./bundleQueries.js";
-import { type DailySeries, dailySeries, type Totals, totals } from "./salesQueries.js";
-import { listUnits, type UnitSummary } from "./unitQueries.js";
+import { dailySeries, totals } from "../sales/index.js";
+import type { UnitDetail, UnitEventRow, Vend } from "./rows.js";
+import { listUnits } from "./store.js";
 
-export interface Vend {
-  sessionId: string;
-  orderId: string;
-  paymentId: string | null;
-  item: number;
-  price: number;
-  result: string;
-  captured: number;
-  refunded: number;
-  currency: string;
-  vendsOk: number;
-  vendsFailed: number;
-  closedAt: number;
-}
-
-export interface UnitEventRow {
-  seq: number;
-  at: number;
-  kind: string;
-  data: unknown;
-}
-
-export interface UnitDetail {
-  unit: UnitSummary;
-  heartbeat: unknown;
-  chart: DailySeries;
-  totals30: Totals[];
-  recentVends: Vend[];
-  faults: UnitEventRow[];
-  versions: UnitEventRow[];
-  bundles: BundleSummary[];
-}
+export type { UnitDetail, UnitEventRow, Vend };
 
 function parseJson(text: string | null): unknown {
   if (text === null) return null;

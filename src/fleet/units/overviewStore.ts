@@ -4,35 +4,14 @@
  */
 
 import { alertCounts, alertsDb } from "../alerts/index.js";
+import { listBundles } from "../bundles/index.js";
 import type { FleetContext } from "../context.js";
-import { dayOf } from "../context.js";
-import { type BundleSummary, listBundles } from "./bundleQueries.js";
-import { weekStart } from "./queryDays.js";
-import { type DailySeries, dailySeries, type Totals, totals } from "./salesQueries.js";
-import { listUnits, type UnitSummary } from "./unitQueries.js";
+import { dayOf, weekStart } from "../context.js";
+import { dailySeries, totals } from "../sales/index.js";
+import type { Overview } from "./rows.js";
+import { listUnits } from "./store.js";
 
-export interface Overview {
-  now: number;
-  today: string;
-  weekFrom: string;
-  units: {
-    total: number;
-    online: number;
-    offline: number;
-    stopped: number;
-    pending: number;
-    revoked: number;
-  };
-  offline: UnitSummary[];
-  attention: UnitSummary[];
-  pending: UnitSummary[];
-  todayTotals: Totals[];
-  weekTotals: Totals[];
-  bundles: BundleSummary[];
-  chart: DailySeries;
-  /** Alerts (issue 37): open (unacknowledged), acknowledged, deliveries that failed or are retried. */
-  alerts: { open: number; acknowledged: number; failedDeliveries: number };
-}
+export type { Overview };
 
 export async function overview(ctx: FleetContext, chartDays = 14): Promise<Overview> {
   const now = ctx.clock.now();

@@ -1,12 +1,15 @@
-/** The sales page and its CSV export, filtered by days, unit and grouping. */
+/** The sales page, its CSV export and its JSON (`/api/v1/sales`), filtered by days, unit and grouping. */
 import type { FastifyInstance } from "fastify";
 import { dayRefusal, rangeRefusal } from "../../core/days.js";
 import type { FleetContext } from "../context.js";
-import { dayOf } from "../context.js";
-import { csvCell } from "./csv.js";
-import type { DashboardScope } from "./options.js";
-import { messagePage, money, salesPage } from "./pages.js";
-import { addDays, listUnits, type SalesGroup, salesBy, totals } from "./queries.js";
+import { addDays, dayOf } from "../context.js";
+import { listUnits } from "../units/index.js";
+import { csvCell } from "../web/csv.js";
+import { apiError, type DashboardTools } from "../web/index.js";
+import { exactJson } from "../web/json.js";
+import { messagePage, money } from "../web/pages.js";
+import { type SalesGroup, salesBy, totals } from "./store.js";
+import { salesPage } from "./views.js";
 
 const GROUPS = ["day", "unit", "item"] as const;
 
@@ -43,8 +46,8 @@ export function salesFilter(
   return { from, to, unit, group: (group ?? "day") as SalesGroup };
 }
 
-export function registerSalesRoutes(web: FastifyInstance, scope: DashboardScope): void {
-  const { ctx, sendHtml, pageContext: pc } = scope;
+export function mountSalesPages(web: FastifyInstance, ctx: FleetContext, t: DashboardTools): void {
+  const { sendHtml, pageContext: pc } = t;
 
   web.get("/sales", async (req, reply) => {
     const f = salesFilter(ctx, req.query);
@@ -97,5 +100,19 @@ export function registerSalesRoutes(web: FastifyInstance, scope: DashboardScope)
       .type("text/csv; charset=utf-8")
       .header("content-disposition", `attachment; filename="${name}"`)
       .send(`${lines.join("\r\n")}\r\n`);
+  });
+
+  web.get("/api/v1/sales", async (req, reply) => {
+    const f = salesFilter(ctx, req.query);
+    if ("refusal" in f) return apiError(reply, 400, "bad_request", f.refusal);
+    const body = {
+      from: f.from,
+      to: f.to,
+      unit: f.unit ?? null,
+      group: f.group,
+      rows: await salesBy(ctx, f, f.group),
+    };
+    // Money as exact JSON integers (issue 30): BigInt written as its digits, never through a double.
+    return reply.type("application/json; charset=utf-8").send(exactJson(body));
   });
 }

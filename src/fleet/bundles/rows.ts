@@ -1,0 +1,25 @@
+/** The shapes of the bundle list the dashboard reads (listStore.ts reads it, views.ts renders it). */
+
+export interface RolloutRow {
+  bundleId: string;
+  unitId: string;
+  state: "pending" | "applied" | "rolledBack";
+  reason: string;
+  updatedAt: number;
+}
+
+export interface BundleSummary {
+  id: string;
+  kind: "config" | "release";
+  version: string;
+  targets: string[];
+  expiresAt: number | null;
+  sha256: string;
+  size: number;
+  uploadedBy: string;
+  uploadedAt: number;
+  /** Whether the fleet checked its signature against its bundle keys at upload. */
+  verified: boolean;
+  counts: { pending: number; applied: number; rolledBack: number };
+  rollouts: RolloutRow[];
+}
