@@ -5,6 +5,7 @@ import {
   type Allowed,
   checkFleetSql,
   checkLayers,
+  fleetFeatureCycles,
   readSources,
   testOnlyMatcher,
   type Violation,
@@ -57,6 +58,24 @@ describe("the dependency rule (README, Architecture)", () => {
     const { violations, staleAllowed } = checkFleetSql(files, SQL_ALLOWED, testOnly);
     expect(violations.map((v) => `${v.file}: ${v.call} outside a store`)).toEqual([]);
     expect(staleAllowed.map((f) => `${f} holds no SQL any more: remove it from SQL_ALLOWED`)).toEqual([]);
+  });
+
+  it("has no circle between fleet features", () => {
+    expect(fleetFeatureCycles(readSources(ROOT, ["src"]), testOnly)).toEqual([]);
+  });
+
+  it("refuses a circle between fleet features, direct or through a third", () => {
+    const two = new Map([
+      ["src/fleet/units/overviewStore.ts", 'import { totals } from "../sales/index.js";'],
+      ["src/fleet/sales/routes.ts", 'import { listUnits } from "../units/index.js";'],
+    ]);
+    expect(fleetFeatureCycles(two, testOnly)).toEqual(["sales -> units -> sales"]);
+    const three = new Map([
+      ["src/fleet/invoices/cycle.ts", 'import { members } from "../plans/index.js";'],
+      ["src/fleet/plans/routes.ts", 'import type { Company } from "../companies/index.js";'],
+      ["src/fleet/companies/views.ts", 'import type { Invoice } from "../invoices/index.js";'],
+    ]);
+    expect(fleetFeatureCycles(three, testOnly)).toEqual(["companies -> invoices -> plans -> companies"]);
   });
 
   // SQL outside a store, each as a one-line file: the rule must refuse every one.

@@ -339,3 +339,40 @@ export function checkFleetSql(
   }
   return { violations, staleAllowed: allowed.filter((f) => !used.has(f)) };
 }
+
+/**
+ * The circles between fleet features (a feature imports another, which imports it back, directly or through
+ * others), each as `a -> b -> a`; none may exist, so each feature can be read and changed from the bottom up.
+ */
+export function fleetFeatureCycles(
+  files: ReadonlyMap<string, string>,
+  exempt: (file: string) => boolean,
+): string[] {
+  const uses = new Map<string, Set<string>>();
+  for (const [file, source] of files) {
+    if (exempt(file)) continue;
+    const a = fleetFeatureOf(file);
+    if (a === null) continue;
+    for (const edge of importsOf(file, source)) {
+      const b = fleetFeatureOf(edge.to);
+      if (b === null || b === a) continue;
+      const set = uses.get(a) ?? new Set<string>();
+      set.add(b);
+      uses.set(a, set);
+    }
+  }
+  const cycles: string[] = [];
+  const seen = new Set<string>();
+  const walk = (node: string, path: string[]) => {
+    for (const next of uses.get(node) ?? []) {
+      const at = path.indexOf(next);
+      if (at >= 0) {
+        const cycle = [...path.slice(at), next].join(" -> ");
+        if (!seen.has(cycle) && path[at] === [...path.slice(at)].sort()[0]) cycles.push(cycle);
+        seen.add(cycle);
+      } else walk(next, [...path, next]);
+    }
+  };
+  for (const start of [...uses.keys()].sort()) walk(start, [start]);
+  return cycles;
+}

@@ -3,12 +3,11 @@ import type { FastifyInstance } from "fastify";
 import { dayRefusal, rangeRefusal } from "../../core/days.js";
 import type { FleetContext } from "../context.js";
 import { addDays, dayOf } from "../context.js";
-import { listUnits } from "../units/index.js";
 import { csvCell } from "../web/csv.js";
 import { apiError, type DashboardTools } from "../web/index.js";
 import { exactJson } from "../web/json.js";
 import { messagePage, money } from "../web/pages.js";
-import { type SalesGroup, salesBy, totals } from "./store.js";
+import { type SalesGroup, salesBy, totals, unitChoices } from "./store.js";
 import { salesPage } from "./views.js";
 
 const GROUPS = ["day", "unit", "item"] as const;
@@ -56,7 +55,7 @@ export function mountSalesPages(web: FastifyInstance, ctx: FleetContext, t: Dash
       reply,
       salesPage(pc(req), {
         ...f,
-        units: await listUnits(ctx),
+        units: await unitChoices(ctx),
         byDay: await salesBy(ctx, f, "day"),
         byUnit: await salesBy(ctx, f, "unit"),
         byItem: await salesBy(ctx, f, "item"),

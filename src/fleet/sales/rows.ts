@@ -32,3 +32,9 @@ export interface DailySeries {
   days: string[];
   series: { currency: string; decimals: number; net: number[]; sales: number[] }[];
 }
+
+/** A unit as the sales page's filter shows it. */
+export interface UnitChoice {
+  id: string;
+  label: string;
+}

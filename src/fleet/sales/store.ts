@@ -8,7 +8,7 @@ import { sql } from "kysely";
 import { currencyDecimals } from "../../core/money.js";
 import type { FleetContext } from "../context.js";
 import { addDays, dayOf, daysBetween } from "../context.js";
-import type { DailySeries, SalesFilter, SalesGroup, SalesRow, Totals } from "./rows.js";
+import type { DailySeries, SalesFilter, SalesGroup, SalesRow, Totals, UnitChoice } from "./rows.js";
 
 export type { DailySeries, SalesFilter, SalesGroup, SalesRow, Totals };
 
@@ -91,4 +91,9 @@ export async function dailySeries(ctx: FleetContext, days: number, unit?: string
       };
     }),
   };
+}
+
+/** The units the sales page's filter offers (id and label, by id): the units table read here, not through units/. */
+export async function unitChoices(ctx: FleetContext): Promise<UnitChoice[]> {
+  return ctx.db.selectFrom("units").select(["id", "label"]).orderBy("id").execute();
 }

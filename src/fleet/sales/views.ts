@@ -1,8 +1,7 @@
 /** The sales page (filter, totals, per day, unit and item, CSV links) in the shell's layout. */
-import type { UnitSummary } from "../units/index.js";
 import { type Html, html, raw } from "../web/html.js";
 import { layout, money, type PageContext, unitHref } from "../web/pages.js";
-import type { SalesRow, Totals } from "./rows.js";
+import type { SalesRow, Totals, UnitChoice } from "./rows.js";
 
 /** Totals per currency as a table (the sales page, the overview and a unit's page), or `empty` if none. */
 export function totalsTable(rows: readonly Totals[], empty: string): Html {
@@ -22,7 +21,7 @@ export interface SalesView {
   from: string;
   to: string;
   unit: string | undefined;
-  units: readonly UnitSummary[];
+  units: readonly UnitChoice[];
   byDay: readonly SalesRow[];
   byUnit: readonly SalesRow[];
   byItem: readonly SalesRow[];
