@@ -5,8 +5,6 @@
  */
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { countersOf } from "../../drivers/dex/counters.js";
-import { parseEvaDts } from "../../drivers/dex/evadts.js";
 import { DEFAULT_SELECTIONS } from "../../drivers/dex/simulator/index.js";
 import { DexMachine } from "../../drivers/dex/simulator/machine.js";
 import { ManualClock } from "../../src/core/clock.js";
@@ -15,6 +13,7 @@ import type { FleetContext } from "../../src/fleet/context.js";
 import { ingestBatch } from "../../src/fleet/ingest/store.js";
 import type { NewDexRead } from "../../src/journal/dexStore.js";
 import { openSqliteJournal } from "../../src/journal/sqlite.js";
+import { machineRead } from "../support/dex.js";
 import { fleetContext } from "../support/fleet.js";
 import { postgresAndDir } from "../support/postgres.js";
 
@@ -29,24 +28,7 @@ function journaledReads(): UnitEvent[] {
     serial: "SIM000000001",
     selections: DEFAULT_SELECTIONS,
   });
-  const read = (readId: string, at: number): NewDexRead => {
-    const raw = machine.auditFile(new Date(at));
-    machine.readCompleted();
-    const report = parseEvaDts(raw);
-    return {
-      readId,
-      at,
-      trigger: "schedule",
-      outcome: "ok",
-      role: "master",
-      attempts: 1,
-      raw,
-      counters: countersOf(report),
-      g85: report.check.g85,
-      warnings: 0,
-      error: null,
-    };
-  };
+  const read = (readId: string, at: number): NewDexRead => machineRead(machine, readId, at);
   machine.vend("11", "DA");
   expect(j.recordDexRead(read("read-1", T0))).toBe(true);
   machine.vend("12", "DA");

@@ -6,8 +6,6 @@
  */
 import pino from "pino";
 import { describe, expect, it } from "vitest";
-import { countersOf } from "../../drivers/dex/counters.js";
-import { parseEvaDts } from "../../drivers/dex/evadts.js";
 import { DexMachine } from "../../drivers/dex/simulator/machine.js";
 import { ManualClock } from "../../src/core/clock.js";
 import { DexReads } from "../../src/daemon/dexReads.js";
@@ -16,6 +14,7 @@ import { renderDexPage } from "../../src/fleet/dex/views.js";
 import { createFleetApp } from "../../src/fleet/server.js";
 import { approveUnit } from "../../src/fleet/units/index.js";
 import { openSqliteJournal } from "../../src/journal/sqlite.js";
+import { machineRead } from "../support/dex.js";
 import { fleetContext, send, simUnit } from "../support/fleet.js";
 import { postgresAndDir } from "../support/postgres.js";
 
@@ -30,22 +29,7 @@ describe("a machine's push of events", () => {
     const machine = new DexMachine({ commId: "SIM0000001", serial: "SIM000000001", selections: [] });
     const read = (readId: string, hhmm: string) => {
       clock.advance(at(hhmm) - clock.now());
-      const raw = machine.auditFile(new Date(clock.now()));
-      machine.readCompleted();
-      const report = parseEvaDts(raw);
-      j.recordDexRead({
-        readId,
-        at: clock.now(),
-        trigger: "schedule",
-        outcome: "ok",
-        role: "master",
-        attempts: 1,
-        raw,
-        counters: countersOf(report),
-        g85: report.check.g85,
-        warnings: 0,
-        error: null,
-      });
+      j.recordDexRead(machineRead(machine, readId, clock.now()));
     };
     const reads = new DexReads({
       config: {

@@ -11,8 +11,6 @@ import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { countersOf } from "../../drivers/dex/counters.js";
-import { parseEvaDts } from "../../drivers/dex/evadts.js";
 import { DEFAULT_SELECTIONS } from "../../drivers/dex/simulator/index.js";
 import { DexMachine } from "../../drivers/dex/simulator/machine.js";
 import { ManualClock } from "../../src/core/clock.js";
@@ -25,6 +23,7 @@ import { createFleetApp } from "../../src/fleet/server.js";
 import { approveUnit } from "../../src/fleet/units/index.js";
 import { openSqliteJournal } from "../../src/journal/sqlite.js";
 import type { ReportLine } from "../../src/payment/reporting/client.js";
+import { machineRead } from "../support/dex.js";
 import { fleetContext, send, simUnit } from "../support/fleet.js";
 import { journalSale } from "../support/journalSales.js";
 import { postgresAndDir } from "../support/postgres.js";
@@ -54,22 +53,7 @@ function simulatedDay(unitId: string, c: Case): UnitEvent[] {
   });
   const read = (readId: string, hhmm: string) => {
     clock.advance(at(hhmm) - clock.now());
-    const raw = machine.auditFile(new Date(clock.now()));
-    machine.readCompleted();
-    const report = parseEvaDts(raw);
-    j.recordDexRead({
-      readId,
-      at: clock.now(),
-      trigger: "schedule",
-      outcome: "ok",
-      role: "master",
-      attempts: 1,
-      raw,
-      counters: countersOf(report),
-      g85: report.check.g85,
-      warnings: 0,
-      error: null,
-    });
+    j.recordDexRead(machineRead(machine, readId, clock.now()));
   };
   read("read-0200", "02:00");
   const sels = ["11", "12", "13", "11", "12", "11", "13", "12"];
