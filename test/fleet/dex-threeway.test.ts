@@ -16,7 +16,7 @@ import { DexMachine } from "../../drivers/dex/simulator/machine.js";
 import { ManualClock } from "../../src/core/clock.js";
 import type { UnitEvent } from "../../src/core/fleetWire.js";
 import { loadDexReport } from "../../src/fleet/dex/load.js";
-import { dexRows } from "../../src/fleet/dex/output.js";
+import { dexRows, dexTable } from "../../src/fleet/dex/output.js";
 import { reconcile } from "../../src/fleet/reconcile/match.js";
 import { saveRun } from "../../src/fleet/reconcile/run.js";
 import { createFleetApp } from "../../src/fleet/server.js";
@@ -153,6 +153,8 @@ describe("three-way DEX reconciliation over a simulated day", () => {
     expect(
       rows.map((r) => [r.unit, r.class, r.dexCount, r.dexValue, r.journalCount, r.serviceValue]),
     ).toEqual([["vm-dex1", "matched", 8, 1660, 8, 1660]]);
+    expect(rows[0]?.note).toBe("machine, unit and service agree");
+    expect(dexTable(report, rows)).toContain("(UTC): machine, units and payment service agree\n");
     expect(report.units[0]?.windows[0]?.products.find((p) => p.selection === "11")).toMatchObject({
       count: 8,
       value: 1200,
@@ -197,6 +199,13 @@ describe("three-way DEX reconciliation over a simulated day", () => {
     expect(report.clean).toBe(true);
     expect(report.units[0]?.uncoveredDays).toEqual([DAY]);
     expect(rows.map((r) => [r.class, r.serviceValue])).toEqual([["matched", null]]);
-    expect(rows[0]?.note).toContain(`service not compared: no reconciliation run for ${DAY}`);
+    expect(rows[0]?.note).toBe(
+      `machine and unit agree (service not compared: no reconciliation run for ${DAY})`,
+    );
+    // The table and the page claim no agreement of a service they did not compare.
+    expect(dexTable(report, rows)).toContain(
+      "machine and units agree; the payment service not compared (no settlement run for some days)",
+    );
+    expect(dexTable(report, rows)).not.toContain("service agree");
   }, 60_000);
 });

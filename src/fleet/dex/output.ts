@@ -59,7 +59,7 @@ export function dexRows(r: DexReport): DexRow[] {
           honest: true,
           count: 0,
           amount: 0,
-          note: `machine, unit and service agree${serviceNote}`,
+          note: compared ? "machine, unit and service agree" : `machine and unit agree${serviceNote}`,
         });
       for (const f of w.findings)
         rows.push({
@@ -103,14 +103,20 @@ export function dexCsv(rows: readonly DexRow[]): string {
 
 const money = (m: Minor | null) => (m === null ? "-" : formatSignedAmount(m));
 
+/**
+ * What a clean report may claim: the service too only where every unit's days have a settlement run
+ * (a day without one leaves the service's side out, and the report must not say it agrees).
+ */
+export function cleanVerdict(r: DexReport): string {
+  return r.units.every((u) => u.uncoveredDays.length === 0)
+    ? "machine, units and payment service agree"
+    : "machine and units agree; the payment service not compared (no settlement run for some days)";
+}
+
 /** A plain-text table: a head line, then one line per row. */
 export function dexTable(r: DexReport, rows: readonly DexRow[]): string {
   const head = `DEX three-way ${r.from}..${r.to} (${r.timeZone}): ${
-    r.units.length === 0
-      ? "no DEX reads in the period"
-      : r.clean
-        ? "machine, units and service agree"
-        : "DIFFERENCES"
+    r.units.length === 0 ? "no DEX reads in the period" : r.clean ? cleanVerdict(r) : "DIFFERENCES"
   }\n`;
   const lines = rows.map(
     (x) =>

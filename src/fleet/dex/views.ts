@@ -6,7 +6,7 @@
 import { formatSignedAmount, type Minor } from "../../core/money.js";
 import { type Html, html } from "../web/html.js";
 import type { DexReport } from "./load.js";
-import { type DexRow, dexRows } from "./output.js";
+import { cleanVerdict, type DexRow, dexRows } from "./output.js";
 
 const money = (m: Minor | null): string => (m === null ? "–" : formatSignedAmount(m));
 
@@ -57,7 +57,7 @@ ${form}`;
 first window. The service's side comes from the settlement runs (<code>vendd fleet reconcile</code>). See docs/dex.md.</p></div>`;
   const rows = dexRows(report);
   return html`${head}
-<p>${report.clean ? html`<span class="ok">machine, units and payment service agree</span>` : html`<span class="bad">differences</span>`} · time zone ${report.timeZone} · <a href="${base}.csv?${q}">CSV</a></p>
+<p>${report.clean ? html`<span class="ok">${cleanVerdict(report)}</span>` : html`<span class="bad">differences</span>`} · time zone ${report.timeZone} · <a href="${base}.csv?${q}">CSV</a></p>
 <table class="dex-windows"><thead><tr><th>unit</th><th>window</th><th>class</th><th>vends</th><th>amount</th><th>currency</th><th>machine (DA2)</th><th>unit</th><th>service</th><th>note</th></tr></thead><tbody>
 ${rows.map(rowHtml)}
 </tbody></table>
