@@ -3,16 +3,13 @@
  * VMC-side simulator answers; the technician console's `dex last` and `dex read` over a real PTY; the read
  * journaled with its raw file; the machine's since-init counters untouched.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type DexSimulator, startDexSimulator } from "../../drivers/dex/simulator/index.js";
 import { hashPin } from "../../src/core/pin.js";
-import { type Emulator, startEmulator } from "../../src/emulator/index.js";
-import { CANARY_PIN, CANARY_SECRET, PtyConsole, Supervised, writeUnit } from "../support/console.js";
-import { HAVE_SOCAT, requireBuiltCli } from "../support/daemon.js";
+import { CANARY_PIN, PtyConsole } from "../support/console.js";
+import { HAVE_SOCAT } from "../support/daemon.js";
+import { unitWithDex as startUnitWithDex } from "../support/dexUnit.js";
 
 let pinHash: string;
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -23,38 +20,8 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c().catch(() => {});
 });
 
-async function unitWithDex(silent = false): Promise<{
-  dir: string;
-  sim: DexSimulator;
-  socket: string;
-  daemon: Supervised;
-}> {
-  requireBuiltCli();
-  const dir = mkdtempSync(join(tmpdir(), "vendd-dex-console-"));
-  cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
-  const sim = await startDexSimulator({ linkPath: join(dir, "dex") });
-  cleanups.push(() => sim.close());
-  sim.vmd.faults.silent = silent;
-  const emu: Emulator = await startEmulator({
-    pollDelayMs: 50,
-    seed: { integrators: [{ clientId: "console-client", clientSecret: CANARY_SECRET }] },
-  });
-  cleanups.push(() => emu.close());
-  const files = writeUnit(dir, emu, pinHash, [
-    "dex:",
-    "  enabled: true",
-    `  device: ${sim.devicePath}`,
-    "  quietSeconds: 1",
-    "  attempts: 1",
-  ]);
-  const daemon = new Supervised(
-    ["run", "--config", files.config, "--secrets", files.secrets],
-    join(dir, "daemon.pid"),
-  );
-  cleanups.push(() => daemon.stop());
-  await daemon.waitRuns(1, silent ? "DEX read missed" : "unit in service");
-  return { dir, sim, socket: join(dir, "control.sock"), daemon };
-}
+const unitWithDex = (silent = false) =>
+  startUnitWithDex(cleanups, pinHash, { silent, prefix: "vendd-dex-console-" });
 
 describe.skipIf(!HAVE_SOCAT)("DEX reads from the technician console", () => {
   it("dex last, dex read: the read is journaled with its raw file and nothing in the machine resets", async () => {

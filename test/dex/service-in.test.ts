@@ -5,15 +5,11 @@
  * technician takes the unit out and back in service over the console's PTY; the unit stays out of service
  * ("Reading machine audit") until the read ends, and only then comes back.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startDexSimulator } from "../../drivers/dex/simulator/index.js";
 import { hashPin } from "../../src/core/pin.js";
-import { startEmulator } from "../../src/emulator/index.js";
-import { CANARY_PIN, CANARY_SECRET, PtyConsole, Supervised, writeUnit } from "../support/console.js";
-import { HAVE_SOCAT, requireBuiltCli } from "../support/daemon.js";
+import { CANARY_PIN, PtyConsole } from "../support/console.js";
+import { HAVE_SOCAT } from "../support/daemon.js";
+import { unitWithDex } from "../support/dexUnit.js";
 
 let pinHash: string;
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -41,34 +37,14 @@ function messages(out: string): string[] {
 
 describe.skipIf(!HAVE_SOCAT)("service in during a DEX read", () => {
   it("keeps the unit out of service until the read ends", async () => {
-    requireBuiltCli();
-    const dir = mkdtempSync(join(tmpdir(), "vendd-dex-service-"));
-    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
-    const sim = await startDexSimulator({ linkPath: join(dir, "dex") });
-    cleanups.push(() => sim.close());
-    sim.vmd.faults.silent = true;
-    const emu = await startEmulator({
-      pollDelayMs: 50,
-      seed: { integrators: [{ clientId: "console-client", clientSecret: CANARY_SECRET }] },
-    });
-    cleanups.push(() => emu.close());
     // three session attempts with backoff against a silent machine: the read runs for about ten seconds
-    const files = writeUnit(dir, emu, pinHash, [
-      "dex:",
-      "  enabled: true",
-      `  device: ${sim.devicePath}`,
-      "  quietSeconds: 1",
-      "  attempts: 3",
-    ]);
-    const daemon = new Supervised(
-      ["run", "--config", files.config, "--secrets", files.secrets],
-      join(dir, "daemon.pid"),
-    );
-    cleanups.push(() => daemon.stop());
-    // a fresh unit reads at start (its baseline): the read is running once the machine ignores an ENQ
-    await daemon.waitRuns(1, "DEX read missed");
+    const { sim, socket, daemon } = await unitWithDex(cleanups, pinHash, {
+      silent: true,
+      attempts: 3,
+      prefix: "vendd-dex-service-",
+    });
     await expect.poll(() => sim.vmd.stats.enqIgnored, { timeout: 20_000 }).toBeGreaterThan(0);
-    const c = PtyConsole.start(join(dir, "control.sock"), 300);
+    const c = PtyConsole.start(socket, 300);
     cleanups.push(() => c.stop("SIGKILL"));
     await c.waitFor("PIN or badge: ");
     await c.line(CANARY_PIN, /logged in[\s\S]*vendd> /);
