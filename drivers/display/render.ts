@@ -29,28 +29,60 @@ export interface RenderOptions {
  * columns) and overflow a 20-row screen.
  */
 export function renderScreen(screen: Screen, opts: RenderOptions): string[] {
-  const money = (amount: Minor, currency: string) => `${formatAmount(amount, opts.decimals)} ${currency}`;
+  const p = screenParts(screen, opts.decimals);
+  return compose(opts, p.head, p.paragraphs, p.qr, p.caption);
+}
+
+/** A screen's words and QR payload, shared by the text (renderScreen) and the pixel (bitmap.ts) layouts. */
+export interface ScreenParts {
+  /** Row 1: what to do or what happens, with the amount where there is one. */
+  head: string | null;
+  /** Message paragraphs, shortened to fit. */
+  paragraphs: string[];
+  /** The text of the QR code (the check-in URI, pos-v10 §15), or null. */
+  qr: string | null;
+  /** The call to action under the QR code (only with a QR code). */
+  caption: string | null;
+}
+
+/**
+ * The words of one screen in customer language (never an internal state name).
+ * @throws when an amount is not a valid minor-unit integer (formatAmount).
+ */
+export function screenParts(screen: Screen, decimals: number): ScreenParts {
+  const money = (amount: Minor, currency: string) => `${formatAmount(amount, decimals)} ${currency}`;
+  const parts = (
+    head: string | null,
+    paragraphs: string[],
+    qr: string | null = null,
+    caption: string | null = null,
+  ) => ({
+    head,
+    paragraphs,
+    qr,
+    caption: qr === null ? null : caption,
+  });
   switch (screen.kind) {
     case "idle":
-      return compose(opts, null, [screen.message], screen.checkinUri, "Scan to check in");
+      return parts(null, [screen.message], screen.checkinUri, "Scan to check in");
     case "connecting":
-      return compose(opts, payHead(screen, money), ["Getting your payment ready, one moment"]);
+      return parts(payHead(screen, money), ["Getting your payment ready, one moment"]);
     case "pay":
-      return compose(opts, payHead(screen, money), [], screen.checkinUri, "Scan with the app to pay");
+      return parts(payHead(screen, money), [], screen.checkinUri, "Scan with the app to pay");
     case "approveInApp":
-      return compose(opts, "Approve in the app", [money(screen.amount, screen.currency)]);
+      return parts("Approve in the app", [money(screen.amount, screen.currency)]);
     case "vending":
-      return compose(opts, "Vending, please wait", [money(screen.amount, screen.currency)]);
+      return parts("Vending, please wait", [money(screen.amount, screen.currency)]);
     case "session":
-      return compose(opts, `${money(screen.available, screen.currency)} available`, [
+      return parts(`${money(screen.available, screen.currency)} available`, [
         "Choose your products on the machine",
       ]);
     case "thankYou":
-      return compose(opts, "Thank you!", [`Paid ${money(screen.amount, screen.currency)}`]);
+      return parts("Thank you!", [`Paid ${money(screen.amount, screen.currency)}`]);
     case "cancelled":
-      return compose(opts, "Payment cancelled", [screen.reason]);
+      return parts("Payment cancelled", [screen.reason]);
     case "outOfService":
-      return compose(opts, "Out of service", [screen.reason]);
+      return parts("Out of service", [screen.reason]);
   }
 }
 
@@ -80,7 +112,8 @@ function compose(
   return rows.length > opts.height && tail.length > 0 ? rows.slice(0, -1) : rows;
 }
 
-function ellipsis(row: string, width: number): string {
+/** `row` ending in `…`, cut so that it stays within `width` characters. */
+export function ellipsis(row: string, width: number): string {
   const chars = [...row];
   return chars.length < width ? `${row}…` : `${chars.slice(0, width - 1).join("")}…`;
 }
