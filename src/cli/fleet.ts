@@ -36,6 +36,9 @@ const SUBCOMMANDS: Readonly<Record<string, { load: () => Promise<Command> }>> = 
   alerts: {
     load: async () => (await import("./fleetAlerts.js")).fleetAlertsCommand,
   },
+  "dex-g85": {
+    load: async () => (await import("./fleetDexG85.js")).fleetDexG85Command,
+  },
   backup: {
     load: async () => (await import("./fleetBackup.js")).fleetBackupCommand,
   },

@@ -51,6 +51,16 @@ export const FLEET_ALERTS_OPTIONS = {
   help,
 } as const satisfies OptionSpecs;
 
+/** `vendd fleet dex-g85` (src/cli/fleetDexG85.ts, issue 42). */
+export const FLEET_DEX_G85_OPTIONS = {
+  unit: { type: "string", value: "ID", required: true },
+  by: { type: "string", value: "NAME" },
+  reason: { type: "string", value: "TEXT" },
+  clear: { type: "boolean" },
+  db: { type: "string", value: "FILE|URL" },
+  help,
+} as const satisfies OptionSpecs;
+
 /** `vendd fleet serve|units|approve|revoke|bundle upload` (src/cli/fleetServe.ts, fleetAdmin.ts). */
 export const FLEET_SERVER_OPTIONS = {
   config: { type: "string", value: "FILE" },
@@ -130,6 +140,13 @@ export const FLEET_COMMANDS: readonly CommandHelp[] = [
       words: "fleet alerts",
       summary:
         "list alerts (open, acknowledged, resolved; --open: only those not resolved) and failing deliveries",
+    },
+  ]),
+  ...helpLines("fleet", FLEET_DEX_G85_OPTIONS, [
+    {
+      words: "fleet dex-g85",
+      summary:
+        "mark a unit's machine as one whose DEX G85 check is always wrong (--by, --reason; --clear unmarks): its unverified reads are then used, and the report says so",
     },
   ]),
   ...helpLines("fleet", FLEET_BACKUP_OPTIONS, [

@@ -179,7 +179,7 @@ function renderDex(read: unknown): string {
   if (read.outcome !== "ok") return `${head}: ${s(read.error)}`;
   return [
     head,
-    `  ${s(read.bytes)} bytes, unit as ${s(read.role)}, G85 ${s(read.g85)}, ${s(read.warnings)} warning(s)`,
+    `  ${s(read.bytes)} bytes, unit as ${s(read.role)}, G85 ${s(read.g85)}${read.g85 === "bad" ? ": counters unverified (G85)" : ""}, ${s(read.warnings)} warning(s)`,
     `  paid vends ${s(read.paid)}`,
     `  cashless   ${s(read.cashless)}`,
     `  cash       ${s(read.cash)}`,

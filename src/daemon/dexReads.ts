@@ -162,7 +162,16 @@ export class DexReads {
       }
     }
     store.record(record);
-    logger.info({ readId: record.readId, outcome: record.outcome, error: record.error }, "DEX read");
+    logger.info(
+      {
+        readId: record.readId,
+        outcome: record.outcome,
+        g85: record.g85,
+        ...(record.g85 === "bad" ? { counters: "unverified (G85)" } : {}),
+        error: record.error,
+      },
+      "DEX read",
+    );
     return store.last() ?? { ...record, id: 0, counters: null };
   }
 

@@ -80,6 +80,12 @@ export class ServiceState {
     this.publish();
   }
 
+  /** A DEX audit read runs (true) or ended (false): out of service for it (issue 42). */
+  setDexRead(on: boolean): void {
+    this.parts.dexRead = on;
+    this.publish();
+  }
+
   setStopping(): void {
     this.parts.stopping = true;
     this.publish();

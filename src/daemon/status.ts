@@ -20,6 +20,8 @@ export type ReasonCode =
   /** A technician switched service mode on (service button, badge). */
   | "serviceMode"
   | "doorOpen"
+  /** A DEX audit read has the machine's port (issue 42): the cashless device is disabled for its seconds. */
+  | "dexRead"
   | "stopping";
 
 export interface StatusReason {
@@ -50,7 +52,12 @@ export interface StatusParts {
    * for members' plan vends (a valid entitlement list). Still out of service for paid vends.
    */
   membersOnly?: boolean;
+  /** A DEX audit read is running (the unit is out of service for it). */
+  dexRead?: boolean;
 }
+
+/** Why the unit is out of service while a DEX read runs (status, console, fleet heartbeat). */
+export const DEX_READ_DETAIL = "reading the machine's audit";
 
 /** What a members-only unit adds to why it is out of service (status line, console, log). */
 export const MEMBERS_ONLY = "members' plan vends continue, card payments unavailable";
@@ -66,6 +73,7 @@ export function composeStatus(p: StatusParts): UnitStatus {
   if (p.failure !== null) reasons.push(p.failure);
   if (p.doorOpen) reasons.push({ code: "doorOpen", detail: "door open", retryAt: null });
   if (p.serviceMode) reasons.push({ code: "serviceMode", detail: "service mode", retryAt: null });
+  if (p.dexRead === true) reasons.push({ code: "dexRead", detail: DEX_READ_DETAIL, retryAt: null });
   return { inService: reasons.length === 0, reasons };
 }
 
@@ -99,6 +107,8 @@ export function screenReason(r: StatusReason): string {
       return "Service mode";
     case "doorOpen":
       return "Door open";
+    case "dexRead":
+      return "Reading machine audit";
     case "stopping":
       return "Stopping";
   }

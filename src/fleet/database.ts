@@ -8,7 +8,7 @@ import { alertsUp } from "./alerts/migration.js";
 import { bundlesTables, bundleVerifiedColumn } from "./bundles/migration.js";
 import type { FleetMigration } from "./db/migrator.js";
 import { type FleetDb, type OpenFleetDbOptions, openDatabase } from "./db/open.js";
-import { dexMigrationUp } from "./dex/migration.js";
+import { dexG85Up, dexMigrationUp } from "./dex/migration.js";
 import { eventsTable } from "./ingest/migration.js";
 import { invoicesUp } from "./invoices/migration.js";
 import { plansMigrationUp } from "./plans/migration.js";
@@ -39,6 +39,8 @@ export const FLEET_MIGRATIONS: readonly FleetMigration[] = [
   { name: "0006_dex", steps: [dexMigrationUp] },
   /** Issue 37: alerts, their changes, the delivery outbox and the evaluator's lease. */
   { name: "0007_alerts", steps: [alertsUp] },
+  /** Issue 42: each DEX read's G85 result, and the machines whose G85 a manager marked as always wrong. */
+  { name: "0008_dex_g85", steps: [dexG85Up] },
 ];
 
 /**

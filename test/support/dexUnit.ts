@@ -18,6 +18,8 @@ export interface DexUnitOptions {
   attempts?: number;
   /** The temporary directory's prefix. */
   prefix?: string;
+  /** More config lines (e.g. a `fleet` section). */
+  extra?: (dir: string) => string[];
 }
 
 export interface DexUnit {
@@ -50,6 +52,7 @@ export async function unitWithDex(
     `  device: ${sim.devicePath}`,
     "  quietSeconds: 1",
     `  attempts: ${o.attempts ?? 1}`,
+    ...(o.extra?.(dir) ?? []),
   ]);
   const daemon = new Supervised(
     ["run", "--config", files.config, "--secrets", files.secrets],

@@ -7,7 +7,7 @@ import type { DexSimulator } from "./index.js";
 export const DEX_SCRIPT_HELP = `commands (one per line, # starts a comment):
   vend SELECTION cash|card [VALUE]   the machine vends SELECTION (11, 12, 13) paid by cash or cashless
   door                               a door opening (EA1 EGS)
-  fault corrupt N | corrupt-always | silent | nak | slow MS | none
+  fault corrupt N | corrupt-always | silent | nak | slow MS | g85-bad | none
   push                               the machine opens a session by itself and pushes its events
   role slave|master                  who sends the first ENQ
   wait MS | status | help | quit`;
@@ -21,6 +21,7 @@ function setFault(sim: DexSimulator, args: string[]): string | null {
   else if (what === "corrupt-always") f.corruptAlways = true;
   else if (what === "silent") f.silent = true;
   else if (what === "nak") f.nakHandshake = true;
+  else if (what === "g85-bad") f.badG85 = true;
   else if (what === "slow" && n !== undefined && /^\d{1,4}$/.test(n)) f.slowBlockMs = Number(n);
   else if (what === "none")
     Object.assign(f, {
@@ -29,8 +30,9 @@ function setFault(sim: DexSimulator, args: string[]): string | null {
       corruptAlways: false,
       nakHandshake: false,
       slowBlockMs: 0,
+      badG85: false,
     });
-  else return "fault: corrupt N | corrupt-always | silent | nak | slow MS | none";
+  else return "fault: corrupt N | corrupt-always | silent | nak | slow MS | g85-bad | none";
   return null;
 }
 

@@ -34,6 +34,8 @@ export interface VmdFaults {
   nakHandshake: boolean;
   /** Wait this long (ms) before each data block after the first: a slow machine, a long transfer. */
   slowBlockMs: number;
+  /** Send the audit file with a wrong G85 (every block's CRC right): a corrupt file, or a machine whose G85 is always wrong. */
+  badG85: boolean;
 }
 
 export interface VmdStats {
@@ -57,6 +59,7 @@ export class VmdSim {
     corruptAlways: false,
     nakHandshake: false,
     slowBlockMs: 0,
+    badG85: false,
   };
   readonly stats: VmdStats = {
     sessions: 0,
@@ -176,8 +179,12 @@ export class VmdSim {
   }
 
   private async sendData(what: "audit" | "events"): Promise<void> {
-    const text =
+    const file =
       what === "audit" ? this.machine.auditFile(new Date(this.link.clock.now())) : this.machine.eventsFile();
+    // a wrong G85: its first hex digit changed, the file otherwise intact
+    const text = this.faults.badG85
+      ? file.replace(/\r\nG85\*([0-9A-F])/, (_, d: string) => `\r\nG85*${d === "0" ? "1" : "0"}`)
+      : file;
     const blocks = text
       .split(/(?<=\r\n)/)
       .filter((l) => l.length > 0)

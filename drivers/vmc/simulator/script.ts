@@ -21,7 +21,7 @@ with --dex-port (the machine's DEX port; its audit counters follow every vend ab
   cash ITEM PRICE [KEPT]   the machine sells ITEM for cash by itself; KEPT less than PRICE: a cash shortfall
   other-card ITEM PRICE    a cashless vend through another device: DEX counts it, the unit never sees it
   uncounted [N]            the next N cashless vends are delivered but not counted in DEX (default 1)
-  dex COMMAND              a sim-dex command: dex fault corrupt N|corrupt-always|silent|nak|slow MS|none,
+  dex COMMAND              a sim-dex command: dex fault corrupt N|corrupt-always|silent|nak|slow MS|g85-bad|none,
                            dex push, dex door, dex role slave|master, dex status`;
 
 /** Where the interpreter writes (stdout in the CLI, an array in tests). */

@@ -21,7 +21,7 @@ export function dexPart(peripherals: PeripheralsPart): DexPart {
       return dex;
     },
     start(ctx) {
-      const { requests } = ctx;
+      const { requests, state } = ctx;
       ctx.hooks.onInService((live) => {
         dex = startDexReads({
           config: ctx.config,
@@ -30,12 +30,18 @@ export function dexPart(peripherals: PeripheralsPart): DexPart {
           journal: ctx.devices.journal,
           vmc: ctx.devices.vmc,
           engineIdle: () => live.current.tag === "idle" && live.failure === null,
-          setBusy: (b) => {
+          setBusy: async (b) => {
             busy = b;
             requests.dexBusy = b;
-            return live.setOutOfService(
-              requests.console ?? peripherals.current?.reason ?? requests.dexReason(),
-            );
+            // status says so from before the device is disabled until after it is enabled again
+            if (b) state.setDexRead(true);
+            try {
+              await live.setOutOfService(
+                requests.console ?? peripherals.current?.reason ?? requests.dexReason(),
+              );
+            } finally {
+              if (!b) state.setDexRead(false);
+            }
           },
         });
       });

@@ -14,6 +14,7 @@ import { dayStart, nextDay } from "../context.js";
 import type { FleetDatabase } from "../db/schema.js";
 import type { DexPush } from "./events.js";
 import {
+  g85Mark,
   goodReads,
   loadDexPushes,
   reconLinesOf,
@@ -46,6 +47,8 @@ export interface UnitDexReport {
   clean: boolean;
   /** Days of the period with no settlement reconciliation run: the service side is not compared there. */
   uncoveredDays: string[];
+  /** A manager marked the machine's G85 as always wrong (its unverified reads are used), or null. */
+  g85Mark: { by: string; reason: string; at: number } | null;
 }
 
 export interface DexReport {
@@ -98,18 +101,24 @@ function days(from: string, to: string): string[] {
   return out;
 }
 
-/** Good reads of the period, with the last good read before it as the baseline. */
+/** Good reads of the period (each with its G85 result), with the last verified read before it as the baseline. */
 async function loadReads(
   db: Kysely<FleetDatabase>,
   unit: string,
   start: number,
   end: number,
+  marked: boolean,
 ): Promise<DexReadPoint[]> {
-  const point = (r: { read_id: string; at: number | string; counters: string | null }): DexReadPoint[] => {
+  const point = (r: {
+    read_id: string;
+    at: number | string;
+    counters: string | null;
+    g85: string | null;
+  }): DexReadPoint[] => {
     const c = parseCounters(r.counters);
-    return c === null ? [] : [{ readId: r.read_id, at: Number(r.at), counters: c }];
+    return c === null ? [] : [{ readId: r.read_id, at: Number(r.at), counters: c, g85: r.g85 }];
   };
-  const { before, within } = await goodReads(db, unit, start, end);
+  const { before, within } = await goodReads(db, unit, start, end, marked);
   return before.concat(within).flatMap(point);
 }
 
@@ -163,7 +172,12 @@ async function unitReport(
 ): Promise<UnitDexReport> {
   const start = dayStart(p.from, p.timeZone);
   const end = dayStart(nextDay(p.to), p.timeZone);
-  const reads = await loadReads(db, unit, start, end);
+  const markRow = await g85Mark(db, unit);
+  const mark =
+    markRow === null
+      ? null
+      : { by: markRow.marked_by, reason: markRow.reason, at: Number(markRow.marked_at) };
+  const reads = await loadReads(db, unit, start, end, mark !== null);
   const since = reads[0]?.at ?? start;
   const last = reads[reads.length - 1]?.at ?? end;
   const sales = await salesBetween(db, unit, since, last);
@@ -176,9 +190,16 @@ async function unitReport(
   const payments = await loadService(db, unit, runs, closedAt, dayEnd);
   const all = days(p.from, p.to);
   const uncoveredDays = all.filter((d) => !runs.has(d));
-  const result = reconcileDex({ reads, vends, payments, serviceCompared: uncoveredDays.length === 0 });
+  const result = reconcileDex({
+    reads,
+    vends,
+    payments,
+    serviceCompared: uncoveredDays.length === 0,
+    g85Marked: mark !== null,
+  });
   const currency = sales[0]?.currency ?? reads[0]?.counters.currency ?? null;
-  return { unit, currency, reads: reads.length, windows: result.windows, clean: result.clean, uncoveredDays };
+  const { windows, clean } = result;
+  return { unit, currency, reads: reads.length, windows, clean, uncoveredDays, g85Mark: mark };
 }
 
 /** The three-way report of every unit with a DEX read in the period (or of `p.unit`). */

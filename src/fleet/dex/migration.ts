@@ -21,3 +21,20 @@ export async function dexMigrationUp(db: Kysely<unknown>): Promise<void> {
     .execute();
   await db.schema.createIndex("dex_reads_unit_at").on("dex_reads").columns(["unit_id", "at"]).execute();
 }
+
+/**
+ * Fleet migration "0008_dex_g85" (issue 42): each read's G85 result (`ok|swapped|bad|absent`, null before
+ * this migration or for a failed read), so a read whose file failed its check is kept but unverified; and the
+ * machines a manager marked as having a G85 that is always wrong (their reads are then used, and the report
+ * says so).
+ */
+export async function dexG85Up(db: Kysely<unknown>): Promise<void> {
+  await db.schema.alterTable("dex_reads").addColumn("g85", "text").execute();
+  await db.schema
+    .createTable("dex_g85_marks")
+    .addColumn("unit_id", "text", (c) => c.primaryKey().references("units.id"))
+    .addColumn("marked_by", "text", (c) => c.notNull())
+    .addColumn("reason", "text", (c) => c.notNull())
+    .addColumn("marked_at", "bigint", (c) => c.notNull())
+    .execute();
+}

@@ -6,7 +6,7 @@
 import { formatSignedAmount, type Minor } from "../../core/money.js";
 import { csvCell } from "../web/csv.js";
 import type { DexReport } from "./load.js";
-import { HONEST } from "./threeWay.js";
+import { HONEST, UNVERIFIED_G85 } from "./threeWay.js";
 
 export interface DexRow {
   unit: string;
@@ -49,9 +49,12 @@ export function dexRows(r: DexReport): DexRow[] {
         serviceCount: compared ? w.service.count : null,
         serviceValue: compared ? w.service.value : null,
       };
-      const serviceNote = compared
-        ? ""
-        : ` (service not compared: no reconciliation run for ${u.uncoveredDays.join(", ")})`;
+      const mark = u.g85Mark;
+      const serviceNote =
+        (compared ? "" : ` (service not compared: no reconciliation run for ${u.uncoveredDays.join(", ")})`) +
+        (mark !== null && w.unverified.length > 0
+          ? ` (${UNVERIFIED_G85}: read ${w.unverified.join(", ")} used as it is; ${mark.by} marked this machine's G85 as always wrong on ${iso(mark.at)}: ${mark.reason})`
+          : "");
       if (w.findings.length === 0)
         rows.push({
           ...base,
@@ -59,7 +62,7 @@ export function dexRows(r: DexReport): DexRow[] {
           honest: true,
           count: 0,
           amount: 0,
-          note: compared ? "machine, unit and service agree" : `machine and unit agree${serviceNote}`,
+          note: `${compared ? "machine, unit and service agree" : "machine and unit agree"}${serviceNote}`,
         });
       for (const f of w.findings)
         rows.push({
@@ -108,9 +111,15 @@ const money = (m: Minor | null) => (m === null ? "-" : formatSignedAmount(m));
  * (a day without one leaves the service's side out, and the report must not say it agrees).
  */
 export function cleanVerdict(r: DexReport): string {
-  return r.units.every((u) => u.uncoveredDays.length === 0)
-    ? "machine, units and payment service agree"
-    : "machine and units agree; the payment service not compared (no settlement run for some days)";
+  const unverified = r.units.some((u) =>
+    u.windows.some((w) => w.findings.some((f) => f.class === "unverified")),
+  );
+  return (
+    (r.units.every((u) => u.uncoveredDays.length === 0)
+      ? "machine, units and payment service agree"
+      : "machine and units agree; the payment service not compared (no settlement run for some days)") +
+    (unverified ? `; reads ${UNVERIFIED_G85} not compared` : "")
+  );
 }
 
 /** A plain-text table: a head line, then one line per row. */

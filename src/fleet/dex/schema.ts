@@ -13,10 +13,21 @@ export interface DexReadsTable {
   raw: string | null;
   error: string | null;
   received_at: number;
+  /** The file's G85 check (`ok|swapped|bad|absent`; migration 0008_dex_g85), null for a failed read. */
+  g85: string | null;
+}
+
+/** A machine whose G85 a manager marked as always wrong (migration 0008_dex_g85). */
+export interface DexG85MarksTable {
+  unit_id: string;
+  marked_by: string;
+  reason: string;
+  marked_at: number;
 }
 
 declare module "../db/schema.js" {
   interface FleetDatabase {
     dex_reads: DexReadsTable;
+    dex_g85_marks: DexG85MarksTable;
   }
 }

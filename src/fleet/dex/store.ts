@@ -28,6 +28,7 @@ export async function storeDexRead(
       raw: e.data.raw,
       error: e.data.error,
       received_at: now,
+      g85: e.data.g85,
     })
     .onConflict((oc) => oc.columns(["unit_id", "read_id"]).doNothing())
     .execute();
@@ -58,20 +59,67 @@ export async function loadDexPushes(
   }));
 }
 
+/** A G85 result that leaves a read's counters unverified (dex.md, CRC policy). */
+export const G85_UNVERIFIED = "bad";
+
 /**
- * A unit's good reads (outcome ok, with counters): the last one before `start` (the baseline) and those in
- * [start, end), oldest first (load.ts).
+ * A unit's good reads (outcome ok, with counters), oldest first (load.ts): the last *verified* one before
+ * `start` (the baseline; with `marked`, the machine's G85 is known wrong and any read is its baseline), the
+ * unverified reads after it, and those in [start, end).
  */
-export async function goodReads(db: Kysely<FleetDatabase>, unit: string, start: number, end: number) {
+export async function goodReads(
+  db: Kysely<FleetDatabase>,
+  unit: string,
+  start: number,
+  end: number,
+  marked: boolean,
+) {
   const base = db
     .selectFrom("dex_reads")
-    .select(["read_id", "at", "counters"])
+    .select(["read_id", "at", "counters", "g85"])
     .where("unit_id", "=", unit)
     .where("outcome", "=", "ok")
+    .where("trigger", "<>", "push")
     .where("counters", "is not", null);
-  const before = await base.where("at", "<", start).orderBy("at", "desc").limit(1).execute();
+  const recent = await base.where("at", "<", start).orderBy("at", "desc").limit(50).execute();
+  const upTo = recent.findIndex((r) => marked || r.g85 !== G85_UNVERIFIED);
+  const before = (upTo === -1 ? recent.slice(0, 1) : recent.slice(0, upTo + 1)).reverse();
   const within = await base.where("at", ">=", start).where("at", "<", end).orderBy("at").execute();
   return { before, within };
+}
+
+/** The manager's mark on a machine whose G85 is always wrong, or null. */
+export async function g85Mark(db: Kysely<FleetDatabase>, unit: string) {
+  return (
+    (await db
+      .selectFrom("dex_g85_marks")
+      .select(["marked_by", "reason", "marked_at"])
+      .where("unit_id", "=", unit)
+      .executeTakeFirst()) ?? null
+  );
+}
+
+/** Marks (or, with `mark` null, unmarks) a unit's machine as one whose G85 is always wrong. */
+export async function setG85Mark(
+  db: Kysely<FleetDatabase>,
+  unit: string,
+  mark: { by: string; reason: string; at: number } | null,
+): Promise<void> {
+  if (mark === null) {
+    await db.deleteFrom("dex_g85_marks").where("unit_id", "=", unit).execute();
+    return;
+  }
+  const row = { marked_by: mark.by, reason: mark.reason, marked_at: mark.at };
+  await db
+    .insertInto("dex_g85_marks")
+    .values({ unit_id: unit, ...row })
+    .onConflict((oc) => oc.column("unit_id").doUpdateSet(row))
+    .execute();
+}
+
+/** Whether the fleet knows the unit. */
+export async function unitExists(db: Kysely<FleetDatabase>, unit: string): Promise<boolean> {
+  return (await db.selectFrom("units").select("id").where("id", "=", unit).executeTakeFirst()) !== undefined;
 }
 
 /** The settlement runs overlapping the days `first`..`last`, newest first. */

@@ -15,6 +15,11 @@ export interface DexReadPoint {
   /** When the read completed (the unit's clock), ms. */
   at: number;
   counters: DexCounters;
+  /**
+   * The file's G85 check (`ok|swapped|bad|absent`); `bad` leaves the read's counters unverified: it is never
+   * a window's edge (no difference, no counter reset from it) unless the machine is marked (`g85Marked`).
+   */
+  g85?: string | null;
 }
 
 /** A journal vend that ended VEND SUCCESS, paid cashless through this unit. */
@@ -39,11 +44,20 @@ export const FINDING_CLASSES = [
   "edge",
   "counterReset",
   "boardReplaced",
+  "unverified",
 ] as const;
 export type FindingClass = (typeof FINDING_CLASSES)[number];
 
 /** Classes that are explained, not losses. */
-export const HONEST: ReadonlySet<FindingClass> = new Set(["edge", "counterReset", "boardReplaced"]);
+export const HONEST: ReadonlySet<FindingClass> = new Set([
+  "edge",
+  "counterReset",
+  "boardReplaced",
+  "unverified",
+]);
+
+/** What the report says of a read whose file failed its G85 check. */
+export const UNVERIFIED_G85 = "unverified (G85)";
 
 export interface Finding {
   class: FindingClass;
@@ -67,6 +81,11 @@ export interface DexWindow {
   products: { selection: string; name: string | null; count: number; value: Minor }[];
   findings: Finding[];
   clean: boolean;
+  /**
+   * Reads with a bad G85 in or at the end of this window: skipped (the window runs to the next verified
+   * read), or, on a machine marked as having a G85 that is always wrong, used as they are.
+   */
+  unverified: string[];
 }
 
 export interface DexReconInput {
@@ -77,6 +96,8 @@ export interface DexReconInput {
   edgeMs?: number;
   /** False when the service's side is not known (no settlement run): the unit is not compared with it. */
   serviceCompared?: boolean;
+  /** A manager marked the machine's G85 as always wrong: its `bad` reads are used, and the notes say so. */
+  g85Marked?: boolean;
 }
 
 const sum = (xs: readonly { amount: Minor }[]): CountValue => ({
@@ -239,37 +260,99 @@ function classifyEdges(windows: DexWindow[], vends: readonly UnitVend[], edgeMs:
   }
 }
 
+const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+
+/** The honest finding of a window that skipped (or, at the end of the period, waits on) unverified reads. */
+function unverifiedFinding(skipped: readonly DexReadPoint[], pending: boolean): Finding {
+  const which = skipped.map((r) => `${r.readId} at ${iso(r.at)}`).join(", ");
+  return finding(
+    "unverified",
+    0,
+    0,
+    pending
+      ? `${UNVERIFIED_G85}: the counters of read ${which} are not compared (no difference, no counter reset); the next verified read bounds the window`
+      : `${UNVERIFIED_G85}: read ${which} skipped; the window runs to the next verified read`,
+    [],
+  );
+}
+
 /** Reconciles one unit's reads (in time order) against its journal and the service. */
 export function reconcileDex(input: DexReconInput): { windows: DexWindow[]; clean: boolean } {
-  const reads = [...input.reads].sort((x, y) => x.at - y.at);
+  const sorted = [...input.reads].sort((x, y) => x.at - y.at);
+  const marked = input.g85Marked === true;
+  const verified = (r: DexReadPoint) => marked || r.g85 !== "bad";
+  // leading unverified reads (before any verified baseline) bound nothing
+  const firstVerified = sorted.findIndex(verified);
+  const reads = firstVerified === -1 ? [] : sorted.slice(firstVerified);
   const windows: DexWindow[] = [];
-  for (let i = 1; i < reads.length; i++) {
-    const prev = reads[i - 1];
+  let prev = reads[0];
+  let skipped: DexReadPoint[] = [];
+  for (let i = 1; i < reads.length && prev; i++) {
     const cur = reads[i];
-    if (!prev || !cur) continue;
-    const vends = input.vends.filter((v) => v.at > prev.at && v.at <= cur.at);
+    if (!cur) continue;
+    if (!verified(cur)) {
+      skipped.push(cur);
+      continue;
+    }
+    windows.push(windowOf(input, prev, cur, skipped, marked));
+    prev = cur;
+    skipped = [];
+  }
+  const lastSkipped = skipped[skipped.length - 1];
+  if (prev && lastSkipped) {
+    // no verified read after these yet: a window to the last of them, its counters not compared
+    const vends = input.vends.filter((v) => v.at > prev.at && v.at <= lastSkipped.at);
     const ids = new Set(vends.map((v) => v.orderId));
-    const pays = input.payments.filter((p) => ids.has(p.orderId) || (p.at > prev.at && p.at <= cur.at));
-    const paidIds = new Map(pays.map((p) => [p.orderId, p]));
-    const broken = baselineBreak(prev.counters, cur.counters);
-    const w: DexWindow = {
+    windows.push({
       fromRead: prev.readId,
-      toRead: cur.readId,
+      toRead: lastSkipped.readId,
       from: prev.at,
-      to: cur.at,
-      dex: broken ? null : delta(prev.counters.cashless, cur.counters.cashless),
+      to: lastSkipped.at,
+      dex: null,
       journal: sum(vends),
-      service: sum(pays),
-      cash: broken ? { sales: null, kept: null, unaccounted: null } : cashCheck(prev.counters, cur.counters),
-      products: broken ? [] : productDelta(prev.counters, cur.counters),
-      findings: broken ? [broken] : [],
+      service: sum(input.payments.filter((p) => ids.has(p.orderId))),
+      cash: { sales: null, kept: null, unaccounted: null },
+      products: [],
+      findings: [unverifiedFinding(skipped, true)],
       clean: true,
-    };
-    compare(w, vends, paidIds);
-    if (input.serviceCompared !== false) serviceCheck(w, vends, pays);
-    windows.push(w);
+      unverified: skipped.map((r) => r.readId),
+    });
   }
   classifyEdges(windows, input.vends, input.edgeMs ?? 120_000);
   for (const w of windows) w.clean = w.findings.every((f) => HONEST.has(f.class));
   return { windows, clean: windows.every((w) => w.clean) };
+}
+
+function windowOf(
+  input: DexReconInput,
+  prev: DexReadPoint,
+  cur: DexReadPoint,
+  skipped: readonly DexReadPoint[],
+  marked: boolean,
+): DexWindow {
+  const vends = input.vends.filter((v) => v.at > prev.at && v.at <= cur.at);
+  const ids = new Set(vends.map((v) => v.orderId));
+  const pays = input.payments.filter((p) => ids.has(p.orderId) || (p.at > prev.at && p.at <= cur.at));
+  const paidIds = new Map(pays.map((p) => [p.orderId, p]));
+  const broken = baselineBreak(prev.counters, cur.counters);
+  const w: DexWindow = {
+    fromRead: prev.readId,
+    toRead: cur.readId,
+    from: prev.at,
+    to: cur.at,
+    dex: broken ? null : delta(prev.counters.cashless, cur.counters.cashless),
+    journal: sum(vends),
+    service: sum(pays),
+    cash: broken ? { sales: null, kept: null, unaccounted: null } : cashCheck(prev.counters, cur.counters),
+    products: broken ? [] : productDelta(prev.counters, cur.counters),
+    findings: broken ? [broken] : [],
+    clean: true,
+    unverified: marked
+      ? [prev, cur].filter((r) => r.g85 === "bad").map((r) => r.readId)
+      : skipped.map((r) => r.readId),
+  };
+  compare(w, vends, paidIds);
+  if (input.serviceCompared !== false) serviceCheck(w, vends, pays);
+  if (!marked && skipped.length > 0) w.findings.push(unverifiedFinding(skipped, false));
+  return w;
 }
