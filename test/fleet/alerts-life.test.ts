@@ -75,6 +75,20 @@ describe("alert life", () => {
     expect(b.hooks().map((h) => (h.body.alert as { unitId: string }).unitId)).toEqual(["vm-gone"]);
   }, 60_000);
 
+  it("a unit's offline timer starts at its approval, not at the fleet's start, when it never reported", async () => {
+    await b.step(20, []); // the fleet has been running for 20 minutes (offline after 5)
+    const u = await b.unit("vm-new");
+    await b.step(4, []);
+    expect(b.hooks()).toEqual([]); // approved 4 minutes ago: not offline yet
+    await b.step(1, []);
+    expect(b.hooks().map((h) => [h.type, (h.body.alert as { unitId: string }).unitId])).toEqual([
+      ["alert.opened", u.id],
+    ]);
+    expect((b.hooks()[0]?.body.alert as { detail: string }).detail).toBe(
+      "no heartbeat since it was approved",
+    );
+  }, 60_000);
+
   it("an acknowledged alert is not re-notified; who and when are kept; its resolution is still sent", async () => {
     const u = await b.unit("vm-ack");
     await b.step(3, [u]);
