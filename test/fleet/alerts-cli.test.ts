@@ -140,4 +140,23 @@ describe("the alerts section of the fleet config", () => {
       expect(String(e)).not.toContain("hunter2");
     }
   });
+
+  it("refuses a webhook on a port Node's fetch never calls, naming the port and why (config and `fleet serve`)", async () => {
+    const blocked = section.replace("https://hooks.example.test/vendd", "http://127.0.0.1:6000/hook");
+    const file = write(blocked, "alertsSmtpPassword: smtp-pw-1\nalertsWebhookSecret: 0123456789abcdef0123\n");
+    expect(() => loadFleetConfig(file, {})).toThrow(
+      /alerts\.webhooks\.0\.url.*port 6000.*Node's fetch never calls/,
+    );
+    const r = await vendd(["fleet", "serve", "--config", file, "--listen", "127.0.0.1:0"], {
+      timeoutMs: 30_000,
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/port 6000 is on the Fetch standard's list of blocked \("bad"\) ports/);
+    // The ports just around it are fine (the list, not a range).
+    const fine = section.replace("https://hooks.example.test/vendd", "http://127.0.0.1:6001/hook");
+    expect(
+      loadFleetConfig(write(fine, "alertsSmtpPassword: a\nalertsWebhookSecret: 0123456789abcdef0123\n"), {})
+        .alerts?.webhooks,
+    ).toHaveLength(1);
+  }, 40_000);
 });

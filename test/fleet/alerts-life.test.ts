@@ -11,6 +11,7 @@ import { describe, expect, it } from "vitest";
 import { alertEvaluator, alertsDb, deliveryProblems, listAlerts } from "../../src/fleet/alerts/index.js";
 import { acknowledge } from "../../src/fleet/alerts/store.js";
 import { alertBench, SMTP_PASSWORD, WEBHOOK_SECRET } from "../support/alertBench.js";
+import { closedPort } from "../support/inprocess.js";
 
 const MIN = 60_000;
 
@@ -73,6 +74,20 @@ describe("alert life", () => {
     }
     await restarted.close();
     expect(b.hooks().map((h) => (h.body.alert as { unitId: string }).unitId)).toEqual(["vm-gone"]);
+  }, 60_000);
+
+  it("a unit's offline timer starts at its approval, not at the fleet's start, when it never reported", async () => {
+    await b.step(20, []); // the fleet has been running for 20 minutes (offline after 5)
+    const u = await b.unit("vm-new");
+    await b.step(4, []);
+    expect(b.hooks()).toEqual([]); // approved 4 minutes ago: not offline yet
+    await b.step(1, []);
+    expect(b.hooks().map((h) => [h.type, (h.body.alert as { unitId: string }).unitId])).toEqual([
+      ["alert.opened", u.id],
+    ]);
+    expect((b.hooks()[0]?.body.alert as { detail?: string } | undefined)?.detail).toBe(
+      "no heartbeat since it was approved",
+    );
   }, 60_000);
 
   it("an acknowledged alert is not re-notified; who and when are kept; its resolution is still sent", async () => {
@@ -147,6 +162,46 @@ describe("alert life", () => {
     for (const secret of ["wrong-password-4711", SMTP_PASSWORD, WEBHOOK_SECRET])
       expect(log).not.toContain(secret);
     for (const p of after) expect(p.lastError ?? "").not.toContain("wrong-password-4711");
+  }, 60_000);
+
+  it("a delivery error names its cause: refused, unknown host, a bad answer with its status, a blocked port", async () => {
+    const refused = await closedPort();
+    const settings = {
+      ...b.settings,
+      webhooks: [
+        { name: "refused", url: `http://127.0.0.1:${refused}/hook` },
+        { name: "nohost", url: "http://vendd-no-such-host.invalid/hook?token=t0k3n" },
+        { name: "bad", url: b.receiver().url },
+        // Refused by the config; a settings object made in code still gets a clear error.
+        { name: "blocked", url: "http://127.0.0.1:6000/hook" },
+      ],
+    };
+    const ev = alertEvaluator(b.state().ctx, settings, { startedAt: b.now() - 10 * MIN });
+    b.receiver().failNext(1);
+    const u = await b.unit("vm-err");
+    b.setHeartbeat(u, { unresolved: 1 });
+    await b.beat(u);
+    await ev.run();
+    await ev.close();
+    const errors = Object.fromEntries(
+      (await deliveryProblems(alertsDb(b.state().ctx))).map((p) => [p.channel, p.lastError ?? ""]),
+    );
+    expect(errors["webhook:refused"]).toBe(
+      `webhook refused: connection refused by 127.0.0.1:${refused} (nothing listens there?)`,
+    );
+    expect(errors["webhook:nohost"]).toMatch(
+      /^webhook nohost: unknown host vendd-no-such-host\.invalid \(DNS: E[A-Z_]+\)$/,
+    );
+    expect(errors["webhook:bad"]).toMatch(
+      /^webhook bad \(127\.0\.0\.1:\d+\) answered HTTP 500 Internal Server Error$/,
+    );
+    expect(errors["webhook:blocked"]).toMatch(
+      /^webhook blocked: not sent to 127\.0\.0\.1:6000: port 6000 is on the Fetch standard's list/,
+    );
+    for (const e of Object.values(errors)) {
+      expect(e).not.toContain("fetch failed");
+      expect(e).not.toContain("t0k3n"); // a URL's path and query may hold a token: only host:port is named
+    }
   }, 60_000);
 
   it("a hostile unit label is escaped in the mail's HTML", async () => {

@@ -13,6 +13,7 @@ import type { AlertsDb } from "./schema.js";
 import type { AlertSettings } from "./settings.js";
 import { type DueDelivery, markAttemptFailed, markSent } from "./store.js";
 import { digestMail, singleMail } from "./views.js";
+import { blockedPortOf, blockedPortWhy } from "./webhookPorts.js";
 
 /** Webhook signature header: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`. */
 export const SIGNATURE_HEADER = "x-vendd-signature";
@@ -53,6 +54,61 @@ function scrub(e: unknown, secrets: readonly string[]): string {
   let m = e instanceof Error ? e.message : String(e);
   for (const s of secrets) if (s.length > 0) m = m.split(s).join("***");
   return m.replace(/\s+/g, " ").slice(0, 300);
+}
+
+/** `host:port` of a URL: what an error may name (a webhook's path or query may hold a token). */
+function hostOf(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname}:${u.port === "" ? (u.protocol === "https:" ? "443" : "80") : u.port}`;
+  } catch {
+    return "an unparsable URL";
+  }
+}
+
+function fieldOf(e: unknown, key: "code" | "message" | "name" | "cause" | "errors"): unknown {
+  return typeof e === "object" && e !== null && key in e ? (e as Record<string, unknown>)[key] : undefined;
+}
+
+/**
+ * What a failed fetch means, from the error's `cause` (fetch itself only says "fetch failed"): refused,
+ * unknown host, reset, a blocked port, TLS, no answer in time; else the cause's own message and code.
+ */
+export function fetchFailure(e: unknown, url: string, timeoutSeconds: number): string {
+  const at = hostOf(url);
+  const name = fieldOf(e, "name");
+  if (name === "TimeoutError" || name === "AbortError")
+    return `no answer from ${at} within ${timeoutSeconds} s`;
+  let cause = fieldOf(e, "cause") ?? e;
+  // undici may wrap the socket's error once more (an AggregateError for several addresses).
+  const errors = fieldOf(cause, "errors");
+  if (Array.isArray(errors) && errors.length > 0) cause = errors[0];
+  const code = fieldOf(cause, "code");
+  const message = String(fieldOf(cause, "message") ?? cause);
+  const blocked = blockedPortOf(url);
+  if (message === "bad port" && blocked !== null) return `not sent to ${at}: ${blockedPortWhy(blocked)}`;
+  switch (code) {
+    case "ECONNREFUSED":
+      return `connection refused by ${at} (nothing listens there?)`;
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+    case "EAI_NONAME":
+      return `unknown host ${at.slice(0, at.lastIndexOf(":"))} (DNS: ${String(code)})`;
+    case "ECONNRESET":
+    case "UND_ERR_SOCKET":
+      return `the connection to ${at} was closed before an answer`;
+    case "ETIMEDOUT":
+    case "UND_ERR_CONNECT_TIMEOUT":
+    case "UND_ERR_HEADERS_TIMEOUT":
+      return `no answer from ${at} within ${timeoutSeconds} s`;
+    case "EHOSTUNREACH":
+    case "ENETUNREACH":
+      return `${at} is unreachable (${code})`;
+    default:
+      if (typeof code === "string" && /CERT|SSL|TLS/.test(code))
+        return `TLS with ${at} failed: ${message} (${code})`;
+      return `${message}${typeof code === "string" ? ` (${code})` : ""} at ${at}`;
+  }
 }
 
 export interface Sender {
@@ -115,9 +171,14 @@ export function makeSender(s: AlertSettings): Sender {
       body,
       redirect: "error",
       signal: AbortSignal.timeout(s.sendTimeoutSeconds * 1000),
+    }).catch((e: unknown) => {
+      throw new Error(`webhook ${name}: ${fetchFailure(e, url, s.sendTimeoutSeconds)}`);
     });
     await res.arrayBuffer().catch(() => undefined);
-    if (res.status < 200 || res.status > 299) throw new Error(`webhook ${name} answered HTTP ${res.status}`);
+    if (res.status < 200 || res.status > 299)
+      throw new Error(
+        `webhook ${name} (${hostOf(url)}) answered HTTP ${res.status}${res.statusText === "" ? "" : ` ${res.statusText}`}`,
+      );
   };
   return { ...(mail === undefined ? {} : { mail }), webhook, secrets, close };
 }

@@ -61,9 +61,10 @@ export function alertEvaluator(
   let held = false;
 
   async function evaluate(now: number): Promise<number> {
-    const snapshot = await readSnapshot(ctx, s.rules, now, startedAt);
-    const findings = evaluateRules(snapshot, s.rules);
     const open = await openAlerts(db);
+    const openOffline = new Set(open.filter((a) => a.rule === "offline").map((a) => a.unitId));
+    const snapshot = await readSnapshot(ctx, s.rules, now, startedAt, openOffline);
+    const findings = evaluateRules(snapshot, s.rules);
     const planned = planLife(open, findings, now, s.holdOffMinutes * 60_000, s.renotifyMinutes * 60_000);
     // A hold that changes nothing but the time it last held: one statement for all of them.
     const detailOf = new Map(open.map((a) => [a.id, a.detail]));

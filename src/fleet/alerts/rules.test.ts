@@ -10,6 +10,7 @@ const unit = (over: Partial<UnitFacts> = {}): UnitFacts => ({
   id: "vm-1",
   label: "x",
   lastSeenAt: NOW,
+  approvedAt: NOW - 24 * 60 * MIN,
   state: "inService",
   backlogEvents: 0,
   backlogOldestAt: null,
@@ -19,6 +20,7 @@ const unit = (over: Partial<UnitFacts> = {}): UnitFacts => ({
 const snap = (over: Partial<Snapshot> = {}): Snapshot => ({
   now: NOW,
   startedAt: NOW - 60 * MIN,
+  openOffline: new Set(),
   units: [unit()],
   salesNow: new Map(),
   salesWeeksAgo: [],

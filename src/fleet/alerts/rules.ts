@@ -10,6 +10,8 @@ export interface UnitFacts {
   id: string;
   label: string;
   lastSeenAt: number | null;
+  /** When a manager approved it (its offline timer starts there before its first heartbeat), null if unknown. */
+  approvedAt: number | null;
   /** The state of its last heartbeat (`stopping` when it said it was stopping), null before any. */
   state: string | null;
   backlogEvents: number;
@@ -22,6 +24,11 @@ export interface Snapshot {
   now: number;
   /** When this evaluator started: units are not offline for the time the fleet itself was down. */
   startedAt: number;
+  /**
+   * Units with an `offline` alert open now: for them the start-up clamp does not apply. Their silence runs
+   * on through a fleet restart, so a restart never makes the condition look clear (and resolve the alert).
+   */
+  openOffline: ReadonlySet<string>;
   units: UnitFacts[];
   /** Sales per unit in the silent window ending now. */
   salesNow: ReadonlyMap<string, number>;
@@ -48,10 +55,16 @@ export interface Finding {
 
 const MIN = 60_000;
 
-/** Whether a unit counts as offline now, and since when it was last heard of. */
+/**
+ * How long a unit has been silent when that counts as offline now, else null. Silence runs from its last
+ * heartbeat, or from its approval before its first one. The start-up clamp (silence counted from the
+ * fleet's start at the earliest, so the fleet's own outage opens no alert) applies to opening an alert
+ * only: a unit whose `offline` alert is open keeps its real silence, and its alert stays open.
+ */
 export function offlineFor(u: UnitFacts, s: Snapshot, minutes: number): number | null {
   if (u.state === "stopping") return null; // it said it was stopping: stopped, not offline
-  const seen = Math.max(u.lastSeenAt ?? 0, s.startedAt);
+  const heard = u.lastSeenAt ?? u.approvedAt ?? 0;
+  const seen = s.openOffline.has(u.id) ? heard : Math.max(heard, s.startedAt);
   const silentMs = s.now - seen;
   return silentMs >= minutes * MIN ? silentMs : null;
 }

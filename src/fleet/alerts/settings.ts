@@ -4,6 +4,7 @@
  * fleet's secrets file (`alertsSmtpPassword`, `alertsWebhookSecret`), never from this section.
  */
 import { z } from "zod";
+import { blockedPortOf, blockedPortWhy } from "./webhookPorts.js";
 
 const minutes = z.number().positive().max(525_600);
 const off = z.literal(false);
@@ -90,7 +91,11 @@ export const AlertsSection = z.strictObject({
         url: z
           .string()
           .url()
-          .refine((u) => /^https?:\/\//.test(u), "must be an http(s):// URL"),
+          .refine((u) => /^https?:\/\//.test(u), "must be an http(s):// URL")
+          .superRefine((u, c) => {
+            const port = blockedPortOf(u);
+            if (port !== null) c.addIssue({ code: "custom", message: blockedPortWhy(port) });
+          }),
       }),
     )
     .max(10)

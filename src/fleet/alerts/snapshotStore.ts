@@ -32,6 +32,7 @@ async function units(ctx: FleetContext): Promise<UnitFacts[]> {
       "id",
       "label",
       "last_seen_at",
+      "decided_at",
       "last_heartbeat",
       "backlog_events",
       "backlog_oldest_at",
@@ -44,6 +45,7 @@ async function units(ctx: FleetContext): Promise<UnitFacts[]> {
     id: r.id,
     label: r.label,
     lastSeenAt: r.last_seen_at === null ? null : Number(r.last_seen_at),
+    approvedAt: r.decided_at === null ? null : Number(r.decided_at),
     state: heartbeatState(r.last_heartbeat),
     backlogEvents: Number(r.backlog_events),
     backlogOldestAt: r.backlog_oldest_at === null ? null : Number(r.backlog_oldest_at),
@@ -163,6 +165,7 @@ export async function readSnapshot(
   rules: AlertRules,
   now: number,
   startedAt: number,
+  openOffline: ReadonlySet<string> = new Set(),
 ): Promise<Snapshot> {
   const none = new Map<string, never>();
   const weeksAgo: Map<string, number>[] = [];
@@ -185,6 +188,7 @@ export async function readSnapshot(
   return {
     now,
     startedAt,
+    openOffline,
     units: await units(ctx),
     salesNow,
     salesWeeksAgo: weeksAgo,
