@@ -53,11 +53,12 @@ else
   printf '#!/bin/sh\nexec /usr/bin/node /usr/lib/vendd-fleet/dist/src/cli/main.js "$@"\n' >"$stage/usr/bin/vendd-fleet"
   cp "$repo/systemd/vendd-fleet.service" "$stage/lib/systemd/system/"
   mkdir -p "$stage/etc/vendd-fleet"
-  cp "$repo/config/fleet.example.yaml" "$stage/etc/vendd-fleet/fleet.yaml"
+  # The minimal config that starts as it is (test/fleet/shipped-config.test.ts); the full example beside
+  # the TLS proxy example (docs/fleet-server.md, test/fleet/tls-proxy.test.ts).
+  cp "$repo/config/fleet.yaml" "$stage/etc/vendd-fleet/fleet.yaml"
   echo /etc/vendd-fleet/fleet.yaml >"$stage/DEBIAN/conffiles"
-  # The tested TLS proxy example (docs/fleet-server.md, test/fleet/tls-proxy.test.ts).
   mkdir -p "$stage/usr/share/doc/vendd-fleet/examples"
-  cp "$repo/config/nginx-fleet.conf" "$stage/usr/share/doc/vendd-fleet/examples/"
+  cp "$repo/config/nginx-fleet.conf" "$repo/config/fleet.example.yaml" "$stage/usr/share/doc/vendd-fleet/examples/"
   desc="fleet server for vendd payment units
  The fleet server of vendd: unit enrolment, events, dashboard, reconciliation,
  plans and invoices, on SQLite or PostgreSQL. The payment service emulator

@@ -178,7 +178,7 @@ node "$repo/dist/scripts/releaseModules.js" "$work/deps/node_modules" "$unit/nod
 fleet="$work/fleet"
 step "bundling the fleet server's command (esbuild)"
 tree_base "$fleet"
-cp "$repo/config/fleet.example.yaml" "$fleet/config/"
+cp "$repo/config/fleet.example.yaml" "$repo/config/fleet.yaml" "$fleet/config/"
 node "$repo/dist/scripts/releaseBundle.js" fleet "$fleet/dist/src/cli/main.js"
 node "$repo/dist/scripts/releaseModules.js" "$work/deps/node_modules" "$fleet/node_modules" "linux-$npm_cpu" "${fleet_modules[@]}" >/dev/null
 

@@ -11,7 +11,13 @@ import { fleetServerFaultPointsFromEnv, NO_FLEET_SERVER_FAULTS } from "../core/f
 import { ed25519Checker } from "../core/fleetAuth.js";
 import { printable } from "../core/printable.js";
 import { createNotifier } from "../core/sdnotify.js";
-import { defaultFleetConfig, type FleetConfig, FleetConfigError, loadFleetConfig } from "../fleet/config.js";
+import {
+  defaultFleetConfig,
+  type FleetConfig,
+  FleetConfigError,
+  problemsMessage,
+  readFleetConfig,
+} from "../fleet/config.js";
 import { FleetDbError } from "../fleet/db/open.js";
 import { type FleetServices, fleetPlugins, startFleetJobs } from "../fleet/features.js";
 import { configureProvider, loadEntitlementKey } from "../fleet/plans/index.js";
@@ -56,12 +62,17 @@ function reportingZone(given: string | undefined, env: NodeJS.ProcessEnv): strin
 }
 
 /** Builds the clients and settings of the configured sections (reads the entitlement key). */
-async function servicesOf(cfg: FleetConfig): Promise<FleetServices> {
+async function servicesOf(cfg: FleetConfig, problems: string[]): Promise<FleetServices> {
   const services: FleetServices = {};
   const reporting = cfg.reporting;
   // Loaded at each run, so a rotated refresh token written to its secrets file is picked up.
   if (reporting !== undefined) {
-    loadReportingSettings(reporting.settingsFile); // refuse to start on a broken reporting file
+    try {
+      loadReportingSettings(reporting.settingsFile); // refuse to start on a broken reporting file
+    } catch (err) {
+      if (!(err instanceof ReportingSettingsError)) throw err;
+      problems.push(`reporting.settingsFile: ${err.message}`);
+    }
     services.reporting = () => loadReportingSettings(reporting.settingsFile);
   }
   const p = cfg.plans;
@@ -72,7 +83,7 @@ async function servicesOf(cfg: FleetConfig): Promise<FleetServices> {
         entitlementKey = await loadEntitlementKey(p.entitlementKeyFile, p.entitlementPassphraseFile);
       } catch (e) {
         const code = (e as NodeJS.ErrnoException).code;
-        throw new FleetConfigError(
+        problems.push(
           `plans.entitlementKeyFile: ${code === undefined ? (e as Error).message : `${code} reading the key or passphrase file`}`,
         );
       }
@@ -233,18 +244,36 @@ async function serveSettings(argv: string[]): Promise<ServeSettings | number> {
     }
     if (args.positionals.length > 0)
       throw new FleetUsageError(`unexpected ${printable(args.positionals.join(" "), 64)}`);
-    const cfg = args.config === undefined ? defaultFleetConfig() : loadFleetConfig(args.config);
+    const read =
+      args.config === undefined ? { cfg: defaultFleetConfig(), problems: [] } : readFleetConfig(args.config);
+    const { cfg } = read;
+    // Every problem of the file and of the files it names, in one start (issue 43), not one per start.
+    const problems = [...read.problems];
+    const attempt = <T>(f: () => T): T | undefined => {
+      try {
+        return f();
+      } catch (err) {
+        if (err instanceof FleetUsageError && args.config === undefined) throw err;
+        if (!(err instanceof FleetUsageError || err instanceof FleetConfigError)) throw err;
+        problems.push(err.message);
+        return undefined;
+      }
+    };
     // Flags (and $VENDD_FLEET_DB) override the file.
-    const bundleKeys = (args.bundleKeys.length > 0 ? args.bundleKeys : cfg.bundleKeys).map((file) =>
-      readBundleKey(file),
-    );
-    const listen = parseListen(args.listen ?? cfg.listen ?? DEFAULT_LISTEN);
-    const timeZone = reportingZone(args.timeZone ?? cfg.timeZone, process.env);
-    const https =
-      cfg.tls === undefined
-        ? undefined
-        : { cert: readPem(cfg.tls.cert, "cert"), key: readPem(cfg.tls.key, "key") };
-    const services = await servicesOf(cfg);
+    const bundleKeys: PublicKey[] = [];
+    for (const file of args.bundleKeys.length > 0 ? args.bundleKeys : cfg.bundleKeys) {
+      const key = attempt(() => readBundleKey(file));
+      if (key !== undefined) bundleKeys.push(key);
+    }
+    const listen = attempt(() => parseListen(args.listen ?? cfg.listen ?? DEFAULT_LISTEN));
+    const timeZone = attempt(() => reportingZone(args.timeZone ?? cfg.timeZone, process.env));
+    const tls = cfg.tls;
+    const cert = tls === undefined ? undefined : attempt(() => readPem(tls.cert, "cert"));
+    const key = tls === undefined ? undefined : attempt(() => readPem(tls.key, "key"));
+    const services = await servicesOf(cfg, problems);
+    if (problems.length > 0 || listen === undefined || timeZone === undefined)
+      throw new FleetConfigError(problemsMessage(cfg.path ?? "(flags)", problems));
+    const https = cert === undefined || key === undefined ? undefined : { cert, key };
     return { args, listen, timeZone, bundleKeys, cfg, services, https };
   } catch (err) {
     if (err instanceof FleetUsageError) {

@@ -14,7 +14,7 @@ import { rangeRefusal } from "../core/days.js";
 import { printable } from "../core/printable.js";
 import { dayOf } from "../fleet/context.js";
 import { reconcile, type SaleRow } from "../fleet/reconcile/match.js";
-import { dayStart, fetchReport, nextDay } from "../fleet/reconcile/run.js";
+import { addPaidBefore, dayStart, fetchReport, nextDay } from "../fleet/reconcile/run.js";
 import { loadReportingSettings } from "../fleet/reconcile/settings.js";
 import { exportSessions, journalIdentity } from "../journal/export.js";
 import { describeRefusal } from "../journal/problems.js";
@@ -162,6 +162,7 @@ export async function reconcileCommand(argv: string[], io?: CliIo): Promise<numb
     for (const t of transfers) for (const c of t.contents) if (c.orderId !== null) orderIds.push(c.orderId);
     const read = readSales(src.path, { unit, from, to, tz, currency: src.currency, orderIds }, out);
     if (read === null) return 1;
+    await addPaidBefore(client, { from, timeZone: tz }, read.related, lines);
     const result = reconcile({
       from,
       to,

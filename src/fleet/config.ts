@@ -11,7 +11,7 @@ import { dirname, resolve } from "node:path";
 import { Cron } from "croner";
 import { z } from "zod";
 import { type AlertSettings, AlertsSection } from "./alerts/settings.js";
-import { check, FleetConfigError, readYaml, secretKeys } from "./configFile.js";
+import { check, checkAll, FleetConfigError, readYaml, secretKeys } from "./configFile.js";
 
 export { FleetConfigError } from "./configFile.js";
 
@@ -236,42 +236,71 @@ export function defaultFleetConfig(): FleetConfig {
 
 /**
  * Reads and checks the fleet configuration at `path` and its secrets (the `secretsFile`, else `env`);
- * relative file names are resolved against the file's directory. Throws FleetConfigError.
+ * relative file names are resolved against the file's directory. Throws FleetConfigError naming every
+ * problem found (one per line when there are several).
  */
 export function loadFleetConfig(path: string, env: NodeJS.ProcessEnv = process.env): FleetConfig {
+  const { cfg, problems } = readFleetConfig(path, env);
+  if (problems.length > 0) throw new FleetConfigError(problemsMessage(cfg.path ?? resolve(path), problems));
+  return cfg;
+}
+
+/** `fleet config FILE: the problem`, or the problems one a line, counted. */
+export function problemsMessage(abs: string, problems: readonly string[]): string {
+  if (problems.length === 1) return `fleet config ${abs}: ${problems[0] ?? ""}`;
+  return `fleet config ${abs}: ${problems.length} problems, nothing started:\n${problems.map((p) => `  - ${p}`).join("\n")}`;
+}
+
+/**
+ * The configuration at `path` and every problem in it, collected rather than stopping at the first (a bad
+ * key is left out and the rest still checked), so that one start names them all. A file that cannot be
+ * read or parsed at all throws FleetConfigError.
+ */
+export function readFleetConfig(
+  path: string,
+  env: NodeJS.ProcessEnv = process.env,
+): { cfg: FleetConfig; problems: string[] } {
   const abs = resolve(path);
   const base = dirname(abs);
   const doc = readYaml(abs, `fleet config ${abs}`).value;
+  const problems: string[] = [];
   const leaked = secretKeys(doc);
   if (leaked.length > 0)
-    throw new FleetConfigError(
-      `fleet config ${abs}: ${leaked.join(", ")}: secrets do not belong in the main file; put them in secretsFile or the environment`,
+    problems.push(
+      `${leaked.join(", ")}: secrets do not belong in the main file; put them in secretsFile or the environment`,
     );
-  const m = check(Main, doc, `fleet config ${abs}`);
+  const checked = checkAll(Main, withoutPaths(doc, leaked));
+  problems.push(...checked.problems);
+  const m = checked.data ?? {};
   const at = (f: string): string => resolve(base, f);
 
   let fileSecrets: Secrets = {};
   if (m.secretsFile !== undefined) {
     const sp = at(m.secretsFile);
-    const read = readYaml(sp, `fleet secrets ${sp}`);
-    fileSecrets = check(Secrets, read.value, `fleet secrets ${sp}`, {
-      keyLine: read.keyLine,
-      allowed: `a fleet secrets file holds only ${Object.keys(SECRET_ENV).join(", ")}`,
-    });
+    try {
+      const read = readYaml(sp, `fleet secrets ${sp}`);
+      fileSecrets = check(Secrets, read.value, `fleet secrets ${sp}`, {
+        keyLine: read.keyLine,
+        allowed: `a fleet secrets file holds only ${Object.keys(SECRET_ENV).join(", ")}`,
+      });
+    } catch (e) {
+      if (!(e instanceof FleetConfigError)) throw e;
+      problems.push(`secretsFile: ${e.message}`);
+    }
   }
   const envSecrets: Record<string, string> = {};
   for (const [key, name] of Object.entries(SECRET_ENV)) {
     const v = env[name];
     if (v !== undefined && v !== "") envSecrets[key] = v;
   }
-  const s: Secrets = { ...check(Secrets, envSecrets, "fleet secrets from the environment"), ...fileSecrets };
+  const fromEnv = checkAll(Secrets, envSecrets);
+  for (const p of fromEnv.problems) problems.push(`secrets from the environment: ${p}`);
+  const s: Secrets = { ...(fromEnv.data ?? {}), ...fileSecrets };
   const need = (key: keyof Secrets, section: string): string => {
     const v = s[key];
     if (v === undefined)
-      throw new FleetConfigError(
-        `fleet config ${abs}: ${section} needs the secret ${key} (in secretsFile, or $${SECRET_ENV[key]})`,
-      );
-    return v;
+      problems.push(`${section} needs the secret ${key} (in secretsFile, or $${SECRET_ENV[key]})`);
+    return v ?? "";
   };
 
   const cfg: FleetConfig = {
@@ -289,24 +318,39 @@ export function loadFleetConfig(path: string, env: NodeJS.ProcessEnv = process.e
   if (m.publicUrl !== undefined) cfg.publicUrl = m.publicUrl;
   if (m.tls !== undefined) cfg.tls = { cert: at(m.tls.cert), key: at(m.tls.key) };
   if (m.reporting !== undefined) cfg.reporting = { settingsFile: at(m.reporting.settingsFile) };
-  addServiceSections(cfg, m, abs, at, need);
-  return cfg;
+  if (m.plans !== undefined && m.publicUrl === undefined)
+    problems.push("plans needs publicUrl (the service calls it back)");
+  addServiceSections(cfg, m, at, need);
+  cfg.secrets = cfg.secrets.filter((v) => v !== "");
+  return { cfg, problems };
+}
+
+/** `doc` without the (dotted) paths given: a leaked secret is reported once, not again as an unknown key. */
+function withoutPaths(doc: unknown, paths: readonly string[]): unknown {
+  if (paths.length === 0 || typeof doc !== "object" || doc === null) return doc;
+  const copy = structuredClone(doc) as Record<string, unknown>;
+  for (const p of paths) {
+    const parts = p.split(".");
+    let o: unknown = copy;
+    for (const k of parts.slice(0, -1))
+      o = typeof o === "object" && o !== null ? (o as Record<string, unknown>)[k] : undefined;
+    if (typeof o === "object" && o !== null)
+      delete (o as Record<string, unknown>)[parts[parts.length - 1] ?? ""];
+  }
+  return copy;
 }
 
 /** The optional service sections (plans, invoices, alerts) with their secrets, added to `cfg`. */
 function addServiceSections(
   cfg: FleetConfig,
   m: z.infer<typeof Main>,
-  abs: string,
   at: (f: string) => string,
   need: (key: keyof Secrets, section: string) => string,
 ): void {
   if (m.plans !== undefined) {
-    if (m.publicUrl === undefined)
-      throw new FleetConfigError(`fleet config ${abs}: plans needs publicUrl (the service calls it back)`);
     const p = m.plans;
     cfg.plans = {
-      publicUrl: m.publicUrl,
+      publicUrl: m.publicUrl ?? "",
       userRedirectUrl: p.userRedirectUrl,
       countryCode: p.countryCode,
       autoReserve: p.autoReserve,

@@ -31,19 +31,44 @@ export function check<T>(
 ): T {
   const r = schema.safeParse(value ?? {});
   if (r.success) return r.data;
-  const list = r.error.issues
-    .map((i) => {
-      const where = i.path.join(".") || "(top)";
-      if (i.code !== "unrecognized_keys") return `${where}: ${i.message}`;
-      if (secretKeys === undefined) return `${where}: unknown key(s) ${i.keys.join(", ")}`;
-      const at = i.path.map(String);
-      return `${where}: ${unknownKeysMessage(
-        i.keys.map((k) => secretKeys.keyLine([...at, k])),
-        secretKeys.allowed,
-      )}`;
-    })
-    .join("; ");
-  throw new FleetConfigError(`${what}: ${list}`);
+  throw new FleetConfigError(`${what}: ${issueList(r.error.issues, secretKeys).join("; ")}`);
+}
+
+/** The issues of a failed check, each `path: message` (unknown keys named, located in a secrets file). */
+export function issueList(
+  issues: readonly z.ZodIssue[],
+  secretKeys?: { keyLine: KeyLine; allowed: string },
+): string[] {
+  return issues.map((i) => {
+    const where = i.path.join(".") || "(top)";
+    if (i.code !== "unrecognized_keys") return `${where}: ${i.message}`;
+    if (secretKeys === undefined) return `${where}: unknown key(s) ${i.keys.join(", ")}`;
+    const at = i.path.map(String);
+    return `${where}: ${unknownKeysMessage(
+      i.keys.map((k) => secretKeys.keyLine([...at, k])),
+      secretKeys.allowed,
+    )}`;
+  });
+}
+
+/**
+ * `value` checked against an object `schema`, every problem collected: the issues, and the value checked
+ * again without the top-level keys they are in, so that the rest can still be used (and its files checked)
+ * in the same start. `data` is that rest (empty when even it fails).
+ */
+export function checkAll<T>(schema: z.ZodType<T>, value: unknown): { data: T | null; problems: string[] } {
+  const r = schema.safeParse(value ?? {});
+  if (r.success) return { data: r.data, problems: [] };
+  const problems = issueList(r.error.issues);
+  const rest: Record<string, unknown> =
+    typeof value === "object" && value !== null ? { ...(value as Record<string, unknown>) } : {};
+  for (const i of r.error.issues) {
+    const top = i.path[0];
+    if (top !== undefined) delete rest[String(top)];
+    else if (i.code === "unrecognized_keys") for (const k of i.keys) delete rest[k];
+  }
+  const again = schema.safeParse(rest);
+  return { data: again.success ? again.data : null, problems };
 }
 
 /** Keys anywhere in `doc` that look like secrets (dotted paths). */

@@ -4,7 +4,7 @@
  * fact is in the database (one SQLite file, or PostgreSQL shared by several fleet processes behind a load
  * balancer), so any number of processes can serve one PostgreSQL database.
  */
-import Fastify, { type FastifyInstance } from "fastify";
+import Fastify, { type FastifyInstance, LogController } from "fastify";
 import type pino from "pino";
 import { systemClock, type Timer } from "../core/clock.js";
 import { type FleetServerFaultPoints, NO_FLEET_SERVER_FAULTS } from "../core/faults.js";
@@ -54,7 +54,8 @@ export async function createFleetApp(
   const app = Fastify({
     loggerInstance: ctx.logger,
     // Per-request lines at debug and a summary a minute at info (requestLog.ts).
-    disableRequestLogging: true,
+    // (through a LogController: the top-level disableRequestLogging option is deprecated, FSTDEP023).
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: UNIT_BODY_LIMIT,
     trustProxy: opts.trustProxy ?? false,
     ...(opts.https === undefined ? {} : { https: opts.https }),

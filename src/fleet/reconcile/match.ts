@@ -24,7 +24,15 @@ export type { CurrencyTotals } from "./transfers.js";
  * refunded before the range started and by the time it ended (issue 30): a refund made after the range is
  * compared on its own day, a refund of an earlier session within the range exactly.
  */
-export type SaleRow = { refundedBefore?: Minor; refundedBy?: Minor } & Pick<
+export type SaleRow = {
+  refundedBefore?: Minor;
+  refundedBy?: Minor;
+  /**
+   * For a session of an earlier day paid again in the range (issue 42): what the report's lines of the
+   * days before the range paid for its order id, so that a second capture is seen on the night it is made.
+   */
+  paidBefore?: Minor;
+} & Pick<
   SalesTable,
   | "unit_id"
   | "session_id"

@@ -7,7 +7,7 @@ import type { Kysely } from "kysely";
 import type { ReportingClient, ReportLine, TransferRef } from "../../payment/reporting/client.js";
 import { dayStart, nextDay } from "../context.js";
 import type { FleetDatabase } from "../db/schema.js";
-import { type ReconResult, reconcile } from "./match.js";
+import { type ReconResult, reconcile, type SaleRow } from "./match.js";
 import { refundTimeline } from "./refunds.js";
 import type { FeeAgreement } from "./settings.js";
 
@@ -65,6 +65,43 @@ export async function fetchReport(
   return { lines, transfers, fetchMs: performance.now() - started };
 }
 
+/** How far back the report is read for an earlier session's payments (a second capture is found within). */
+export const PAID_BEFORE_DAYS = 92;
+
+/**
+ * Sets `paidBefore` on the sessions of days before the range that the range's report lines pay again (issue
+ * 42): the report of their payment points from the earliest such session's day (at most PAID_BEFORE_DAYS
+ * back) to the range's start is read once, and their order ids' payments summed. Sessions not paid in the
+ * range cost nothing.
+ */
+export async function addPaidBefore(
+  client: ReportingClient,
+  range: { from: string; timeZone: string },
+  related: readonly SaleRow[],
+  lines: readonly ReportLine[],
+): Promise<void> {
+  const paidNow = new Map<string, Set<string>>();
+  for (const l of lines) {
+    if (l.type !== "Payment" || l.orderId === null) continue;
+    const points = paidNow.get(l.orderId) ?? new Set<string>();
+    points.add(l.paymentPointId);
+    paidNow.set(l.orderId, points);
+  }
+  const earlier = related.filter((s) => s.day < range.from && paidNow.has(s.order_id));
+  if (earlier.length === 0) return;
+  const end = dayStart(range.from, range.timeZone);
+  const bound = end - PAID_BEFORE_DAYS * 86_400_000;
+  const start = Math.max(bound, Math.min(...earlier.map((s) => dayStart(s.day, range.timeZone))));
+  const points = new Set<string>();
+  for (const s of earlier) for (const p of paidNow.get(s.order_id) ?? []) points.add(p);
+  const paid = new Map<string, bigint>();
+  for (const p of points)
+    for (const l of await client.transactions(p, isoSeconds(start), isoSeconds(end)))
+      if (l.type === "Payment" && l.orderId !== null)
+        paid.set(l.orderId, (paid.get(l.orderId) ?? 0n) + BigInt(l.amount));
+  for (const s of earlier) s.paidBefore = Number(paid.get(s.order_id) ?? 0n);
+}
+
 export interface RunOptions {
   from: string;
   to: string;
@@ -104,6 +141,7 @@ export async function runReconcile(
     (keys) => loadSessions(db, keys),
   );
   for (const s of extra) related.push(s);
+  await addPaidBefore(client, { from: o.from, timeZone: o.timeZone }, related, report.lines);
   const billing = await loadBilling(db, o.from, o.to, o.timeZone);
   const started = performance.now();
   const result = reconcile({

@@ -78,13 +78,21 @@ export function saleLines(
   if (related ? paid !== 0 : s.captured > 0 || paid !== 0) {
     let cls: LineClass = "matched";
     let reason = "captured amount reported";
+    /** What the line shows as reported: the range's payments, and for an earlier session those before. */
+    let shown = paid;
     if (related) {
       // Only this range's lines of a session of another day: they must fit what the journal captured.
+      // Earlier days' lines count too: a second capture made today of a sale paid before is paid twice.
+      const before = s.paidBefore ?? 0;
       reason = "later capture of an earlier session, within what the journal captured";
-      if (paid > s.captured) {
+      if (before + paid > s.captured) {
         cls = "amountMismatch";
-        reason = `later capture of session of ${s.day}: report paid ${paid}, journal captured ${s.captured} in all`;
+        reason =
+          before > 0
+            ? `session of ${s.day} paid again: ${paid} on this day after ${before} before it, journal captured ${s.captured} in all (the customer paid twice)`
+            : `later capture of session of ${s.day}: report paid ${paid}, journal captured ${s.captured} in all`;
       }
+      shown = before + paid;
     } else if (paid === 0) {
       cls = "missingInReport";
       reason = "captured in the journal, no payment in the report";
@@ -95,7 +103,7 @@ export function saleLines(
           ? `double capture: ${payments.length} payment lines of ${paid} in all, journal captured ${s.captured}`
           : `journal captured ${s.captured}, report paid ${paid}`;
     }
-    out.push(line(cls, ids(payments), s.captured, paid, s.currency, reason));
+    out.push(line(cls, ids(payments), s.captured, shown, s.currency, reason));
   }
   const refunded = -sumMinor(refunds);
   // What the journal refunded in the range: by its end (an in-range session), or within it (an earlier one).

@@ -9,6 +9,7 @@
 import type { Minor } from "../../core/money.js";
 import type { ReportLine } from "../../payment/reporting/client.js";
 import { dayOf } from "../context.js";
+import { checkContents } from "./contents.js";
 import type { MatchInput, ReconLine, TransferTotal } from "./match.js";
 
 /** Money of one currency in a reconciliation (minor units; refunds and fees as positive amounts). */
@@ -98,6 +99,7 @@ export function checkTransfers(input: MatchInput, lines: ReconLine[], totals: To
         reason: `${c.type} in transfer ${t.transferReference}, no session in the fleet`,
       });
     }
+    checkContents(input, t, contents, lines);
     const exp = Number(expected);
     const difference = Number(BigInt(t.amount) - expected);
     totals.add(t.currencyCode, "transferred", t.amount);
