@@ -64,6 +64,8 @@ export interface NfcStation {
    * reads it back. Resolves with the tag's UID.
    */
   writeNextTag(uri: string, timeoutMs?: number): Promise<{ uid: string }>;
+  /** The technician badges from a reloaded config (SIGHUP): the next tap is checked against them. */
+  setBadges(badges: readonly BadgeEntry[]): void;
   close(): Promise<void>;
 }
 
@@ -93,7 +95,7 @@ const RETRY_FIRST_MS = 5000;
 const RETRY_MAX_MS = 60_000;
 
 export function createNfcStation(o: StationOptions): NfcStation {
-  const isBadge = createBadgeCheck(o.badges);
+  let isBadge = createBadgeCheck(o.badges);
   const readers = new Set<ReaderLike>();
   const stateFns = new Set<(s: ReaderState) => void>();
   const badgeFns = new Set<(t: BadgeTap) => unknown>();
@@ -183,6 +185,9 @@ export function createNfcStation(o: StationOptions): NfcStation {
         });
         armed = { uri, resolve, reject, timer };
       });
+    },
+    setBadges(badges) {
+      isBadge = createBadgeCheck(badges);
     },
     async close() {
       closed = true;

@@ -2,8 +2,9 @@
  * `vendd run` on SIGHUP (`systemctl reload vendd`: the unit file's ExecReload). Without a handler Node ends
  * the process on SIGHUP, so a reload used to be a crash and a restart. Now the config and secrets are read
  * and validated again: an invalid result is logged at error and ignored (the running config stays, as a
- * unit must keep selling); what can change without a restart is applied at once (`logging.level`); every
- * other changed key is logged at warn as needing a restart. Secret values never reach the log: a change of
+ * unit must keep selling); what can change without a restart is applied at once (`logging.level`, and the
+ * console login: `console.pinHash`, `nfc.badges`, once the daemon runs); every other changed key is logged
+ * at warn as needing a restart. Secret values never reach the log: a change of
  * secrets is reported as the key `secrets`, and new values are registered for scrubbing before any line.
  */
 import type { Logger } from "pino";
@@ -14,11 +15,15 @@ import {
   loadConfig,
   secretValues,
   toConfigInput,
+  type VenddConfig,
 } from "../config/load.js";
 import type { SecretRegistry } from "../core/secrets.js";
 
 /** Config keys a running unit applies on reload; a change of any other key takes effect after a restart. */
-export const LIVE_KEYS: ReadonlySet<string> = new Set(["logging.level"]);
+export const LIVE_KEYS: ReadonlySet<string> = new Set(["logging.level", "console.pinHash", "nfc.badges"]);
+
+/** The live keys the running daemon applies (the console login); the logger's level is applied here. */
+const LOGIN_KEYS: ReadonlySet<string> = new Set(["console.pinHash", "nfc.badges"]);
 
 /**
  * Dotted paths of the values that differ between two configs as files hold them (derived fields removed,
@@ -47,6 +52,11 @@ export interface ReloadOptions {
   logger: Logger;
   /** The logger's scrubbing registry: new secret values are added before anything is logged. */
   secrets: SecretRegistry;
+  /**
+   * The running daemon's login reload (`Daemon.reloadLogin`), null while it starts: a login change then
+   * waits for a restart like any other key.
+   */
+  reloadLogin?: () => ((config: VenddConfig) => void) | null;
   /** Reads the config (default `loadConfig`); a test may count reads. */
   loadConfig?: typeof loadConfig;
 }
@@ -84,11 +94,22 @@ export function createReloader(opts: ReloadOptions): () => ReloadResult {
     const changed = changedKeys(toConfigInput(running.config), toConfigInput(next.config));
     const sameSecrets =
       JSON.stringify(secretValues(running.secrets)) === JSON.stringify(secretValues(next.secrets));
-    const applied = changed.filter((k) => LIVE_KEYS.has(k));
-    const restartNeeded = [...changed.filter((k) => !LIVE_KEYS.has(k)), ...(sameSecrets ? [] : ["secrets"])];
+    const login = opts.reloadLogin?.() ?? null;
+    const live = (k: string) => LIVE_KEYS.has(k) && (login !== null || !LOGIN_KEYS.has(k));
+    const applied = changed.filter(live);
+    const restartNeeded = [...changed.filter((k) => !live(k)), ...(sameSecrets ? [] : ["secrets"])];
     if (applied.includes("logging.level")) {
       log.level = next.config.logging.level;
       running = { ...running, config: { ...running.config, logging: next.config.logging } };
+    }
+    if (login !== null && applied.some((k) => LOGIN_KEYS.has(k))) {
+      const config: VenddConfig = {
+        ...running.config,
+        console: { ...running.config.console, pinHash: next.config.console.pinHash },
+        nfc: { ...running.config.nfc, badges: next.config.nfc.badges },
+      };
+      login(config);
+      running = { ...running, config };
     }
     if (restartNeeded.length > 0) {
       log.warn(

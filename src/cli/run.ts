@@ -24,7 +24,8 @@ import { packageVersion } from "./version.js";
 const HELP = `${renderCommandUsage(UNIT_COMMANDS.filter((c) => c.command === "run"))}
 Runs the unit daemon. Invalid configuration is refused with every error listed by path.
 SIGHUP (systemctl reload vendd) reads the configuration again: an invalid one is logged and ignored,
-logging.level is applied at once, and any other change is logged as needing a restart.
+logging.level and the console login (console.pinHash, nfc.badges) are applied at once, and any other
+change is logged as needing a restart.
 `;
 
 /** The crash points `VENDD_FAULT_POINT` arms (crash tests only), each armed one logged loudly. */
@@ -128,7 +129,15 @@ export async function runCommand(argv: string[]): Promise<number> {
     process.once("SIGTERM", () => resolve());
     process.once("SIGINT", () => resolve());
   });
-  const reload = createReloader({ file, load: loadOptions, running: loaded, logger, secrets });
+  let started: Daemon | null = null;
+  const reload = createReloader({
+    file,
+    load: loadOptions,
+    running: loaded,
+    logger,
+    secrets,
+    reloadLogin: () => (started?.reloadLogin === undefined ? null : (c) => started?.reloadLogin?.(c)),
+  });
   const onHangup = () => void reload();
   process.on("SIGHUP", onHangup);
   // Up even when the payment service is down or the journal is unusable (out of service, saying why): only
@@ -152,5 +161,6 @@ export async function runCommand(argv: string[]): Promise<number> {
     process.stderr.write(`vendd run: ${refusal}`);
     return 1;
   }
+  started = daemon;
   return serveUntilEnd(daemon, stopRequested, logger, onHangup);
 }

@@ -27,6 +27,31 @@ export function fitWidth(text: string, width = WIDTH): string {
     .join("\n");
 }
 
+/**
+ * Wraps each line to `width` columns at spaces (a word longer than a line is broken), continuation lines
+ * indented by two: messages and errors are read whole, never cut.
+ */
+export function wrap(text: string, width = WIDTH): string {
+  return text
+    .split("\n")
+    .flatMap((line) => {
+      const out: string[] = [];
+      let rest = line;
+      let indent = "";
+      while (indent.length + rest.length > width) {
+        const room = width - indent.length;
+        const space = rest.lastIndexOf(" ", room);
+        const cut = space > 0 ? space : room;
+        out.push(indent + rest.slice(0, cut).trimEnd());
+        rest = rest.slice(cut).trimStart();
+        indent = "  ";
+      }
+      out.push(indent + rest);
+      return out;
+    })
+    .join("\n");
+}
+
 function time(ms: unknown): string {
   if (typeof ms !== "number") return "-";
   const d = new Date(ms);

@@ -4,10 +4,11 @@
  * talks to the daemon only over the control socket; the login lives on that connection, so a lost
  * connection (daemon restart) means logging in again. Idle time logs out; Ctrl-C clears the line (and
  * cancels a running test vend); Ctrl-D logs out and ends the session (systemd starts a fresh one on the
- * port). Lines are cut to the terminal's width (80 columns when it does not say). Every line typed once
+ * port). Answers are cut to the terminal's width (80 columns when it does not say), messages and errors
+ * wrap; a daemon that cannot be reached is said at once, before the PIN prompt. Every line typed once
  * logged in reaches the daemon's audit log, `help` and refused lines too.
  */
-import { ControlError } from "../core/control.js";
+import { ControlConnectionError, ControlError } from "../core/control.js";
 import { ControlClient } from "../core/controlClient.js";
 import { localDay } from "../core/days.js";
 import { printable } from "../core/printable.js";
@@ -54,8 +55,14 @@ class ConsoleSession {
     return this.term.rl;
   }
 
+  /** An answer (tables): each line cut to the terminal's width. */
   private say(text: string): void {
     this.term.say(text);
+  }
+
+  /** A message or an error: wrapped to the terminal's width, never cut. */
+  private tell(text: string): void {
+    this.term.tell(text);
   }
 
   prompt(): void {
@@ -63,8 +70,18 @@ class ConsoleSession {
     this.term.prompt(this.loggedIn);
   }
 
-  private async connect(): Promise<ControlClient | null> {
-    if (this.client !== null && !this.client.isClosed) return this.client;
+  private connecting: Promise<ControlClient | null> | null = null;
+
+  /** The connection (made once, shared by whoever asks while it is being made), or null: said why. */
+  private connect(): Promise<ControlClient | null> {
+    if (this.client !== null && !this.client.isClosed) return Promise.resolve(this.client);
+    this.connecting ??= this.open().finally(() => {
+      this.connecting = null;
+    });
+    return this.connecting;
+  }
+
+  private async open(): Promise<ControlClient | null> {
     try {
       const c = await ControlClient.connect(this.opts.socket, { timeoutMs: 5000 });
       c.onEvent((e) => {
@@ -76,14 +93,15 @@ class ConsoleSession {
           this.loggedIn = false;
           this.following = false;
           this.term.muted = false;
-          this.say("\r\nconnection to the daemon lost: log in again");
+          this.term.write("\r\n");
+          this.tell("connection to the daemon lost: log in again");
           this.prompt();
         }
       });
       this.client = c;
       return c;
     } catch (err) {
-      this.say(`cannot reach the daemon: ${printable((err as Error).message, 70)}`);
+      this.tell(unreachable(err, this.opts.socket));
       return null;
     }
   }
@@ -114,7 +132,7 @@ class ConsoleSession {
       this.resetIdle();
       this.say("logged in (help lists the commands)");
     } catch (err) {
-      this.say(err instanceof ControlError ? printable(err.message, 78) : "login failed: no answer");
+      this.tell(err instanceof ControlError ? printable(err.message, 1000) : "login failed: no answer");
     }
   }
 
@@ -136,7 +154,7 @@ class ConsoleSession {
     c.request("cancel", {}, { timeoutMs: 5000 }).then(
       (r) => this.say(render("cancel", r)),
       (err: unknown) =>
-        this.say(`cancel: ${err instanceof ControlError ? printable(err.message, 70) : "no answer"}`),
+        this.tell(`cancel: ${err instanceof ControlError ? printable(err.message, 1000) : "no answer"}`),
     );
   }
 
@@ -194,14 +212,14 @@ class ConsoleSession {
     } catch (err) {
       if (err instanceof ControlError) {
         if (err.code === "loginRequired") this.loggedIn = false;
-        this.say(
+        this.tell(
           err.message
             .split("\n")
             .slice(0, 60)
-            .map((l) => printable(l, 200))
+            .map((l) => printable(l, 1000))
             .join("\n"),
         );
-      } else this.say(`no answer: ${printable((err as Error).message, 70)}`);
+      } else this.tell(`no answer: ${printable((err as Error).message, 1000)}`);
     }
   }
 
@@ -276,9 +294,11 @@ class ConsoleSession {
     this.term.write("\r\nbye\r\n");
   }
 
-  greet(): void {
+  /** The banner; a daemon that cannot be reached is said before the PIN prompt, not after a PIN. */
+  async greet(): Promise<void> {
     this.say("vendd technician console");
-    this.prompt();
+    await this.connect();
+    if (!this.working) this.prompt();
   }
 }
 
@@ -292,6 +312,25 @@ export async function runConsole(opts: ConsoleOptions): Promise<number> {
       if (session.closed) return;
       void session.end().then(() => resolve(0));
     });
-    session.greet();
+    void session.greet();
   });
+}
+
+/** Why the daemon cannot be reached, once, and the next step. */
+function unreachable(err: unknown, socket: string): string {
+  const code = err instanceof ControlConnectionError ? /: (E[A-Z]+)$/.exec(err.message)?.[1] : undefined;
+  const where = `cannot reach the daemon at ${printable(socket, 300)}`;
+  if (code === "EACCES" || code === "EPERM")
+    return `${where}: permission denied (the socket is the service user's, mode 0600): run the console as that user (vendd-console@.service does)`;
+  const why =
+    code === "ENOENT"
+      ? "no control socket there"
+      : code === "ECONNREFUSED"
+        ? "nothing is listening on it"
+        : code !== undefined
+          ? code
+          : err instanceof ControlConnectionError && err.code === "timeout"
+            ? "no answer in 5 s"
+            : printable(err instanceof Error ? err.message : String(err), 300);
+  return `${where} (${why}): is vendd running? systemctl status vendd`;
 }

@@ -1,12 +1,12 @@
 /**
  * The console session's terminal side: the readline interface (line editing, history, tab completion)
- * writing through a mute switch (the PIN is read with echo off), lines cut to the terminal's width (80
- * columns when it does not say), the prompt.
+ * writing through a mute switch (the PIN is read with echo off), answers cut and messages wrapped to the
+ * terminal's width (80 columns when it does not say), the prompt.
  */
 import { createInterface, type Interface } from "node:readline";
 import { Writable } from "node:stream";
 import { complete } from "./commands.js";
-import { fitWidth, WIDTH } from "./render.js";
+import { fitWidth, WIDTH, wrap } from "./render.js";
 
 export class Terminal {
   /** Echo off (the PIN, a flood being dropped). */
@@ -43,6 +43,11 @@ export class Terminal {
   /** One answer, cut to the terminal's width. */
   say(text: string): void {
     this.output.write(`${fitWidth(text, this.columns()).replace(/\n/g, "\r\n")}\r\n`);
+  }
+
+  /** A message or an error, wrapped to the terminal's width (never cut). */
+  tell(text: string): void {
+    this.output.write(`${wrap(text, this.columns()).replace(/\n/g, "\r\n")}\r\n`);
   }
 
   /** Raw text (no width cut, no line end). */

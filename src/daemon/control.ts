@@ -39,6 +39,10 @@ const LOGGED_BAD_LINES = 3;
 /** A login is answered no sooner than this after it arrived, right or wrong, ms. */
 export const LOGIN_MIN_MS = 750;
 
+/** A login while the running config has neither a PIN nor a badge. */
+export const NO_LOGIN =
+  "no console PIN (console.pinHash) and no badges (nfc.badges) in the running configuration: add one (docs/technicians.md), then systemctl reload vendd";
+
 /** A refusal a command handler throws: answered with its code and message. */
 export class CommandError extends Error {
   constructor(
@@ -86,6 +90,11 @@ export interface ControlServerOptions {
   /** Idle time after which a connection is logged out, ms. */
   idleMs: number;
   commands: ReadonlyMap<string, CommandSpec>;
+  /**
+   * What a login without a PIN or badge in the running config is told (default NO_LOGIN): the unit says
+   * whether its config file already holds one the daemon has not read.
+   */
+  loginUnavailable?: () => string;
   /** Minimum time of a login answer, ms (default LOGIN_MIN_MS); waited in real time. */
   loginMinMs?: number;
 }
@@ -102,13 +111,15 @@ interface Connection extends ControlSession {
 export class ControlServer {
   private readonly connections = new Set<Connection>();
   private nextId = 1;
-  private readonly badgeCheck: ((uid: string) => Promise<string | null>) | null;
+  private badgeCheck: ((uid: string) => Promise<string | null>) | null;
+  private pinHash: ParsedPinHash | null;
 
   private constructor(
     private readonly server: Server,
     private readonly opts: ControlServerOptions,
   ) {
     this.badgeCheck = opts.badges.length > 0 ? createBadgeCheck(opts.badges) : null;
+    this.pinHash = opts.pinHash;
     server.on("connection", (socket) => this.accept(socket));
     server.on("error", (err) => opts.logger.error({ err }, "control socket error"));
   }
@@ -135,6 +146,15 @@ export class ControlServer {
     }
     opts.logger.info({ socket: opts.path }, "control socket listening");
     return control;
+  }
+
+  /**
+   * The login's PIN hash and badges from a reloaded config (SIGHUP): the next login checks them; a
+   * session already logged in stays logged in.
+   */
+  setLogin(pinHash: ParsedPinHash | null, badges: readonly BadgeEntry[]): void {
+    this.pinHash = pinHash;
+    this.badgeCheck = badges.length > 0 ? createBadgeCheck(badges) : null;
   }
 
   async close(): Promise<void> {
@@ -327,11 +347,11 @@ export class ControlServer {
     const secret = args.secret;
     if (typeof secret !== "string" || secret.length === 0 || secret.length > 64)
       return answer(encodeError(id, { code: "badArgs", message: "login needs a PIN or a badge UID" }));
-    if (this.opts.pinHash === null && this.badgeCheck === null)
+    if (this.pinHash === null && this.badgeCheck === null)
       return answer(
         encodeError(id, {
           code: "loginUnavailable",
-          message: "no console PIN (console.pinHash) and no badges (nfc.badges) are configured",
+          message: this.opts.loginUnavailable?.() ?? NO_LOGIN,
         }),
       );
     let until: number | null;
@@ -357,7 +377,8 @@ export class ControlServer {
       return answer(encodeError(id, { code: "failed", message: "the journal cannot record the attempt" }));
     }
     let who: string | null = null;
-    const pinOk = this.opts.pinHash === null ? false : await verifyPin(secret, this.opts.pinHash);
+    const pinHash = this.pinHash;
+    const pinOk = pinHash === null ? false : await verifyPin(secret, pinHash);
     if (pinOk) who = "PIN";
     if (this.badgeCheck !== null && normaliseUid(secret) !== null) {
       const name = await this.badgeCheck(secret);

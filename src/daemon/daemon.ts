@@ -68,6 +68,11 @@ export interface Daemon {
   stop(): Promise<void>;
   /** Resolves when the daemon asks to be restarted (console `restart`, `config apply`): stop, exit 75. */
   readonly restartRequested?: Promise<string>;
+  /**
+   * A reloaded config's console login (`console.pinHash`, `nfc.badges`: SIGHUP, src/cli/reload.ts): the
+   * console's next login and the NFC reader's next tap are checked against it.
+   */
+  reloadLogin?(config: VenddConfig): void;
 }
 
 /**

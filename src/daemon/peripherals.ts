@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { BeaconAdvertiser } from "../../drivers/ble/beacon.js";
 import { createPanel, type Panel } from "../../drivers/gpio/panel.js";
 import type { GpioPort } from "../../drivers/gpio/port.js";
+import type { BadgeEntry } from "../../drivers/nfc/badges.js";
 import type { NfcStation } from "../../drivers/nfc/station.js";
 import type { VenddConfig } from "../config/load.js";
 import { beaconOptions, nfcOptions } from "../config/seams.js";
@@ -22,6 +23,8 @@ export interface Peripherals {
   readonly beacon: BeaconAdvertiser | null;
   /** The PoS is known now (payments back after members only): the beacon starts if the unit is in service. */
   refreshBeacon(): void;
+  /** The technician badges from a reloaded config: the NFC reader's next tap is checked against them. */
+  setBadges(badges: readonly BadgeEntry[]): void;
   close(): Promise<void>;
 }
 
@@ -150,6 +153,9 @@ export async function startPeripherals(config: VenddConfig, deps: PeripheralDeps
       const id = deps.engine.pos?.beaconId;
       if (beacon === null || id === undefined || reason !== null) return;
       void beacon.start(id).catch((err: unknown) => logger.warn({ err }, "BLE beacon start failed"));
+    },
+    setBadges(badges) {
+      nfc?.setBadges(badges);
     },
     async close() {
       panel?.setStatus("off");

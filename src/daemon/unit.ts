@@ -9,7 +9,7 @@ import { fleetPart } from "./parts/fleet.js";
 import { housekeepingPart } from "./parts/housekeeping.js";
 import { membersPart } from "./parts/members.js";
 import { type Part, PartList } from "./parts/part.js";
-import { peripheralsPart } from "./parts/peripherals.js";
+import { type PeripheralsPart, peripheralsPart } from "./parts/peripherals.js";
 import { servicePart } from "./parts/service.js";
 import { updateHealthPart } from "./parts/update.js";
 
@@ -21,7 +21,12 @@ export type { Devices } from "./parts/context.js";
  * background, comes after every part that follows the engine; the control socket comes last so it closes
  * first. A new part is one more entry (docs/developers.md, "The daemon's parts").
  */
-export function unitParts(): { parts: Part[]; engine: EnginePart; control: ControlPart } {
+export function unitParts(): {
+  parts: Part[];
+  engine: EnginePart;
+  control: ControlPart;
+  peripherals: PeripheralsPart;
+} {
   const members = membersPart(() => engine.current?.idle ?? false);
   const engine = enginePart(members);
   const peripherals = peripheralsPart(members);
@@ -44,7 +49,7 @@ export function unitParts(): { parts: Part[]; engine: EnginePart; control: Contr
     servicePart(engine, members),
     control,
   ];
-  return { parts, engine, control };
+  return { parts, engine, control, peripherals };
 }
 
 /**
@@ -54,7 +59,7 @@ export function unitParts(): { parts: Part[]; engine: EnginePart; control: Contr
  */
 export function runUnit(loaded: LoadedConfig, deps: UnitDeps, d: Devices): Daemon {
   const ctx = createUnitContext(loaded, deps, d);
-  const { parts, engine, control } = unitParts();
+  const { parts, engine, control, peripherals } = unitParts();
   const list = new PartList(parts);
   list.start(ctx);
   return {
@@ -66,5 +71,9 @@ export function runUnit(loaded: LoadedConfig, deps: UnitDeps, d: Devices): Daemo
     restartRequested: control.restartRequested,
     onStatus: (listener) => ctx.state.onStatus(listener),
     stop: () => list.stop(),
+    reloadLogin(config) {
+      control.setLogin(config);
+      peripherals.setBadges(config.nfc.badges);
+    },
   };
 }

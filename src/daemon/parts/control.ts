@@ -4,8 +4,10 @@
  * A socket that cannot be served is logged and the unit runs on; another process serving this unit's
  * socket is a second daemon configured like this one: fatal.
  */
+
+import type { VenddConfig } from "../../config/load.js";
 import type { ControlServer } from "../control.js";
-import { startControl } from "../controlUnit.js";
+import { loginOf, startControl } from "../controlUnit.js";
 import type { DexPart } from "./dex.js";
 import type { EnginePart } from "./engine.js";
 import type { FleetPart } from "./fleet.js";
@@ -15,6 +17,8 @@ import type { PeripheralsPart } from "./peripherals.js";
 export interface ControlPart extends Part<{ serving: boolean }> {
   /** Resolves when the console asks the daemon to restart (`restart`, `config apply`). */
   readonly restartRequested: Promise<string>;
+  /** The console login (PIN hash, badges) of a reloaded config (SIGHUP): the next login checks it. */
+  setLogin(config: VenddConfig): void;
 }
 
 interface ControlRefs {
@@ -34,6 +38,13 @@ export function controlPart({ engine, peripherals, fleet, dex }: ControlRefs): C
   return {
     name: "control",
     restartRequested,
+    setLogin(config) {
+      const login = loginOf(config);
+      void controlServer.then(
+        (server) => server?.setLogin(login.pinHash, login.badges),
+        () => {},
+      );
+    },
     start(ctx) {
       const { deps, config, state, requests, devices, clock, logger } = ctx;
       if (deps.control === false) return;
