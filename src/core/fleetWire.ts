@@ -20,6 +20,15 @@ import * as z from "zod";
 /** Path prefix of the unit-facing API. */
 export const UNIT_API = "/api/unit/v1";
 
+/**
+ * The fleet's bundle address for a unit whose fleet is at `fleetUrl` (config `fleet.url`): what
+ * `vendd bundle pull` fetches when `updates.pullUrl` is not set, and what the docs tell managers to set it
+ * to. One address for every unit: the fleet answers each signed GET with that unit's bundle.
+ */
+export function fleetBundleUrl(fleetUrl: string): string {
+  return `${fleetUrl.replace(/\/+$/, "")}${UNIT_API}/bundle`;
+}
+
 /** Most events in one batch a unit sends, and that the fleet accepts. */
 export const MAX_BATCH_EVENTS = 500;
 
