@@ -37,6 +37,7 @@ import {
 } from "../update/minisign.js";
 import { fleetPullKey, pullBundle } from "../update/pull.js";
 import { readUpdateOutcome, type UpdateOutcome } from "../update/state.js";
+import { spoolStep } from "../update/stepSpool.js";
 import { renderCommandUsage } from "./commandTable.js";
 import { readPassphrase } from "./keys.js";
 import { BUNDLE_OPTIONS, UPDATE_COMMANDS } from "./updateCommands.js";
@@ -83,6 +84,11 @@ export function productionEnv(configFile: string): ApplyEnv {
     clock: systemClock,
     faults: updateFaultPointsFromEnv(process.env),
     log: (line) => process.stderr.write(`vendd bundle: ${line}\n`),
+    // Issue 41: each step into the inbox's spool, which the daemon sends to the fleet (only with a fleet link).
+    step: (st) => {
+      const c = loadUnitConfig(configFile);
+      if (c.fleet !== undefined) spoolStep(c.updates.inbox, { ...st, at: systemClock.now() });
+    },
   };
 }
 

@@ -19,6 +19,8 @@ import {
   type Heartbeat,
   HeartbeatResponse,
   parseWire,
+  StepAck,
+  type StepReport,
   UNIT_API,
 } from "../core/fleetWire.js";
 import type { Outbox } from "../journal/outbox.js";
@@ -96,11 +98,20 @@ export interface FleetLinkOptions {
    * and returns the one now held (null: keep the one held). A failure is logged and tried again at the next
    * heartbeat; it never fails the round and never touches vending.
    */
+  steps?: StepSource;
   bundles?: {
     held: string | null;
     jitterMs: number;
     fetch: (held: string | null) => Promise<string | null>;
   };
+}
+
+/** Issue 41: the spool of a bundle's steps the link sends (src/update/stepSpool.ts). */
+export interface StepSource {
+  /** The steps waiting, oldest first. */
+  pending(): { name: string; step: Omit<StepReport, "unitId"> }[];
+  /** The fleet acknowledged this one. */
+  done(name: string): void;
 }
 
 /** The default bound of the bundle hint's jitter: 10,000 units spread over a minute, about 170 a second. */
@@ -210,6 +221,7 @@ export class FleetLink {
         this.nextHeartbeat = this.o.clock.now() + this.o.heartbeatMs;
       }
       await this.sendAll();
+      await this.sendSteps();
       this.failures = 0;
       this.state = "ok";
       this.checkWarning();
@@ -363,6 +375,18 @@ export class FleetLink {
     this.o.faults?.hit("fleet.beforeMark");
     this.o.outbox.markDelivered(committed);
     this.o.faults?.hit("fleet.afterMark");
+  }
+
+  /** Issue 41: every spooled step, oldest first, each dropped once the fleet acknowledged it. */
+  private async sendSteps(): Promise<void> {
+    const steps = this.o.steps;
+    if (steps === undefined) return;
+    for (const { name, step } of steps.pending()) {
+      const report: StepReport = { unitId: this.o.unitId, ...step };
+      const parsed = parseWire(StepAck, await this.post("/steps", report));
+      if (!parsed.ok) throw new Error(`steps answer: ${parsed.error}`);
+      steps.done(name);
+    }
   }
 
   private async sendAll(): Promise<void> {

@@ -12,6 +12,7 @@ import { loadUnitKey, type UnitKeyPair } from "../core/fleetAuth.js";
 import type { FaultData, Heartbeat, ServiceData } from "../core/fleetWire.js";
 import type { SqliteJournal } from "../journal/sqlite.js";
 import { readUpdateOutcome } from "../update/state.js";
+import { dropSpooledStep, spooledSteps, spoolStep } from "../update/stepSpool.js";
 import {
   fetchBundleToInbox,
   heldBundleFile,
@@ -240,6 +241,10 @@ export function startFleetUnit(d: FleetUnitDeps): FleetUnit | null {
     backlogWarnEvents: fleet.backlogWarnEvents,
     backlogWarnMs: fleet.backlogWarnHours * 3_600_000,
     ...(d.faults === undefined ? {} : { faults: d.faults }),
+    steps: {
+      pending: () => spooledSteps(inbox),
+      done: (name) => dropSpooledStep(inbox, name),
+    },
     bundles: {
       held: readHeldBundleEtag(heldFile),
       jitterMs: BUNDLE_HINT_JITTER_MS,
@@ -248,6 +253,7 @@ export function startFleetUnit(d: FleetUnitDeps): FleetUnit | null {
         if (r.status !== "fetched") return null;
         const etag = r.etag ?? `"${r.sha256}"`;
         writeHeldBundleEtag(heldFile, etag);
+        spoolStep(inbox, { sha256: r.sha256, step: "fetched", reason: "", at: d.clock.now() });
         logger.info({ sha256: r.sha256, file: r.file }, "bundle fetched from the fleet into the inbox");
         return etag;
       },
