@@ -10,6 +10,7 @@ import { writeFileAtomic } from "../core/atomicFile.js";
 import { systemClock } from "../core/clock.js";
 import { defaultControlSocket } from "../core/control.js";
 import { updateFaultPointsFromEnv } from "../core/faults.js";
+import { fleetBundleUrl } from "../core/fleetWire.js";
 import { printable } from "../core/printable.js";
 import { type ApplyReport, applyBundleFile, applyInbox, recoverInterrupted } from "../update/apply.js";
 import type { ApplyEnv } from "../update/applyRun.js";
@@ -36,6 +37,7 @@ import {
 } from "../update/minisign.js";
 import { fleetPullKey, pullBundle } from "../update/pull.js";
 import { readUpdateOutcome, type UpdateOutcome } from "../update/state.js";
+import { spoolStep } from "../update/stepSpool.js";
 import { renderCommandUsage } from "./commandTable.js";
 import { readPassphrase } from "./keys.js";
 import { BUNDLE_OPTIONS, UPDATE_COMMANDS } from "./updateCommands.js";
@@ -48,6 +50,8 @@ prints that trusted comment: to sign with the minisign tool instead, extract pay
 and attach payload.tar.minisig with --attach. apply and pull read the keys, fleet and paths from the config
 in force (--config, default ${DEFAULT_CONFIG_FILE}) and run as root (vendd-bundle.service, vendd-pull.service).
 --targets and --release: a comma-separated list of fleet names and unit ids; DATE: YYYY-MM-DD or ISO 8601.
+pull fetches from the fleet's bundle address, <fleet.url>/api/unit/v1/bundle (a signed GET with the unit's
+fleet key), or from updates.pullUrl when the config sets one.
 `;
 
 type Values = {
@@ -80,6 +84,11 @@ export function productionEnv(configFile: string): ApplyEnv {
     clock: systemClock,
     faults: updateFaultPointsFromEnv(process.env),
     log: (line) => process.stderr.write(`vendd bundle: ${line}\n`),
+    // Issue 41: each step into the inbox's spool, which the daemon sends to the fleet (only with a fleet link).
+    step: (st) => {
+      const c = loadUnitConfig(configFile);
+      if (c.fleet !== undefined) spoolStep(c.updates.inbox, { ...st, at: systemClock.now() });
+    },
   };
 }
 
@@ -212,7 +221,12 @@ async function pullAction(values: Values, configFile: string): Promise<number> {
   const unitConfig = loadUnitConfig(configFile);
   const u = unitConfig.updates;
   const fleetKey = fleetPullKey(unitConfig);
-  if (u.pullUrl === null) throw new UsageError("updates.pullUrl is not set in the config");
+  // The fleet's own address when the unit has a fleet and no other pull address (fleetWire.ts fleetBundleUrl).
+  const url = u.pullUrl ?? (unitConfig.fleet === undefined ? null : fleetBundleUrl(unitConfig.fleet.url));
+  if (url === null)
+    throw new UsageError(
+      "nothing to pull from: set fleet.url (the fleet's bundle address is <fleet.url>/api/unit/v1/bundle) or updates.pullUrl in the config",
+    );
   // The timer also runs after a reboot: an apply cut off by power loss is finished or rolled back
   // first, whether or not a new bundle is waiting.
   const recovered = await recoverInterrupted(env);
@@ -220,7 +234,7 @@ async function pullAction(values: Values, configFile: string): Promise<number> {
     process.stdout.write(`interrupted apply: ${describe(recovered)}\n`);
   }
   const r = await pullBundle(env, {
-    url: u.pullUrl,
+    url,
     stateDir: u.stateDir,
     minBackoffMs: u.pull.minBackoffMs,
     maxBackoffMs: u.pull.maxBackoffMs,

@@ -77,7 +77,8 @@ export const UPDATE_COMMANDS: readonly CommandHelp[] = [
     {
       words: "bundle pull",
       only: ["config", "json"],
-      summary: "fetch the newest bundle from updates.pullUrl (ETag, backoff) and apply it (vendd-pull.timer)",
+      summary:
+        "fetch the newest bundle (signed GET, ETag, backoff) from the fleet, <fleet.url>/api/unit/v1/bundle, or from updates.pullUrl when set, and apply it (vendd-pull.timer)",
     },
   ]),
 ];

@@ -12,6 +12,7 @@
  *   `{ document, signature }` (src/update/entitlements.ts) and an `ETag`, 304, or 404.
  * - `GET  /bundle`     conditional GET (`If-None-Match`) of the newest bundle for this unit: 200 with the
  *   bundle's bytes and an `ETag`, 304, or 404 when there is none.
+ * - `POST /steps`      body {@link StepReport}     → {@link StepAck}  (issue 41: a bundle's steps on the unit)
  * Refusals are `{ error: { code, message } }` ({@link WireError}) with 400 (malformed), 401 (signature,
  * clock skew, replay), 403 (unit not approved or revoked), 409 (a unit id claimed by another key).
  */
@@ -19,6 +20,15 @@ import * as z from "zod";
 
 /** Path prefix of the unit-facing API. */
 export const UNIT_API = "/api/unit/v1";
+
+/**
+ * The fleet's bundle address for a unit whose fleet is at `fleetUrl` (config `fleet.url`): what
+ * `vendd bundle pull` fetches when `updates.pullUrl` is not set, and what the docs tell managers to set it
+ * to. One address for every unit: the fleet answers each signed GET with that unit's bundle.
+ */
+export function fleetBundleUrl(fleetUrl: string): string {
+  return `${fleetUrl.replace(/\/+$/, "")}${UNIT_API}/bundle`;
+}
 
 /** Most events in one batch a unit sends, and that the fleet accepts. */
 export const MAX_BATCH_EVENTS = 500;
@@ -219,6 +229,40 @@ export const HeartbeatResponse = z.strictObject({
   entitlementsEtag: z.string().max(128).nullable().optional(),
 });
 export type HeartbeatResponse = z.infer<typeof HeartbeatResponse>;
+
+/**
+ * Issue 41: the steps of a bundle on a unit, in order; `refused` and `rolledBack` end it with a reason.
+ * `fetched` is the daemon's (bundleFetch.ts), the others the applier's (src/update), sent by the daemon.
+ */
+export const BUNDLE_STEPS = [
+  "fetched",
+  "verified",
+  "applied",
+  "healthy",
+  "committed",
+  "refused",
+  "rolledBack",
+] as const;
+export const BundleStep = z.enum(BUNDLE_STEPS);
+export type BundleStep = z.infer<typeof BundleStep>;
+
+/**
+ * One step of a bundle on the unit, sent as soon as it happens and again until acknowledged. The bundle is
+ * named by the SHA-256 of its bytes (the fleet's ETag without quotes), which both the daemon and the
+ * applier know. The fleet stores each (bundle, unit, step) once.
+ */
+export const StepReport = z.strictObject({
+  unitId: id,
+  sha256: z.string().regex(/^[0-9a-f]{64}$/, "a lower-case hex SHA-256"),
+  step: BundleStep,
+  reason: text(500),
+  at: epochMs,
+});
+export type StepReport = z.infer<typeof StepReport>;
+
+/** The fleet's answer: `stored` false when it holds no such bundle (one from a USB stick) or had the step. */
+export const StepAck = z.strictObject({ stored: z.boolean() });
+export type StepAck = z.infer<typeof StepAck>;
 
 export const EnrollRequest = z.strictObject({
   unitId: id,

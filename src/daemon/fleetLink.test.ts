@@ -252,6 +252,49 @@ describe("fleet link", () => {
     expect(l.heldEntitlementsEtag()).toBe('"e3"');
   });
 
+  it("issue 41: a heartbeat's bundle hint fetches at once after a jitter within its bound, not at the pull timer; once per ETag; a failure is retried at the next heartbeat", async () => {
+    const fetched: { at: number; held: string | null }[] = [];
+    let failing = false;
+    const l = link({
+      heartbeatMs: 60_000,
+      random: () => 0.5,
+      bundles: {
+        held: '"old"',
+        jitterMs: 20_000,
+        fetch: async (held) => {
+          fetched.push({ at: clock.now(), held });
+          if (failing) throw new Error("HTTP 500");
+          return fleet.bundleEtag;
+        },
+      },
+    });
+    // The ETag the unit holds: nothing to fetch.
+    fleet.bundleEtag = '"old"';
+    const t0 = clock.now();
+    await drive(l, () => clock.now() >= t0 + 30_000);
+    expect(fetched).toEqual([]);
+    // A new bundle: fetched 10 s (the drawn half of the 20 s bound) after the heartbeat that told of it.
+    fleet.bundleEtag = '"new"';
+    clock.advance(60_000 - (clock.now() - t0));
+    const told = clock.now();
+    await drive(l, () => fetched.length > 0);
+    expect(fetched).toEqual([{ at: told + 10_000, held: '"old"' }]);
+    expect(l.heldBundleEtag()).toBe('"new"');
+    // The same hint at the next heartbeats: nothing more.
+    await drive(l, () => clock.now() >= told + 180_000);
+    expect(fetched).toHaveLength(1);
+    // A failed fetch keeps the held ETag and is tried again after the next heartbeat's hint.
+    fleet.bundleEtag = '"newer"';
+    failing = true;
+    await drive(l, () => fetched.length > 1);
+    expect(l.heldBundleEtag()).toBe('"new"');
+    expect(l.status().state).toBe("ok");
+    failing = false;
+    await drive(l, () => fetched.length > 2);
+    expect(fetched[2]?.at).toBeGreaterThanOrEqual((fetched[1]?.at ?? 0) + 50_000);
+    expect(l.heldBundleEtag()).toBe('"newer"');
+  });
+
   it("warns when the backlog exceeds backlogWarnEvents", () => {
     for (let i = 0; i < 4; i++) sale();
     expect(link({ backlogWarnEvents: 3 }).status().warning).toBe("4 events wait for the fleet (more than 3)");

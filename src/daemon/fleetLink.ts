@@ -19,6 +19,8 @@ import {
   type Heartbeat,
   HeartbeatResponse,
   parseWire,
+  StepAck,
+  type StepReport,
   UNIT_API,
 } from "../core/fleetWire.js";
 import type { Outbox } from "../journal/outbox.js";
@@ -89,7 +91,31 @@ export interface FleetLinkOptions {
    * next heartbeat; it never fails the round (the outbox keeps flowing) and never touches vending.
    */
   entitlements?: (held: string | null) => Promise<string | null>;
+  /**
+   * Issue 41: fetches the fleet's bundle into the applier's inbox (bundleFetch.ts) when a heartbeat answer
+   * advertises a `bundleEtag` other than the one held: at once, after a jitter drawn from [0, jitterMs), so
+   * a whole fleet told in the same minute does not arrive in the same second. `fetch` gets the ETag held
+   * and returns the one now held (null: keep the one held). A failure is logged and tried again at the next
+   * heartbeat; it never fails the round and never touches vending.
+   */
+  steps?: StepSource;
+  bundles?: {
+    held: string | null;
+    jitterMs: number;
+    fetch: (held: string | null) => Promise<string | null>;
+  };
 }
+
+/** Issue 41: the spool of a bundle's steps the link sends (src/update/stepSpool.ts). */
+export interface StepSource {
+  /** The steps waiting, oldest first. */
+  pending(): { name: string; step: Omit<StepReport, "unitId"> }[];
+  /** The fleet acknowledged this one. */
+  done(name: string): void;
+}
+
+/** The default bound of the bundle hint's jitter: 10,000 units spread over a minute, about 170 a second. */
+export const BUNDLE_HINT_JITTER_MS = 60_000;
 
 export const DEFAULT_FLEET_BACKOFF: Backoff = { baseDelayMs: 5_000, maxDelayMs: 600_000 };
 
@@ -137,10 +163,14 @@ export class FleetLink {
   private readonly base: string;
   private signal: AbortSignal | undefined;
   private entitlementsEtag: string | null = null;
+  private bundleEtag: string | null;
+  /** The advertised bundle ETag waiting for its fetch, and when that fetch is due (its jitter drawn). */
+  private bundleWanted: { etag: string; dueAt: number } | null = null;
 
   constructor(private readonly o: FleetLinkOptions) {
     this.transport = o.transport ?? undiciTransport;
     this.base = o.url.replace(/\/+$/, "");
+    this.bundleEtag = o.bundles?.held ?? null;
   }
 
   status(): FleetStatus {
@@ -191,10 +221,16 @@ export class FleetLink {
         this.nextHeartbeat = this.o.clock.now() + this.o.heartbeatMs;
       }
       await this.sendAll();
+      await this.sendSteps();
       this.failures = 0;
       this.state = "ok";
       this.checkWarning();
-      return Math.min(this.o.pollMs ?? 5_000, Math.max(0, this.nextHeartbeat - this.o.clock.now()));
+      await this.fetchBundleIfDue();
+      const due = this.bundleWanted === null ? Number.POSITIVE_INFINITY : this.bundleWanted.dueAt;
+      return Math.max(
+        0,
+        Math.min(this.o.pollMs ?? 5_000, this.nextHeartbeat - this.o.clock.now(), due - this.o.clock.now()),
+      );
     } catch (err) {
       // Stopping: the request was cut by the daemon, not by the fleet.
       if (this.signal?.aborted === true) return 0;
@@ -259,6 +295,40 @@ export class FleetLink {
     this.lastAckAt = this.o.clock.now();
     this.committed(parsed.value.committed);
     await this.syncEntitlements(parsed.value.entitlementsEtag ?? null);
+    this.noteBundleHint(parsed.value.bundleEtag);
+  }
+
+  /** The ETag of the bundle the unit last handed to its applier (null before the first). */
+  heldBundleEtag(): string | null {
+    return this.bundleEtag;
+  }
+
+  /** A heartbeat's bundle hint: a new ETag schedules one fetch after the jitter (a repeat keeps its time). */
+  private noteBundleHint(advertised: string | null): void {
+    const b = this.o.bundles;
+    if (b === undefined || advertised === null || advertised === this.bundleEtag) {
+      if (advertised === null || advertised === this.bundleEtag) this.bundleWanted = null;
+      return;
+    }
+    if (this.bundleWanted?.etag === advertised) return;
+    const jitter = Math.floor(this.o.random() * Math.max(0, b.jitterMs));
+    this.bundleWanted = { etag: advertised, dueAt: this.o.clock.now() + jitter };
+  }
+
+  private async fetchBundleIfDue(): Promise<void> {
+    const b = this.o.bundles;
+    const wanted = this.bundleWanted;
+    if (b === undefined || wanted === null || this.o.clock.now() < wanted.dueAt) return;
+    this.bundleWanted = null;
+    try {
+      this.bundleEtag = (await b.fetch(this.bundleEtag)) ?? this.bundleEtag;
+    } catch (err) {
+      if (this.signal?.aborted === true) return;
+      this.o.logger.warn(
+        { err: err instanceof Error ? err.message : String(err) },
+        "the bundle the fleet offers could not be fetched: tried again at the next heartbeat",
+      );
+    }
   }
 
   /** The ETag of the entitlement list the unit holds (null before the first). */
@@ -305,6 +375,18 @@ export class FleetLink {
     this.o.faults?.hit("fleet.beforeMark");
     this.o.outbox.markDelivered(committed);
     this.o.faults?.hit("fleet.afterMark");
+  }
+
+  /** Issue 41: every spooled step, oldest first, each dropped once the fleet acknowledged it. */
+  private async sendSteps(): Promise<void> {
+    const steps = this.o.steps;
+    if (steps === undefined) return;
+    for (const { name, step } of steps.pending()) {
+      const report: StepReport = { unitId: this.o.unitId, ...step };
+      const parsed = parseWire(StepAck, await this.post("/steps", report));
+      if (!parsed.ok) throw new Error(`steps answer: ${parsed.error}`);
+      steps.done(name);
+    }
   }
 
   private async sendAll(): Promise<void> {

@@ -12,8 +12,15 @@ import { loadUnitKey, type UnitKeyPair } from "../core/fleetAuth.js";
 import type { FaultData, Heartbeat, ServiceData } from "../core/fleetWire.js";
 import type { SqliteJournal } from "../journal/sqlite.js";
 import { readUpdateOutcome } from "../update/state.js";
+import { dropSpooledStep, spooledSteps, spoolStep } from "../update/stepSpool.js";
+import {
+  fetchBundleToInbox,
+  heldBundleFile,
+  readHeldBundleEtag,
+  writeHeldBundleEtag,
+} from "./bundleFetch.js";
 import { type EntitlementStore, fetchEntitlements } from "./entitlements.js";
-import { FleetLink, type FleetStatus } from "./fleetLink.js";
+import { BUNDLE_HINT_JITTER_MS, FleetLink, type FleetStatus } from "./fleetLink.js";
 import type { ReasonCode, UnitStatus } from "./status.js";
 
 /** A session open longer than this counts as unresolved in the heartbeat (longer than any timeout). */
@@ -218,6 +225,8 @@ export function startFleetUnit(d: FleetUnitDeps): FleetUnit | null {
   const stopping = new AbortController();
   const store = d.entitlements;
   const signer = { key, clock: d.clock };
+  const heldFile = heldBundleFile(fleet.keyFile);
+  const inbox = d.config.updates.inbox;
   const link = new FleetLink({
     url: fleet.url,
     unitId: d.config.unit.id,
@@ -232,6 +241,23 @@ export function startFleetUnit(d: FleetUnitDeps): FleetUnit | null {
     backlogWarnEvents: fleet.backlogWarnEvents,
     backlogWarnMs: fleet.backlogWarnHours * 3_600_000,
     ...(d.faults === undefined ? {} : { faults: d.faults }),
+    steps: {
+      pending: () => spooledSteps(inbox),
+      done: (name) => dropSpooledStep(inbox, name),
+    },
+    bundles: {
+      held: readHeldBundleEtag(heldFile),
+      jitterMs: BUNDLE_HINT_JITTER_MS,
+      fetch: async (held) => {
+        const r = await fetchBundleToInbox(fleet.url, signer, held, inbox, { signal: stopping.signal });
+        if (r.status !== "fetched") return null;
+        const etag = r.etag ?? `"${r.sha256}"`;
+        writeHeldBundleEtag(heldFile, etag);
+        spoolStep(inbox, { sha256: r.sha256, step: "fetched", reason: "", at: d.clock.now() });
+        logger.info({ sha256: r.sha256, file: r.file }, "bundle fetched from the fleet into the inbox");
+        return etag;
+      },
+    },
     ...(store === undefined
       ? {}
       : {

@@ -21,10 +21,20 @@
  * context is in applyRun.ts, the refusals before anything changes in applyPolicy.ts, and the phases that
  * change what is in force, with the recovery, in applySwap.ts.
  */
+
+import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { checkPolicy, readBundleFile } from "./applyPolicy.js";
-import { type ApplyEnv, ApplyRefusal, loadRun, type Run, recordRefusal, withRun } from "./applyRun.js";
+import {
+  type ApplyEnv,
+  ApplyRefusal,
+  loadRun,
+  type Run,
+  recordRefusal,
+  reportStep,
+  withRun,
+} from "./applyRun.js";
 import { recover, stageAndSwap } from "./applySwap.js";
 import { BundleError, type VerifiedBundle, verifyBundle } from "./bundle.js";
 import { readState, type UpdateOutcome } from "./state.js";
@@ -32,6 +42,7 @@ import { readState, type UpdateOutcome } from "./state.js";
 /** One signed bundle through the whole pipeline, after any interrupted apply is finished. */
 async function applyOne(run: Run, data: Buffer, source: string): Promise<UpdateOutcome> {
   let verified: VerifiedBundle | undefined;
+  const sha256 = createHash("sha256").update(data).digest("hex");
   try {
     verified = verifyBundle(data, { keys: run.settings.keys, releaseThreshold: run.settings.threshold });
     const state = readState(run.settings.stateDir);
@@ -40,6 +51,7 @@ async function applyOne(run: Run, data: Buffer, source: string): Promise<UpdateO
     run.env.log(
       `verified version ${verified.meta.version} (${verified.meta.kind}) signed by ${verified.signers.join(", ")}`,
     );
+    reportStep(run.env, sha256, "verified");
     return await stageAndSwap(run, state, {
       version: verified.meta.version,
       bundleId: verified.meta.id,
@@ -49,10 +61,14 @@ async function applyOne(run: Run, data: Buffer, source: string): Promise<UpdateO
       local: false,
       source,
       note,
+      sha256,
     });
   } catch (err) {
-    if (err instanceof ApplyRefusal || err instanceof BundleError)
-      return recordRefusal(run, err, source, verified?.meta);
+    if (err instanceof ApplyRefusal || err instanceof BundleError) {
+      const out = recordRefusal(run, err, source, verified?.meta);
+      reportStep(run.env, sha256, "refused", `${err.code}: ${err.message}`);
+      return out;
+    }
     throw err;
   }
 }

@@ -2,6 +2,7 @@
  * The context of one applier run (src/update/apply.ts): the seams it is given, the update settings of the
  * config in force, the lock that keeps to one applier at a time, and how outcomes and refusals are recorded.
  */
+
 import {
   chmodSync,
   chownSync,
@@ -18,6 +19,7 @@ import type { VenddConfig } from "../config/load.js";
 import { writeFileAtomic } from "../core/atomicFile.js";
 import type { Clock } from "../core/clock.js";
 import type { UpdateFaultPoints } from "../core/faults.js";
+import type { BundleStep } from "../core/fleetWire.js";
 import type { BundleError, VerifiedBundle } from "./bundle.js";
 import type { GateOptions, HealthProbe } from "./health.js";
 import { type PublicKey, parsePublicKey } from "./minisign.js";
@@ -72,6 +74,23 @@ export interface ApplyEnv {
   faults: UpdateFaultPoints;
   /** Progress lines for the operator (no secrets pass through here). */
   log(line: string): void;
+  /**
+   * Issue 41: each step of a signed bundle as it happens (stepSpool.ts in production, for the daemon to
+   * send to the fleet). A failure to record one is logged and never changes the apply.
+   */
+  step?(s: { sha256: string; step: BundleStep; reason: string }): void;
+}
+
+/** Records a step through `env.step`, if any; never throws. */
+export function reportStep(env: ApplyEnv, sha256: string | undefined, step: BundleStep, reason = ""): void {
+  if (sha256 === undefined || env.step === undefined) return;
+  try {
+    env.step({ sha256, step, reason });
+  } catch (err) {
+    env.log(
+      `the ${step} step could not be recorded for the fleet: ${err instanceof Error ? err.message : "error"}`,
+    );
+  }
 }
 
 export function iso(clock: Clock): string {

@@ -8,7 +8,7 @@ import { dirname, join } from "node:path";
 import type { VenddConfig } from "../config/load.js";
 import { fsyncDirectory } from "../core/atomicFile.js";
 import { updatesGuard } from "./applyPolicy.js";
-import { iso, outcome, type Run, refuse, stagedPath, writeLike } from "./applyRun.js";
+import { iso, outcome, type Run, refuse, reportStep, stagedPath, writeLike } from "./applyRun.js";
 import { healthGate } from "./health.js";
 import { currentRelease, installRelease, pruneReleases, switchCurrent } from "./release.js";
 import {
@@ -30,6 +30,8 @@ export interface Candidate {
   local: boolean;
   source: string;
   note: string | null;
+  /** SHA-256 of the signed bundle (issue 41), for its steps; absent for a local change. */
+  sha256?: string;
 }
 
 /** Validates, stages, swaps and finishes one candidate (the caller checked signature and policy). */
@@ -80,6 +82,7 @@ export async function stageAndSwap(run: Run, state: UpdateState, c: Candidate): 
     reason: null,
     local: c.local,
     note: c.note,
+    ...(c.sha256 === undefined ? {} : { sha256: c.sha256 }),
   };
   writeState(settings.stateDir, { ...state, pending });
   env.faults.hit("update.staged");
@@ -91,6 +94,7 @@ export async function stageAndSwap(run: Run, state: UpdateState, c: Candidate): 
   const swapped: PendingApply = { ...pending, phase: "swapped" };
   writeState(settings.stateDir, { ...state, pending: swapped });
   env.log(`version ${c.version} swapped in`);
+  reportStep(env, c.sha256, "applied");
   env.faults.hit("update.swapped");
   return finish(run, state, swapped, next);
 }
@@ -132,6 +136,7 @@ async function rollBack(
   const rolledBack =
     code === "interrupted" || pending.local ? state.rolledBack : [...state.rolledBack, pending.version];
   writeState(settings.stateDir, { ...state, rolledBack, pending: null, outcome: out });
+  reportStep(env, pending.sha256, "rolledBack", out.reason ?? reason);
   return out;
 }
 
@@ -151,6 +156,7 @@ async function finish(
   }
   const gate = await healthGate(env.probeFor(inForce), settings.health, env.clock, env.faults);
   if (!gate.healthy) return rollBack(run, state, pending, gate.reason, "unhealthy");
+  reportStep(env, pending.sha256, "healthy");
   const out = outcome(env.clock, "committed", {
     version: pending.version,
     bundleId: pending.bundleId,
@@ -161,6 +167,7 @@ async function finish(
   const highWater = pending.local ? state.highWater : Math.max(state.highWater, pending.version);
   writeState(settings.stateDir, { ...state, highWater, pending: null, outcome: out });
   env.log(`committed version ${pending.version}`);
+  reportStep(env, pending.sha256, "committed", pending.note ?? "");
   if (pending.kind === "release" && pending.release !== null) {
     pruneReleases(
       settings.releaseRoot,

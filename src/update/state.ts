@@ -34,6 +34,8 @@ export interface PendingApply {
   local: boolean;
   /** A flag for the commit's outcome (`untrusted_time`: the expiry could not be checked), else null. */
   note: string | null;
+  /** SHA-256 of the signed bundle's bytes (issue 41: how its steps name it to the fleet); absent for local. */
+  sha256?: string;
   startedAt: string;
   /** Name under `releases/` of the release being installed, or null for a config bundle. */
   release: string | null;
@@ -116,6 +118,7 @@ function parsePending(v: unknown): PendingApply | null {
     local: v.local,
     note: typeof v.note === "string" ? v.note : null,
     ...(typeof v.reasonCode === "string" ? { reasonCode: v.reasonCode } : {}),
+    ...(typeof v.sha256 === "string" ? { sha256: v.sha256 } : {}),
   };
 }
 

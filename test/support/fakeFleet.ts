@@ -34,6 +34,8 @@ export class FakeFleet {
   heartbeats: Heartbeat[] = [];
   /** What heartbeat answers advertise as the entitlement list's ETag (issue 18); absent when null. */
   entitlementsEtag: string | null = null;
+  /** What heartbeat answers advertise as the unit's bundle's ETag (issue 41). */
+  bundleEtag: string | null = null;
   requests = 0;
   /** Refused requests by code (signature, replay, ...). */
   readonly refusals: string[] = [];
@@ -223,7 +225,7 @@ export class FakeFleet {
           body: {
             now: (this.opts.now ?? Date.now)(),
             committed: this.committed(r.value.unitId),
-            bundleEtag: null,
+            bundleEtag: this.bundleEtag,
             ...(this.entitlementsEtag === null ? {} : { entitlementsEtag: this.entitlementsEtag }),
           },
         };
