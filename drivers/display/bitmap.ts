@@ -1,4 +1,4 @@
-import QRCode from "qrcode";
+import { QUIET_MODULES, type QuietZone, qrMatrix, qrScaleFor } from "../../src/core/qr.js";
 import type { Screen } from "./display.js";
 import { CELL_HEIGHT, CELL_WIDTH, GLYPH_HEIGHT, GLYPH_WIDTH, glyph } from "./font5x7.js";
 import { ellipsis, type ScreenParts, screenParts, wrap } from "./render.js";
@@ -15,13 +15,8 @@ export interface BitmapOptions {
   height: number;
   /** Decimal places of the currency's minor unit. */
   decimals: number;
-  /**
-   * The QR code's quiet zone: `full` keeps the standard 4 modules (ISO/IEC 18004) on every side; `fit`
-   * (the 64-px OLED) keeps at least 1 module and gives the rest of the room to bigger modules, because a
-   * check-in link needs QR version 3 (29 modules) and 29 × 2 px + 2 × 4 × 2 px does not fit 64 px.
-   * Default `full`.
-   */
-  quiet?: "full" | "fit";
+  /** The QR code's quiet zone (src/core/qr.ts): `full` (4 modules, default) or `fit` (the 64-px OLED). */
+  quiet?: QuietZone;
 }
 
 /** Where the QR code went and at what size (for tests, the OLED check and `vendd screen`). */
@@ -40,25 +35,7 @@ export interface DrawnScreen {
   qr: QrPlacement | null;
 }
 
-/** Error correction of every drawn QR code: L, like the terminal's (a screen is not a damaged sticker). */
-export const QR_ERROR_LEVEL = "L";
-/** The standard quiet zone, modules (ISO/IEC 18004 §6.3.8). */
-export const QUIET_MODULES = 4;
-
-/** The QR matrix of `text` (the kept library, never by hand): `size` modules a side, 1 = dark. */
-export function qrMatrix(text: string): { size: number; dark(row: number, col: number): boolean } {
-  const m = QRCode.create(text, { errorCorrectionLevel: QR_ERROR_LEVEL }).modules;
-  return { size: m.size, dark: (r, c) => m.get(r, c) === 1 };
-}
-
-/**
- * The largest whole pixels per module at which a `modules`-wide QR code and its quiet zone fit a `side`-px
- * square; 0 when it does not fit at 1 px. `fit` needs only 1 module of quiet zone (see BitmapOptions).
- */
-export function qrScaleFor(modules: number, side: number, quiet: "full" | "fit" = "full"): number {
-  const q = quiet === "full" ? QUIET_MODULES : 1;
-  return Math.max(0, Math.floor(side / (modules + 2 * q)));
-}
+export { QUIET_MODULES, qrMatrix } from "../../src/core/qr.js";
 
 /** The text scale of a panel: 1 below 200 px, 2 up to 299 px, and so on (a 6×8 cell times the scale). */
 export function textScale(width: number, height: number): number {
@@ -104,12 +81,7 @@ function rowsOf(parts: ScreenParts): string[] {
 }
 
 /** QR square at the left, full height; the words in the column at its right. */
-function sideLayout(
-  c: Canvas,
-  parts: ScreenParts,
-  modules: number,
-  quiet: "full" | "fit",
-): QrPlacement | null {
+function sideLayout(c: Canvas, parts: ScreenParts, modules: number, quiet: QuietZone): QrPlacement | null {
   const scale = qrScaleFor(modules, c.height, quiet);
   if (scale === 0) {
     c.textBlock(rowsOf(parts), 0, 0, c.width, c.height, true);
@@ -124,12 +96,7 @@ function sideLayout(
 }
 
 /** Head row, QR code centred, caption row; the message in the room the QR code leaves. */
-function stackedLayout(
-  c: Canvas,
-  parts: ScreenParts,
-  modules: number,
-  quiet: "full" | "fit",
-): QrPlacement | null {
+function stackedLayout(c: Canvas, parts: ScreenParts, modules: number, quiet: QuietZone): QrPlacement | null {
   const line = CELL_HEIGHT * c.scale;
   const head = parts.head === null ? [] : [parts.head];
   const caption = parts.caption === null ? [] : [parts.caption];

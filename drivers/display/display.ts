@@ -1,8 +1,10 @@
 import type { Minor } from "../../src/core/money.js";
+import type { Bitmap } from "./bitmap.js";
 
 /**
  * What the customer sees on the unit's own screen. Implementations: a terminal (qrcode-terminal on standard
- * output or a tty device such as the board's small screen), and `sim`, which records screens.
+ * output or a tty device such as an HDMI console), a Linux framebuffer (framebuffer.ts: SPI, DSI or HDMI
+ * panels), a 128×64 I2C OLED (oled.ts: SSD1306, SH1106), and `sim`, which records screens.
  *
  * Failure semantics: `show` never throws and never blocks money: a display that cannot be written logs the
  * error once and keeps the last screen. Redraws happen only when the screen changes.
@@ -10,10 +12,21 @@ import type { Minor } from "../../src/core/money.js";
 export interface CheckinDisplay {
   readonly kind: DisplayKind;
   show(screen: Screen): void;
+  /**
+   * The screen on show now (the last one drawn) and, for a pixel display, the picture it drew; undefined
+   * before the first screen. `vendd screen` reads it through the control socket.
+   */
+  current(): ShownScreen | undefined;
   close(): Promise<void>;
 }
 
-export type DisplayKind = "terminal" | "sim" | "none";
+/** What a display shows: the screen and, for the pixel kinds, the 1-bit picture drawn for it. */
+export interface ShownScreen {
+  screen: Screen;
+  bitmap: Bitmap | null;
+}
+
+export type DisplayKind = "terminal" | "framebuffer" | "ssd1306" | "sh1106" | "sim" | "none";
 
 export type Screen =
   | { kind: "idle"; checkinUri: string | null; message: string }
@@ -31,7 +44,5 @@ export type Screen =
   | { kind: "cancelled"; reason: string }
   | { kind: "outOfService"; reason: string };
 
-/** The check-in payload (pos-v10 §15): all lowercase, carries the beaconId, never the posId. */
-export function checkinUri(scheme: string, beaconId: string): string {
-  return `${scheme}://pos?id=${beaconId}&source=qr`.toLowerCase();
-}
+/** The check-in payload (pos-v10 §15), built in src/core/qr.ts so config validation can size its QR code. */
+export { checkinUri } from "../../src/core/qr.js";

@@ -19,7 +19,12 @@ describe("createDisplay", () => {
   it("refuses an unknown kind with the one seam error, listing the valid names", async () => {
     const err = await createDisplay({ kind: "lcd" } as unknown as DisplayOptions).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SeamConfigError);
-    expect(err).toMatchObject({ seam: "display", validKinds: ["terminal", "sim", "none"] });
-    expect((err as Error).message).toBe('unknown display kind "lcd"; valid: terminal, sim, none');
+    expect(err).toMatchObject({
+      seam: "display",
+      validKinds: ["terminal", "framebuffer", "ssd1306", "sh1106", "sim", "none"],
+    });
+    expect((err as Error).message).toBe(
+      'unknown display kind "lcd"; valid: terminal, framebuffer, ssd1306, sh1106, sim, none',
+    );
   });
 });

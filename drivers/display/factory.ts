@@ -1,11 +1,15 @@
 import type { Logger } from "pino";
 import { unknownKind } from "../../src/core/seams.js";
 import type { CheckinDisplay, DisplayKind } from "./display.js";
+import type { FramebufferDisplayOptions } from "./framebuffer.js";
+import type { OledBus } from "./oled.js";
 import type { TerminalDisplayOptions } from "./terminal.js";
 
-/** What the display is (plain data, from src/config/seams.ts): the kind and, for a terminal, its device. */
+/** What the display is (plain data, from src/config/seams.ts): the kind and its device. */
 export type DisplayOptions =
   | ({ kind: "terminal" } & Omit<TerminalDisplayOptions, "out" | "logger">)
+  | ({ kind: "framebuffer" } & Omit<FramebufferDisplayOptions, "logger">)
+  | { kind: "ssd1306" | "sh1106"; bus: number; address: number; decimals?: number }
   | { kind: "sim" }
   | { kind: "none" };
 
@@ -14,14 +18,24 @@ export interface DisplayDeps {
   logger?: Logger;
   /** Where a terminal display draws when it has no device (default standard output; never closed). */
   out?: NodeJS.WritableStream;
+  /** Opens the OLED's I2C bus (default i2c-bus on `/dev/i2c-<bus>`); tests pass a recording bus. */
+  openI2c?: (bus: number, address: number) => Promise<OledBus>;
 }
 
-export const DISPLAY_KINDS: readonly DisplayKind[] = ["terminal", "sim", "none"];
+export const DISPLAY_KINDS: readonly DisplayKind[] = [
+  "terminal",
+  "framebuffer",
+  "ssd1306",
+  "sh1106",
+  "sim",
+  "none",
+];
 
 /**
  * Creates the check-in display the options name. Each kind's module is imported only in its own case, so a
- * headless unit never loads qrcode-terminal.
- * @throws SeamConfigError for a kind outside `terminal | sim | none` (unchecked input).
+ * headless unit never loads qrcode-terminal, and only an OLED unit loads the native i2c-bus (at its first
+ * screen).
+ * @throws SeamConfigError for a kind outside DISPLAY_KINDS (unchecked input).
  */
 export async function createDisplay(
   options: DisplayOptions,
@@ -34,6 +48,25 @@ export async function createDisplay(
       return createTerminalDisplay({
         ...terminal,
         ...(deps.out ? { out: deps.out } : {}),
+        ...(deps.logger ? { logger: deps.logger.child({ component: "display" }) } : {}),
+      });
+    }
+    case "framebuffer": {
+      const { createFramebufferDisplay } = await import("./framebuffer.js");
+      const { kind: _kind, ...fb } = options;
+      return createFramebufferDisplay({
+        ...fb,
+        ...(deps.logger ? { logger: deps.logger.child({ component: "display" }) } : {}),
+      });
+    }
+    case "ssd1306":
+    case "sh1106": {
+      const { createOledDisplay, openI2cBus } = await import("./oled.js");
+      const openI2c = deps.openI2c ?? openI2cBus;
+      return createOledDisplay({
+        controller: options.kind,
+        openBus: () => openI2c(options.bus, options.address),
+        ...(options.decimals === undefined ? {} : { decimals: options.decimals }),
         ...(deps.logger ? { logger: deps.logger.child({ component: "display" }) } : {}),
       });
     }
@@ -53,6 +86,7 @@ function createNoDisplay(): CheckinDisplay {
   return {
     kind: "none",
     show() {},
+    current: () => undefined,
     async close() {},
   };
 }

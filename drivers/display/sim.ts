@@ -24,6 +24,10 @@ export function createSimDisplay(): SimDisplay {
     kind: "sim",
     screens,
     last: () => screens.at(-1),
+    current() {
+      const screen = screens.at(-1);
+      return screen === undefined ? undefined : { screen, bitmap: null };
+    },
     onShow(listener) {
       listeners.add(listener);
       return () => {

@@ -71,6 +71,7 @@ export function createTerminalDisplay(opts: TerminalDisplayOptions = {}): Checki
         else failing = false;
       });
     },
+    current: () => (last === undefined ? undefined : { screen: last, bitmap: null }),
     async close(): Promise<void> {
       if (closed) return;
       closed = true;

@@ -33,7 +33,17 @@ describe("config schema: defaults", () => {
     expect(config.payment.v10?.storeId).toBeNull();
     expect(config.payment.v10?.clientSystemName).toBe("vendd");
     expect(config.vmc).toMatchObject({ driver: "sim", device: null, baudRate: 115200, decimals: 2 });
-    expect(config.display).toEqual({ kind: "terminal", device: null, scheme: "servicepos" });
+    expect(config.display).toEqual({
+      kind: "terminal",
+      device: null,
+      scheme: "servicepos",
+      width: null,
+      height: null,
+      bitsPerPixel: null,
+      stride: null,
+      sysfs: null,
+      i2c: { bus: 1, address: 0x3c },
+    });
     expect(config.engine).toEqual({
       flow: "selection",
       sessionMax: "20.00",

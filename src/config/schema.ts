@@ -9,14 +9,15 @@ import { ALWAYS, crossCheck, intIn, isRecord, nonEmpty, serviceText } from "./ru
 import { consoleSchema } from "./schema-console.js";
 import { bleSchema, gpioSchema, nfcSchema, pulseIssues, pulseSchema } from "./schema-devices.js";
 import { dexSchema } from "./schema-dex.js";
+import { displayIssues, displaySchema } from "./schema-display.js";
 import { entitlementKeyIssues, entitlementsSchema } from "./schema-entitlements.js";
 import { fleetSchema } from "./schema-fleet.js";
 import { paymentSchema } from "./schema-payment.js";
 import { amountSchema, CURRENCY_DECIMALS, DEFAULT_MAX_PRICE, maxPriceIssues } from "./schema-price.js";
 import { updatesSchema } from "./schema-updates.js";
 
+export { displaySchema } from "./schema-display.js";
 export { BEACON_TYPES, PAYMENT_DRIVERS, type PaymentDriverName } from "./schema-payment.js";
-
 export { CURRENCY_DECIMALS } from "./schema-price.js";
 
 const unitSchema = z.strictObject({
@@ -66,19 +67,6 @@ export const vmcSchema = z
     ),
     ALWAYS,
   )
-  .prefault({});
-
-export const displaySchema = z
-  .strictObject({
-    kind: z.enum(["terminal", "sim", "none"]).default("terminal"),
-    /** null = standard output; otherwise a tty path such as /dev/tty1. */
-    device: nonEmpty(4096).nullable().default(null),
-    /** QR URI scheme, `{scheme}://pos?id={beaconId}&source=qr` (pos-v10.md §15). */
-    scheme: z
-      .string()
-      .regex(/^[a-z][a-z0-9+.-]*$/, "must be a lowercase URI scheme such as servicepos")
-      .default("servicepos"),
-  })
   .prefault({});
 
 const engineSchema = z
@@ -145,9 +133,18 @@ export const configSchema = z
       ...pulseIssues(isRecord(root.vmc) ? root.vmc.driver : undefined, root.pulse),
       ...maxPriceIssues(root),
       ...entitlementKeyIssues(root),
+      ...displayIssues(root.display, beaconIdOf(root.payment)),
     ]),
     ALWAYS,
   );
+
+/** The beaconId the unit's check-in link carries (like seams.ts, configuredBeaconId), unparsed. */
+function beaconIdOf(payment: unknown): unknown {
+  if (!isRecord(payment)) return undefined;
+  const section = payment.driver === "legacy" ? payment.legacy : payment.v10;
+  if (!isRecord(section)) return undefined;
+  return payment.driver === "legacy" ? section.posUnitId : section.beaconId;
+}
 
 /**
  * The parsed configuration with every default applied. `engine.sessionMax` and `engine.maxPrice` keep the

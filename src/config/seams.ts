@@ -19,6 +19,7 @@ import type { JournalOptions } from "../journal/factory.js";
 import type { PaymentOptions } from "../payment/factory.js";
 import { PAYMENT_DRIVERS, type VenddConfig } from "./schema.js";
 import { pulseAmountMinor } from "./schema-devices.js";
+import { DISPLAY_KIND_NAMES } from "./schema-display.js";
 import { CURRENCY_DECIMALS } from "./schema-price.js";
 import type { Secrets } from "./secrets.js";
 
@@ -162,7 +163,28 @@ export function vmcOptions(config: VenddConfig): VmcOptions {
 /** The check-in display of the `display` section. */
 export function displayOptions(config: VenddConfig): DisplayOptions {
   const d = config.display;
-  return d.kind === "terminal" ? { kind: "terminal", devicePath: d.device } : { kind: d.kind };
+  switch (d.kind) {
+    case "terminal":
+      return { kind: "terminal", devicePath: d.device };
+    case "framebuffer":
+      if (d.device === null)
+        throw incompleteOptions("display", "framebuffer", DISPLAY_KIND_NAMES, "display.device");
+      return {
+        kind: "framebuffer",
+        device: d.device,
+        sysfs: d.sysfs,
+        width: d.width,
+        height: d.height,
+        bitsPerPixel: d.bitsPerPixel,
+        stride: d.stride,
+        decimals: CURRENCY_DECIMALS,
+      };
+    case "ssd1306":
+    case "sh1106":
+      return { kind: d.kind, bus: d.i2c.bus, address: d.i2c.address, decimals: CURRENCY_DECIMALS };
+    default:
+      return { kind: d.kind };
+  }
 }
 
 /** The GPIO port of the `gpio` section (the panel's pins and the pulse output share it). */

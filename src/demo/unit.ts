@@ -366,6 +366,7 @@ function withObserver(inner: CheckinDisplay, observe: (s: Screen, redrawn: boole
       inner.show(screen);
       observe(screen, redrawn);
     },
+    current: () => inner.current(),
     close: () => inner.close(),
   };
 }
