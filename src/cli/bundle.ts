@@ -9,6 +9,7 @@ import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig, type VenddConfig } from "
 import { writeFileAtomic } from "../core/atomicFile.js";
 import { systemClock } from "../core/clock.js";
 import { defaultControlSocket } from "../core/control.js";
+import { expiryText } from "../core/days.js";
 import { updateFaultPointsFromEnv } from "../core/faults.js";
 import { fleetBundleUrl } from "../core/fleetWire.js";
 import { printable } from "../core/printable.js";
@@ -129,6 +130,10 @@ async function create(values: Values): Promise<number> {
   });
   const out = need(values, "out");
   writeFileAtomic(out, bundle);
+  // The trusted comment (standard output) is for scripts; people read the expiry as the day they gave.
+  process.stderr.write(
+    `bundle ${printable(out)}: version ${manifest.version}, expires ${expiryText(Date.parse(manifest.expires))}\n`,
+  );
   process.stdout.write(
     values.json === true
       ? `${JSON.stringify({ file: out, manifest, trustedComment: trustedCommentOf(manifest) })}\n`
@@ -192,7 +197,7 @@ async function verify(file: string, values: Values): Promise<number> {
     process.stdout.write(`${JSON.stringify({ ok: true, ...v.meta, signers: v.signers, expired })}\n`);
   } else {
     process.stdout.write(
-      `ok: version ${v.meta.version} (${v.meta.kind}) for ${v.meta.targets.join(", ")}, expires ${v.meta.expires}` +
+      `ok: version ${v.meta.version} (${v.meta.kind}) for ${v.meta.targets.join(", ")}, expires ${expiryText(Date.parse(v.meta.expires))}` +
         `${expired ? " (EXPIRED)" : ""}, signed by ${v.signers.join(", ")}\n`,
     );
   }

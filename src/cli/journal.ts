@@ -9,7 +9,7 @@ import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig } from "../config/load.js";
 import { systemClock } from "../core/clock.js";
-import { localDay } from "../core/days.js";
+import { zonedTime } from "../core/days.js";
 import { formatAmount } from "../core/money.js";
 import { describeRefusal } from "../journal/problems.js";
 import { type DayTotal, openJournalView, type SessionLine } from "../journal/view.js";
@@ -146,11 +146,9 @@ export function journalPathOf(file: string, out: CliIo): string | null {
   }
 }
 
-/** Local time, minutes: "2025-06-01 14:05". */
+/** Local time, minutes, with its zone: "2025-06-01 14:05 UTC+2". */
 export function localTime(ms: number): string {
-  const d = new Date(ms);
-  const p = (n: number) => String(n).padStart(2, "0");
-  return `${localDay(ms)} ${p(d.getHours())}:${p(d.getMinutes())}`;
+  return zonedTime(ms);
 }
 
 function renderSessions(view: ViewName, lines: SessionLine[], json: boolean, path: string): string {

@@ -3,6 +3,7 @@
  * (WIDTH when it does not say); the
  * daemon's answers are data, never trusted as text: control characters are shown escaped.
  */
+import { zoneAt, zonedTime } from "../core/days.js";
 import { printable } from "../core/printable.js";
 
 export const WIDTH = 80;
@@ -52,6 +53,17 @@ export function wrap(text: string, width = WIDTH): string {
     .join("\n");
 }
 
+/** The unit's zone now, as the tables' headers name it (`times UTC+1`). */
+function zone(): string {
+  return zoneAt(Date.now());
+}
+
+/** A time on its own: date, time and zone. */
+function when(ms: unknown): string {
+  return typeof ms === "number" ? zonedTime(ms) : "-";
+}
+
+/** A time in a table row (`MM-DD HH:MM`; the table's header names the zone). */
 function time(ms: unknown): string {
   if (typeof ms !== "number") return "-";
   const d = new Date(ms);
@@ -68,7 +80,7 @@ function sessionLine(x: unknown): string {
 function fleetLines(f: unknown): string[] {
   if (!isRecord(f)) return [];
   const lines = [
-    `fleet ${s(f.state)}  backlog ${s(f.backlog)} events (oldest ${time(f.oldestAt)})  last ack ${time(f.lastAckAt)}`,
+    `fleet ${s(f.state)}  backlog ${s(f.backlog)} events (oldest ${when(f.oldestAt)})  last ack ${when(f.lastAckAt)}`,
   ];
   if (typeof f.warning === "string") lines.push(`  fleet warning: ${f.warning}`);
   return lines;
@@ -88,7 +100,7 @@ function renderStatus(r: Record<string, unknown>): string {
     `last update: ${s(r.update)}`,
     ...fleetLines(r.fleet),
     `audit log: ${audit.ok === true ? "intact" : "BROKEN"} (${s(audit.detail)})`,
-    "last vends:",
+    `last vends (times ${zone()}):`,
     ...(list(r.lastVends).length === 0 ? ["  none"] : list(r.lastVends).map((x) => `  ${sessionLine(x)}`)),
   ];
   return out.join("\n");
@@ -97,9 +109,9 @@ function renderStatus(r: Record<string, unknown>): string {
 /** `sales`: by day and item, then per day. */
 function renderSales(r: Record<string, unknown>): string {
   const items = list(r.items);
-  if (items.length === 0) return `no sales ${s(r.from)}..${s(r.to)}`;
+  if (items.length === 0) return `no sales ${s(r.from)}..${s(r.to)} (days in ${zone()})`;
   return [
-    `sales ${s(r.from)}..${s(r.to)} (${s(r.currency)})`,
+    `sales ${s(r.from)}..${s(r.to)} (${s(r.currency)}, days in ${zone()})`,
     "DAY         ITEM   COUNT      TOTAL",
     ...items.map((x) =>
       isRecord(x)
@@ -118,6 +130,7 @@ function renderSales(r: Record<string, unknown>): string {
 function renderJournal(r: Record<string, unknown>): string {
   if (r.view === "session") {
     return [
+      `times ${zone()}`,
       sessionLine(r.session),
       ...list(r.intents).map((x) => (isRecord(x) ? `  intent ${s(x.op)} ${s(x.amount)} ${s(x.state)}` : "?")),
       ...list(r.events).map((x) => (isRecord(x) ? `  ${time(x.at)} ${s(x.type)} ${s(x.data)}` : "?")),
@@ -125,9 +138,10 @@ function renderJournal(r: Record<string, unknown>): string {
   }
   const lines = list(r.sessions);
   if (lines.length === 0) return `no ${r.view === "unresolved" ? "unresolved " : ""}sessions`;
-  return ["TIME         ORDER                      ITEM    PRICE  RESULT", ...lines.map(sessionLine)].join(
-    "\n",
-  );
+  return [
+    `TIME ${zone().padEnd(7)} ORDER                      ITEM    PRICE  RESULT`,
+    ...lines.map(sessionLine),
+  ].join("\n");
 }
 
 /** `errors`: why the unit is out of service, then recent warnings and faults. */

@@ -60,3 +60,51 @@ export function rangeRefusal(
     return `${names.from} ${from} to ${names.to} ${to} is ${n} days; at most ${MAX_RANGE_DAYS} (a year) at once`;
   return null;
 }
+
+/**
+ * `ms` as `YYYY-MM-DD HH:MM` (with `:SS` when `seconds`) in `timeZone` (an IANA name; default this
+ * machine's zone, the unit's), followed by the zone it is in: `2026-12-02 14:05 UTC+1`, `... UTC`. Every
+ * time a person reads (console, `vendd journal`, dashboard) names its zone this way.
+ */
+export function zonedTime(ms: number, timeZone?: string, seconds = false): string {
+  const parts = new Intl.DateTimeFormat("en-CA", {
+    ...(timeZone === undefined ? {} : { timeZone }),
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+    hour: "2-digit",
+    minute: "2-digit",
+    ...(seconds ? { second: "2-digit" } : {}),
+    hourCycle: "h23",
+    timeZoneName: "shortOffset",
+  }).formatToParts(new Date(ms));
+  const part = (type: Intl.DateTimeFormatPartTypes) => parts.find((p) => p.type === type)?.value ?? "";
+  const zone = zoneLabel(part("timeZoneName"));
+  const clock = `${part("hour")}:${part("minute")}${seconds ? `:${part("second")}` : ""}`;
+  return `${part("year")}-${part("month")}-${part("day")} ${clock} ${zone}`;
+}
+
+/** The zone `timeZone` (default this machine's) is in at `ms`, as zonedTime names it: `UTC+1`, `UTC`. */
+export function zoneAt(ms: number, timeZone?: string): string {
+  const parts = new Intl.DateTimeFormat("en-CA", {
+    ...(timeZone === undefined ? {} : { timeZone }),
+    timeZoneName: "shortOffset",
+  }).formatToParts(new Date(ms));
+  return zoneLabel(parts.find((p) => p.type === "timeZoneName")?.value ?? "");
+}
+
+function zoneLabel(name: string): string {
+  const label = name.replace(/^GMT/, "UTC");
+  return label === "" || label === "UTC+0" ? "UTC" : label;
+}
+
+/**
+ * A bundle's expiry (an instant) as people read it: an expiry given as a day (`--expires 2027-03-31`, the
+ * end of that day UTC) shows as that day, `2027-03-31 (end of day, UTC)`, in every zone; any other instant
+ * as `zonedTime` in UTC.
+ */
+export function expiryText(ms: number): string {
+  const iso = new Date(ms).toISOString();
+  if (iso.endsWith("T23:59:59.000Z")) return `${iso.slice(0, 10)} (end of day, UTC)`;
+  return zonedTime(ms, "UTC", true);
+}

@@ -109,7 +109,7 @@ describe("vendd keys generate and vendd bundle create|sign|verify", () => {
     )?.[1];
     expect(keyId).toBeDefined();
     expect(ok.stdout).toBe(
-      `ok: version 7 (config) for fleet-a, vm-0002, expires 2099-06-30T23:59:59Z, signed by ${keyId}\n`,
+      `ok: version 7 (config) for fleet-a, vm-0002, expires 2099-06-30 (end of day, UTC), signed by ${keyId}\n`,
     );
     const byPub = await vendd([
       "bundle",

@@ -1,4 +1,5 @@
 /** The bundles page: every bundle with its rollout to the units, in the shell's layout. */
+import { expiryText } from "../../core/days.js";
 import { type Html, html } from "../web/html.js";
 import { layout, type PageContext, time, unitHref } from "../web/pages.js";
 import type { BundleSummary } from "./rows.js";
@@ -24,7 +25,7 @@ export function bundlesPage(pc: PageContext, bundles: readonly BundleSummary[]):
               : html` <span class="warn" title="The fleet has no bundle keys (bundleKeys) to check its signature with.">unverified</span>`
           }</h2>
 <p>${b.kind} ${b.version}, targets ${b.targets.join(", ")}; ${b.size} bytes, sha256 <code>${b.sha256}</code>;
-uploaded by ${b.uploadedBy} at ${time(b.uploadedAt, pc.timeZone)}${b.expiresAt === null ? "" : html`; expires ${time(b.expiresAt, pc.timeZone)}`}.</p>
+uploaded by ${b.uploadedBy} at ${time(b.uploadedAt, pc.timeZone)}${b.expiresAt === null ? "" : html`; expires ${expiryText(b.expiresAt)}`}.</p>
 <p>${rolloutCounts(b)}</p>${
             b.rollouts.length === 0
               ? html`<p class="muted">No unit has reported on this bundle yet.</p>`

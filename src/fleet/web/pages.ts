@@ -4,6 +4,7 @@
  * report or a manager is interpolated, never concatenated. Chart data travels in a
  * `<script type="application/json">` block (never executed; `<` escaped) that /static/app.js reads.
  */
+import { zonedTime } from "../../core/days.js";
 import { formatMoney } from "../../core/money.js";
 import type { Session } from "./accounts.js";
 import { type Html, html, raw } from "./html.js";
@@ -23,17 +24,10 @@ export function money(minor: number | bigint, currency: string): string {
   return formatMoney(minor, currency);
 }
 
+/** A time on the dashboard, in the fleet's zone and naming it: `2026-12-02 14:05:03 UTC+1`. */
 export function time(ms: number | null, timeZone: string): string {
   if (ms === null) return "never";
-  return new Intl.DateTimeFormat("sv-SE", {
-    timeZone,
-    year: "numeric",
-    month: "2-digit",
-    day: "2-digit",
-    hour: "2-digit",
-    minute: "2-digit",
-    second: "2-digit",
-  }).format(new Date(ms));
+  return zonedTime(ms, timeZone, true);
 }
 
 /** How long ago `ms` was, from `now`, in words ("12 s ago", "3 days ago"); "" for never. */
