@@ -13,6 +13,7 @@ export const RUN_OPTIONS = {
 export const CONFIG_OPTIONS = {
   secrets: { type: "string", value: "FILE" },
   json: { type: "boolean" },
+  origin: { type: "boolean" },
   help,
 } as const satisfies OptionSpecs;
 
@@ -78,7 +79,15 @@ export const UNIT_COMMANDS: readonly CommandHelp[] = [
     },
     {
       words: "config print FILE",
-      summary: "print the effective config with defaults (never secrets)",
+      only: ["secrets", "json", "origin"],
+      summary:
+        "print the effective config with defaults (never secrets); --origin: each value with its layer (default, board, fleet, group:NAME, unit, identity)",
+    },
+    {
+      words: "config split FILE",
+      only: [],
+      summary:
+        "move the identity keys of a one-file config into identity.yaml next to it (the unit's identity file); FILE keeps the rest",
     },
   ]),
   ...helpLines("doctor", DOCTOR_OPTIONS, [

@@ -3,6 +3,7 @@
  * own file or the environment. Startup refuses an invalid configuration with every issue listed by path;
  * there is no fallback to empty or default settings.
  */
+import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { printable } from "../core/printable.js";
 import {
@@ -14,7 +15,9 @@ import {
   mergeUnder,
 } from "./boards.js";
 import { type KeyLine, readStructuredFile, secretsModeCheck } from "./files.js";
+import { identityFileOf, nonIdentityPaths } from "./identity.js";
 import { ConfigError, type ConfigIssue, describeIssue, toConfigIssues } from "./issues.js";
+import { type Layer, type LayerName, type Merged, mergeLayers } from "./layers.js";
 import { isRecord } from "./rules.js";
 import {
   configSchema,
@@ -39,7 +42,17 @@ export interface LoadedConfig {
   secrets: Secrets;
   /** Problems that do not stop the unit (a secrets file readable by others, an unstable device path). */
   warnings: string[];
+  /** The layers read, in merge order (src/config/layers.ts); `parseConfig` and `buildConfig` have none. */
+  layers?: readonly Layer[];
+  /**
+   * Where the effective value at a dotted path came from: a layer's name, `board:<name>` or `default`
+   * (`vendd config print --origin`).
+   */
+  originOf?: (path: string) => Origin;
 }
+
+/** Where an effective value came from. */
+export type Origin = LayerName | `board:${string}` | "default";
 
 export interface LoadOptions {
   /** Secrets file path (the `--secrets` flag); wins over VENDD_SECRETS_FILE and `secrets.file`. */
@@ -55,6 +68,8 @@ export interface LoadOptions {
   requireSecrets?: boolean;
   /** Size limit of the config and secrets files in bytes; default `MAX_FILE_BYTES` (1 MiB). */
   maxFileBytes?: number;
+  /** The unit's identity file; default `identity.yaml` next to the config file (src/config/identity.ts). */
+  identityFile?: string;
 }
 
 /** Options of `parseConfig` and `buildConfig`. */
@@ -90,9 +105,24 @@ export function loadConfig(file: string, opts: LoadOptions = {}): LoadedConfig {
 
   const issues: ConfigIssue[] = [];
   const warnings: string[] = [];
+  const layers: Layer[] = [{ name: "fleet", source: file, values: main.value }];
+  const identityFile = opts.identityFile ?? identityFileOf(file);
+  // A config file that is itself named like the identity file is a one-file config.
+  if (resolve(identityFile) !== resolve(file) && existsSync(identityFile)) {
+    const read = readStructuredFile(identityFile, { label: "(identity file)", ...limit });
+    if (!read.ok) throw new ConfigError(read.issues, printable(identityFile), "config_unreadable");
+    for (const path of nonIdentityPaths(read.value))
+      issues.push({
+        path,
+        message: `is not an identity key: the identity file ${printable(identityFile)} holds only the unit's identity (config/README.md)`,
+      });
+    layers.push({ name: "identity", source: identityFile, values: read.value });
+  }
+  const merged = mergeLayers(layers);
+
   let secretsRaw: unknown;
   let keyLine: KeyLine | undefined;
-  const secretsFile = secretsFilePath(file, main.value, opts.secretsFile, env);
+  const secretsFile = secretsFilePath(file, merged.raw, opts.secretsFile, env);
   if (secretsFile !== null) {
     const read = readStructuredFile(secretsFile, { label: "secrets.file", ...limit });
     if (read.ok) {
@@ -107,10 +137,23 @@ export function loadConfig(file: string, opts: LoadOptions = {}): LoadedConfig {
       issues.push(...read.issues);
     }
   }
-  const result = validate(main.value, secretsRaw, env, opts, keyLine);
-  issues.push(...result.issues);
+  const result = validate(merged.raw, secretsRaw, env, opts, keyLine);
+  issues.push(...(layers.length > 1 ? result.issues.map((i) => fromLayer(i, merged)) : result.issues));
   if (issues.length > 0 || result.config === undefined) throw new ConfigError(issues, source);
-  return { config: result.config, secrets: result.secrets, warnings: [...warnings, ...result.warnings] };
+  return {
+    config: result.config,
+    secrets: result.secrets,
+    warnings: [...warnings, ...result.warnings],
+    layers,
+    originOf: (path) => merged.originOf(path)?.name ?? result.boardOrigin(path),
+  };
+}
+
+/** An issue of a layered config names the layer (and file) the offending value came from. */
+function fromLayer(issue: ConfigIssue, merged: Merged): ConfigIssue {
+  const layer = merged.originOf(issue.path);
+  if (layer === null) return issue;
+  return { ...issue, message: `${issue.message} (from ${layer.name}: ${printable(layer.source)})` };
 }
 
 /**
@@ -132,6 +175,8 @@ interface Boarded {
   issues: ConfigIssue[];
   /** The schema's issues as config issues, marked where the value came from the board. */
   explain(issues: Parameters<typeof toConfigIssues>[0]): ConfigIssue[];
+  /** `board:<name>` where the board profile sets `path`, else `default`. */
+  origin(path: string): Origin;
 }
 
 /**
@@ -151,9 +196,11 @@ function withBoard(raw: unknown, opts: ParseOptions): Boarded {
     }
   }
   const b = board;
+  const boardLayer = b === null ? null : mergeLayers([{ name: "fleet", source: b.file, values: b.values }]);
   return {
     merged: b === null ? raw : mergeUnder(b.values, raw),
     issues,
+    origin: (path) => (b !== null && boardLayer?.originOf(path) !== null ? `board:${b.name}` : "default"),
     explain: (zodIssues) => {
       const out = toConfigIssues(zodIssues);
       return b === null ? out : annotateIssues(out, raw, b);
@@ -166,6 +213,7 @@ interface Validation {
   secrets: Secrets;
   issues: ConfigIssue[];
   warnings: string[];
+  boardOrigin(path: string): Origin;
 }
 
 function validate(
@@ -184,8 +232,9 @@ function validate(
   const required = opts.requireSecrets === false ? undefined : driver;
   const { secrets, issues: secretIssues } = resolveSecrets(secretsRaw, env, required, keyLine);
   issues.push(...secretIssues);
-  if (!parsed.success) return { secrets, issues, warnings: [] };
-  return { config: parsed.data, secrets, issues, warnings: configWarnings(parsed.data) };
+  const boardOrigin = board.origin;
+  if (!parsed.success) return { secrets, issues, warnings: [], boardOrigin };
+  return { config: parsed.data, secrets, issues, warnings: configWarnings(parsed.data), boardOrigin };
 }
 
 function rawDriver(raw: unknown): PaymentDriverName | undefined {

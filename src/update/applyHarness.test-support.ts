@@ -1,13 +1,20 @@
 /**
  * The apply tests' harness: a unit tree with a config trusting `keys`, a fake daemon whose health follows the
- * config in force (a unit named "Broken…" never gets its VMC link up), and a clock that jumps.
+ * config in force (a version named "Broken…" never gets its VMC link up), and a clock that jumps.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../config/load.js";
 import type { ApplyEnv } from "./applyRun.js";
 import type { HealthSample } from "./health.js";
-import { JumpClock, type TestKey, type UnitTree, unitConfig, unitTree } from "./update.test-support.js";
+import {
+  JumpClock,
+  type TestKey,
+  type UnitTree,
+  unitConfig,
+  unitTree,
+  versionNameIn,
+} from "./update.test-support.js";
 
 export interface Harness {
   tree: UnitTree;
@@ -30,8 +37,7 @@ export function applyHarness(opts: { threshold?: number; keys: TestKey[] }): Har
   const tree = unitTree();
   writeFileSync(tree.configFile, unitConfig(tree, opts.keys, { threshold: opts.threshold ?? 1 }));
   const restarts: string[] = [];
-  const nameInForce = () =>
-    (JSON.parse(readFileSync(tree.configFile, "utf8")) as { unit: { name: string } }).unit.name;
+  const nameInForce = () => versionNameIn(tree.configFile);
   const h: Harness = {
     tree,
     restarts,

@@ -1,11 +1,12 @@
 /**
  * The refusals of a bundle before anything is touched (reliability.md §4.2): its size, its target, expiry
- * and version against the high-water mark and earlier rollbacks, and what its config may not change about
- * updates.
+ * and version against the high-water mark and earlier rollbacks, and what its config may not change: the
+ * unit's identity and the updates section.
  */
 import { readFileSync, statSync } from "node:fs";
 import { basename } from "node:path";
-import type { VenddConfig } from "../config/load.js";
+import { IDENTITY_FILE_NAME, identityChanges, identityKeysSet } from "../config/identity.js";
+import { toConfigInput, type VenddConfig } from "../config/load.js";
 import { refuse, type UpdateSettings } from "./applyRun.js";
 import { MAX_BUNDLE_BYTES, type VerifiedBundle } from "./bundle.js";
 import type { UpdateState } from "./state.js";
@@ -58,26 +59,44 @@ export function readBundleFile(file: string): Buffer {
   return readFileSync(file);
 }
 
+/** What the guard knows about the candidate besides its parsed config. */
+export interface GuardInput {
+  /** A locally authorised change (the console), not a signed bundle. */
+  local: boolean;
+  /** The candidate config file as written (before defaults and layers). */
+  raw: unknown;
+  /** The unit's identity file when it has one (src/config/identity.ts), else null. */
+  identityFile: string | null;
+}
+
 /**
- * What a new config may not change about updates: the state and release locations (the applier would lose
- * its state), and it must keep at least one key (or the unit could never be updated again). A local change
- * (the console) may not touch the `updates` section at all: only a signed bundle changes who is trusted.
+ * What a new config may not change (reliability.md §4.2; issue 41), one refusal naming the key:
+ * - a signed bundle may not set or change the unit's identity (src/config/identity.ts: its id and name,
+ *   point of sale and merchant, key and secrets files, devices, state and journal paths, which include
+ *   `updates.stateDir` and `updates.releaseRoot`: the applier would lose its state). With an identity file
+ *   the bundle may not name any identity key; without one (a unit still on one file, docs/operators.md) it
+ *   may carry the unit's own identity unchanged;
+ * - it must keep at least one key (or the unit could never be updated again);
+ * - a local change (the console) may not touch the `updates` section at all: only a signed bundle changes
+ *   who is trusted. A local change is the unit owner's own and may change its identity.
  */
-export function updatesGuard(
+export function configGuard(
   current: VenddConfig,
   next: VenddConfig,
-  local: boolean,
+  c: GuardInput,
 ): { code: string; message: string } | null {
   const a = current.updates;
   const b = next.updates;
-  if (local && JSON.stringify(a) !== JSON.stringify(b)) {
+  if (c.local && JSON.stringify(a) !== JSON.stringify(b)) {
     return { code: "updates_changed", message: "a local config change may not change the updates section" };
   }
-  if (a.stateDir !== b.stateDir || a.releaseRoot !== b.releaseRoot) {
-    return {
-      code: "updates_moved",
-      message: "a bundle may not move updates.stateDir or updates.releaseRoot",
-    };
+  if (!c.local) {
+    const stays = `identity keys stay on the unit: ${c.identityFile ?? `its identity file ${IDENTITY_FILE_NAME}`}, docs/operators.md`;
+    const set = c.identityFile === null ? [] : identityKeysSet(c.raw);
+    if (set.length > 0) return { code: "identity", message: `the bundle sets ${set.join(", ")} (${stays})` };
+    const changed = identityChanges(toConfigInput(current), toConfigInput(next));
+    if (changed.length > 0)
+      return { code: "identity", message: `the bundle changes ${changed.join(", ")} (${stays})` };
   }
   if (a.publicKeys.length > 0 && b.publicKeys.length === 0) {
     return {

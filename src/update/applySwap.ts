@@ -3,11 +3,13 @@
  * gate, then commit or roll back to the last known good; and the recovery of an apply a killed run left,
  * by the phase its state file names.
  */
-import { readFileSync, renameSync, rmSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { existsSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { parseStructured } from "../config/files.js";
+import { identityFileOf, valueAt } from "../config/identity.js";
 import type { VenddConfig } from "../config/load.js";
 import { fsyncDirectory } from "../core/atomicFile.js";
-import { updatesGuard } from "./applyPolicy.js";
+import { configGuard } from "./applyPolicy.js";
 import { iso, outcome, type Run, refuse, reportStep, stagedPath, writeLike } from "./applyRun.js";
 import { healthGate } from "./health.js";
 import { currentRelease, installRelease, pruneReleases, switchCurrent } from "./release.js";
@@ -38,6 +40,14 @@ export interface Candidate {
 export async function stageAndSwap(run: Run, state: UpdateState, c: Candidate): Promise<UpdateOutcome> {
   const { env, settings } = run;
   const staged = stagedPath(env.configFile);
+  const parsed = parseStructured(c.configText, staged, { label: "(bundle config)" });
+  const identityFile = identityFileOf(env.configFile);
+  const hasIdentity = resolve(identityFile) !== resolve(env.configFile) && existsSync(identityFile);
+  if (!c.local && !hasIdentity && parsed.ok && valueAt(parsed.value, "unit.id") === undefined)
+    refuse(
+      "no_identity_file",
+      `the bundle carries no unit identity and this unit has no identity file ${identityFile}: split its config first (vendd config split ${env.configFile}; docs/operators.md)`,
+    );
   writeLike(staged, c.configText, env.configFile);
   let next: VenddConfig;
   try {
@@ -49,7 +59,11 @@ export async function stageAndSwap(run: Run, state: UpdateState, c: Candidate): 
       `the bundle's config is invalid: ${err instanceof Error ? err.message : "error"}`,
     );
   }
-  const reason = updatesGuard(run.current, next, c.local);
+  const reason = configGuard(run.current, next, {
+    local: c.local,
+    raw: parsed.ok ? parsed.value : undefined,
+    identityFile: hasIdentity ? identityFile : null,
+  });
   if (reason !== null) {
     rmSync(staged, { force: true });
     refuse(reason.code, reason.message);

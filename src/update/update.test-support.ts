@@ -1,6 +1,6 @@
 /** Shared by the update tests: keys, unit configs in a temporary tree, signed bundles, a fast clock. */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { rawV10 } from "../config/fixtures.test-support.js";
@@ -94,7 +94,9 @@ export function unitTree(prefix = "vendd-upd-"): UnitTree {
 
 /**
  * The text of a valid unit config for `tree` (JSON, which YAML reads): the unit `vm-0001` in fleet
- * `fleet-a`, trusting `keys`. `name` distinguishes versions; `extra` overrides top-level sections.
+ * `fleet-a`, trusting `keys`. `name` distinguishes versions: it is `payment.v10.clientSystemName`, a value a
+ * bundle may change (the unit's own name is identity, which no bundle changes: src/config/identity.ts);
+ * `extra` overrides top-level sections.
  */
 export function unitConfig(
   tree: UnitTree,
@@ -107,7 +109,8 @@ export function unitConfig(
   } = {},
 ): string {
   const raw = rawV10();
-  raw.unit = { id: "vm-0001", name: opts.name ?? "Vending 1" };
+  raw.unit = { id: "vm-0001", name: "Vending 1" };
+  raw.payment.v10 = { ...(raw.payment.v10 as object), clientSystemName: opts.name ?? "Vending 1" };
   raw.journal = { path: join(tree.journalDir, "journal.db") };
   raw.updates = {
     publicKeys: keys.map((k) => k.line),
@@ -145,4 +148,12 @@ export class JumpClock implements Clock {
     this.t += ms;
     return Promise.resolve();
   }
+}
+
+/** The version name (`unitConfig`'s `name`) of the config in a file. */
+export function versionNameIn(configFile: string): string {
+  const raw = JSON.parse(readFileSync(configFile, "utf8")) as {
+    payment: { v10: { clientSystemName: string } };
+  };
+  return raw.payment.v10.clientSystemName;
 }

@@ -295,9 +295,10 @@ async function applyReleaseBundle(unit: Unit, root: string): Promise<void> {
   const restarts = join(dir, "restart-requests");
   writeFileSync(restarts, "");
   const config = JSON.parse(readFileSync(unit.files.configPath, "utf8")) as Record<string, unknown>;
-  const withUpdates = (name: string) => ({
+  // The unit's name is identity: the release bundle carries it unchanged (src/config/identity.ts).
+  const withUpdates = () => ({
     ...config,
-    unit: { id: "chaos-1", name },
+    unit: { id: "chaos-1", name: "Pi unit" },
     updates: {
       publicKeys: [key.line],
       fleet: "fleet-a",
@@ -312,7 +313,7 @@ async function applyReleaseBundle(unit: Unit, root: string): Promise<void> {
       health: { holdMs: 3000, timeoutMs: READY_MS, pollMs: 250 },
     },
   });
-  writeFileSync(unit.files.configPath, JSON.stringify(withUpdates("Pi unit"), null, 2), { mode: 0o600 });
+  writeFileSync(unit.files.configPath, JSON.stringify(withUpdates(), null, 2), { mode: 0o600 });
   await unit.start();
   const bundle = join(dir, "release.vbundle");
   writeFileSync(
@@ -320,7 +321,7 @@ async function applyReleaseBundle(unit: Unit, root: string): Promise<void> {
     signedBundle([key], {
       version: 2,
       targets: ["chaos-1"],
-      configText: `${JSON.stringify(withUpdates("Pi unit, release 2"), null, 2)}\n`,
+      configText: `${JSON.stringify(withUpdates(), null, 2)}\n`,
       release: readFileSync(tarballPath("arm64")),
     }),
   );

@@ -18,6 +18,7 @@ import {
   type UnitTree,
   unitConfig,
   unitTree,
+  versionNameIn,
 } from "../../src/update/update.test-support.js";
 import { vendd } from "../support/cli.js";
 
@@ -31,7 +32,7 @@ afterEach(() => {
   for (const s of servers.splice(0)) s.close();
 });
 
-/** The fake daemon: `status` answers with health derived from the unit name in the config in force. */
+/** The fake daemon: `status` answers with health derived from the version name in the config in force. */
 async function fakeDaemon(tree: UnitTree): Promise<void> {
   const server = createServer((sock) => {
     let buf = "";
@@ -40,8 +41,7 @@ async function fakeDaemon(tree: UnitTree): Promise<void> {
       const nl = buf.indexOf("\n");
       if (nl < 0) return;
       const req = JSON.parse(buf.slice(0, nl)) as { id: number };
-      const name = (JSON.parse(readFileSync(tree.configFile, "utf8")) as { unit: { name: string } }).unit
-        .name;
+      const name = versionNameIn(tree.configFile);
       const health = {
         ready: true,
         vmcLinkUp: !name.startsWith("Broken"),
