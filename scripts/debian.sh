@@ -34,10 +34,19 @@ if [ "$pkg" = vendd ]; then
   # until a bundle brings another (postinst).
   printf '#!/bin/sh\nexec /usr/bin/node /opt/vendd/current/dist/src/cli/main.js "$@"\n' >"$stage/usr/bin/vendd"
   for u in vendd.service vendd-bundle.path vendd-bundle.service vendd-pull.service vendd-pull.timer vendd-console@.service; do
-    sed -e 's#^\(Documentation=\).*#\1file:///usr/share/doc/vendd/README.Debian#' \
+    sed -e 's#^\(Documentation=\).*#\1man:vendd(1) file:///usr/share/doc/vendd/README.Debian#' \
       -e 's#^\# vendd: the payment unit daemon. Install with scripts/install.sh.*#\# vendd: the payment unit daemon (Debian package vendd: docs/board.md).#' \
       "$repo/systemd/$u" >"$stage/lib/systemd/system/$u"
   done
+  # The manual page from the option tables (src/cli/manPage.ts) and the Debian notes the units name.
+  mkdir -p "$stage/usr/share/man/man1"
+  node --input-type=module -e '
+    const [url, version, date] = process.argv.slice(1);
+    const { renderManPage } = await import(url);
+    process.stdout.write(renderManPage(version, date));' \
+    "file://$repo/dist/src/cli/manPage.js" "$version" "$(date -u -d "@${SOURCE_DATE_EPOCH:-0}" +%Y-%m-%d)" |
+    gzip -9n >"$stage/usr/share/man/man1/vendd.1.gz"
+  cp "$tpl/vendd.README.Debian" "$stage/usr/share/doc/vendd/README.Debian"
   mkdir -p "$stage/etc/vendd"
   cp "$repo/config/example.yaml" "$stage/etc/vendd/config.yaml"
   echo /etc/vendd/config.yaml >"$stage/DEBIAN/conffiles"
@@ -77,6 +86,7 @@ if find "$stage/usr/lib/$pkg" -name '*.node' -exec readelf -d {} + 2>/dev/null |
 fi
 chmod 0755 "$stage/usr/bin/$pkg"
 chmod 0644 "$stage/lib/systemd/system/"* "$stage/etc/$pkg/"*
+[ ! -d "$stage/usr/share/man" ] || find "$stage/usr/share/man" -type f -exec chmod 0644 {} +
 
 cat >"$stage/usr/share/doc/$pkg/copyright" <<EOF
 Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
@@ -116,7 +126,8 @@ chmod 0644 "$stage/usr/share/lintian/overrides/$pkg"
 sed -i "s/^/$pkg: /" "$stage/usr/share/lintian/overrides/$pkg"
 
 for s in postinst prerm postrm; do
-  install -m 0755 "$tpl/$pkg.$s" "$stage/DEBIAN/$s"
+  sed "s/@VERSION@/$version/g" "$tpl/$pkg.$s" >"$stage/DEBIAN/$s"
+  chmod 0755 "$stage/DEBIAN/$s"
 done
 (cd "$stage" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | sort -z | xargs -0 md5sum) >"$stage/DEBIAN/md5sums"
 chmod 0644 "$stage/DEBIAN/md5sums" "$stage/DEBIAN/conffiles"

@@ -6,7 +6,7 @@
 #   sudo scripts/install.sh                     install (or bring an installation up to date)
 #   sudo scripts/install.sh --uninstall         remove the app, units and command; keep config, journal, user
 #   sudo scripts/install.sh --uninstall --purge also remove /etc/vendd, /var/lib/vendd (journal!), the user
-#   scripts/install.sh --root DIR [...]         dry run into DIR: no apt-get, no useradd, no systemctl; the
+#   scripts/install.sh --root DIR [...]         dry run into DIR (made when missing): no apt-get, no useradd, no systemctl; the
 #                                               user and group are written into DIR/etc/passwd and DIR/etc/group
 #                                               (ownership is set only when run as root)
 #   --source DIR                                the built checkout to install (default: this script's checkout)
@@ -33,7 +33,7 @@ mode=install
 purge=0
 while [ $# -gt 0 ]; do
   case "$1" in
-    --root) [ $# -ge 2 ] || usage; R="$(cd "$2" && pwd)"; shift 2 ;;
+    --root) [ $# -ge 2 ] || usage; R="$2"; shift 2 ;;
     --source) [ $# -ge 2 ] || usage; src="$(cd "$2" && pwd)"; shift 2 ;;
     --uninstall) mode=uninstall; shift ;;
     --purge) purge=1; shift ;;
@@ -42,6 +42,10 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ "$purge" = 0 ] || [ "$mode" = uninstall ] || { echo "install.sh: --purge goes with --uninstall" >&2; exit 2; }
+if [ -n "$R" ]; then # made when missing, like the directories inside it
+  mkdir -p -- "$R" || { echo "install.sh: --root $R cannot be made" >&2; exit 1; }
+  R="$(cd "$R" && pwd)"
+fi
 [ -z "$R" ] || [ "$R" != / ] || { echo "install.sh: --root / is a real install: leave --root out" >&2; exit 2; }
 
 dry=0
@@ -321,7 +325,16 @@ if [ ! -d "$R$release" ]; then
   staging="$R/opt/vendd/releases/.$version.partial"
   rm -rf "$staging"
   mkdir "$staging"
-  cp -a "$src/dist" "$src/node_modules" "$src/package.json" "$src/boards" "$src/README.md" "$src/systemd" "$staging/"
+  cp -a "$src/dist" "$src/package.json" "$src/boards" "$src/README.md" "$src/systemd" "$staging/"
+  # The modules the app loads at run time and what they depend on, never the development ones (TypeScript,
+  # Vitest, esbuild, Biome, the browser driver): scripts/releaseModules.ts, as a release does.
+  mkdir "$staging/node_modules"
+  # shellcheck disable=SC2046 # one word per package name
+  "$node" "$src/dist/scripts/releaseModules.js" "$src/node_modules" "$staging/node_modules" \
+    "linux-$("$node" -p process.arch)" $("$node" -e '
+      const p = require(process.argv[1]);
+      console.log(Object.keys({ ...p.dependencies, ...p.optionalDependencies }).join(" "));' "$src/package.json") \
+    >/dev/null
   mkdir "$staging/config"
   cp -a "$src/config/example.yaml" "$src/config/README.md" "$staging/config/"
   chmod -R u+rwX,go+rX,go-w "$staging"
@@ -375,9 +388,8 @@ if [ "$units_changed" -gt 0 ] && systemd_running; then systemctl daemon-reload; 
 
 if [ "$changes" = 0 ]; then echo "nothing to change"; else echo "$changes change(s)"; fi
 echo "release: $release ($("$node" --version)); $notify; the command is /usr/local/bin/vendd."
-if [ "$dry" = 0 ]; then
-  echo "Edit /etc/vendd/config.yaml and /etc/vendd/secrets.yaml, then:"
-  echo "  vendd config validate /etc/vendd/config.yaml --secrets /etc/vendd/secrets.yaml"
-  echo "  vendd doctor --secrets /etc/vendd/secrets.yaml"
-  echo "  systemctl enable --now vendd vendd-bundle.path vendd-pull.timer"
-fi
+[ "$dry" = 0 ] || echo "Dry run: the tree is in $R; on a unit, install without --root, then:"
+echo "Next: edit /etc/vendd/config.yaml and /etc/vendd/secrets.yaml (config/README.md), then:"
+echo "  sudo vendd config validate /etc/vendd/config.yaml --secrets /etc/vendd/secrets.yaml"
+echo "  sudo vendd doctor --secrets /etc/vendd/secrets.yaml"
+echo "  sudo systemctl enable --now vendd vendd-bundle.path vendd-pull.timer"

@@ -141,8 +141,11 @@ function main(argv: string[]): number {
   const dirs = [...closure(from, roots)].sort();
   for (const dir of dirs) {
     const dest = join(to, relative(from, dir));
+    // Dereferenced: a linked package (npm link, a test's stand-in) is copied, so pruning never reaches its
+    // original.
     cpSync(dir, dest, {
       recursive: true,
+      dereference: true,
       filter: (src) => !relative(dir, src).split(/[\\/]/).includes("node_modules"),
     });
     const native = manifest(dir).native;

@@ -3,7 +3,9 @@
  * [--days N]`: the journal for operators, without opening the database by hand. Read-only: a `readonly`
  * connection that never takes the journal lock, so it is safe while the daemon runs. `vendd journal held`
  * (journalHeld.ts) lists, and with `--cancel` releases, the payments the service still holds.
- * Exit codes: 0 shown, 1 no journal or an unreadable one, 2 usage error.
+ * `vendd journal settled` answers whether the journal may be deleted (the package's postrm asks it before a
+ * purge): 0 yes, 3 no (it holds unsettled sessions or events the fleet has not committed).
+ * Exit codes: 0 shown, 1 no journal or an unreadable one, 2 usage error, 3 (settled) the journal is owed.
  */
 import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
@@ -12,7 +14,7 @@ import { systemClock } from "../core/clock.js";
 import { zonedTime } from "../core/days.js";
 import { formatAmount } from "../core/money.js";
 import { describeRefusal } from "../journal/problems.js";
-import { type DayTotal, openJournalView, type SessionLine } from "../journal/view.js";
+import { type DayTotal, type JournalOwed, openJournalView, type SessionLine } from "../journal/view.js";
 import { renderCommandUsage } from "./commandTable.js";
 import type { CliIo } from "./config.js";
 import { journalExportCommand } from "./journalExport.js";
@@ -20,7 +22,7 @@ import { heldCommand } from "./journalHeld.js";
 import { formatColumns } from "./table.js";
 import { JOURNAL_OPTIONS, UNIT_COMMANDS } from "./unitCommands.js";
 
-const VIEWS = ["recent", "unresolved", "flagged", "totals"] as const;
+const VIEWS = ["recent", "unresolved", "flagged", "totals", "settled"] as const;
 type ViewName = (typeof VIEWS)[number];
 
 const HELP = `${renderCommandUsage(UNIT_COMMANDS.filter((c) => c.command === "journal"))}
@@ -29,6 +31,8 @@ Shows the unit's journal, read-only (safe while vendd runs):
   unresolved   sessions not settled yet (open, or unsettled: recovery retries them; a conflict needs you)
   flagged      sessions flagged for review, with the reason
   totals       per day: sessions, captured sessions, amount captured (--days N, default 7)
+  settled      whether the journal may be deleted: exit 0 when every session is settled and the fleet
+               has every event, 3 when it holds what exists nowhere else (a package purge asks this)
   held         payments the service still holds for this unit, and whether the journal knows them;
                --cancel releases those the journal does not know (stop vendd first; README,
                "Recovering a unit")
@@ -84,7 +88,7 @@ export async function journalCommand(argv: string[], io?: CliIo): Promise<number
   }
   if (values.from !== undefined || values.to !== undefined || values.out !== undefined)
     return usage(out, "--from, --to and --out go with 'export'");
-  if (!isView(view)) return usage(out, `unknown view '${view}' (${VIEWS.join(", ")}, held)`);
+  if (!isView(view)) return usage(out, `unknown view '${view}' (${VIEWS.join(", ")}, held, export)`);
   if (values.cancel || values.secrets !== undefined)
     return usage(out, "--cancel and --secrets go with 'held'");
   if (values.config !== undefined && values.journal !== undefined)
@@ -102,6 +106,11 @@ export async function journalCommand(argv: string[], io?: CliIo): Promise<number
   try {
     const v = openJournalView(path);
     try {
+      if (view === "settled") {
+        const owed = v.owed();
+        out.stdout.write(renderOwed(owed, values.json === true, path));
+        return owed.unsettled === 0 && owed.undelivered === 0 ? 0 : 3;
+      }
       const text =
         view === "totals"
           ? renderTotals(v.totals(days, systemClock.now()), values.json === true, path)
@@ -182,6 +191,28 @@ function renderSessions(view: ViewName, lines: SessionLine[], json: boolean, pat
   ]);
   const notes = lines.map((l) => (l.reason === "" ? null : `why: ${l.reason}`));
   return formatColumns(["TIME", "ORDER", "PRICE", "RESULT", "CAPTURED"], rows, { right: [2, 4], notes });
+}
+
+function plural(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+function renderOwed(owed: JournalOwed, json: boolean, path: string): string {
+  const mayDelete = owed.unsettled === 0 && owed.undelivered === 0;
+  if (json) return `${JSON.stringify({ journal: path, view: "settled", ...owed, mayDelete })}\n`;
+  if (mayDelete)
+    return `${path}: every session is settled and the fleet has every event: the journal may be deleted\n`;
+  const held = [
+    owed.unsettled > 0 ? plural(owed.unsettled, "unsettled session", "unsettled sessions") : null,
+    owed.undelivered > 0
+      ? plural(owed.undelivered, "event the fleet has not committed", "events the fleet has not committed")
+      : null,
+  ].filter((x) => x !== null);
+  return (
+    `${path} holds ${held.join(" and ")}: keep it.\n` +
+    "Settle first: run vendd (systemctl start vendd) with the payment service and the fleet reachable " +
+    "until `vendd journal unresolved` shows no session, then ask again: `vendd journal settled`.\n"
+  );
 }
 
 function renderTotals(days: DayTotal[], json: boolean, path: string): string {

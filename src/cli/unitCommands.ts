@@ -115,6 +115,12 @@ export const UNIT_COMMANDS: readonly CommandHelp[] = [
       summary: "the journal, read-only (safe while the daemon runs)",
     },
     {
+      words: "journal settled",
+      only: ["config", "journal", "json"],
+      summary:
+        "whether the journal may be deleted: exit 0 when all is settled and delivered, 3 when it is owed",
+    },
+    {
       words: "journal held",
       only: ["config", "secrets", "cancel", "json"],
       summary:

@@ -41,7 +41,21 @@ export interface JournalView {
   flagged(limit: number): SessionLine[];
   /** Per local day, the last `days` days up to `now` (ms). */
   totals(days: number, now: number): DayTotal[];
+  /** What this journal still owes: may it be deleted (a package purge asks; `vendd journal settled`)? */
+  owed(): JournalOwed;
   close(): void;
+}
+
+/** What a journal holds that exists nowhere else yet. */
+export interface JournalOwed {
+  /** Sessions not closed, or closed `unsettled` (recovery must still resolve them with the service). */
+  unsettled: number;
+  /** Outbox events the fleet has not acknowledged (committed); 0 without a fleet. */
+  undelivered: number;
+}
+
+function hasTable(db: Database.Database, name: string): boolean {
+  return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
 }
 
 /** Whether the journal's schema has the sessions table yet (a fresh file has none). */
@@ -98,6 +112,18 @@ export function openJournalView(path: string): JournalView {
              FROM sessions WHERE opened_at >= ? GROUP BY day ORDER BY day DESC`,
           )
           .all(now - days * 86_400_000) as DayTotal[];
+      }),
+    owed: () =>
+      query(() => {
+        const count = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
+        return {
+          unsettled: hasSessions(db)
+            ? count("SELECT count(*) AS n FROM sessions WHERE closed_at IS NULL OR result = 'unsettled'")
+            : 0,
+          undelivered: hasTable(db, "outbox")
+            ? count("SELECT count(*) AS n FROM outbox WHERE delivered = 0")
+            : 0,
+        };
       }),
     close: () => db.close(),
   };

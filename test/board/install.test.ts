@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
+  cpSync,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -30,17 +31,28 @@ afterEach(() => {
   work = undefined;
 });
 
+/** Development packages a checkout's node_modules holds (package.json's devDependencies), as stand-ins. */
+const DEV_PACKAGES = ["typescript", "vitest", "esbuild", "@biomejs/biome"];
+
 /**
- * A built checkout to install from, made of links to this one (cheap: cp -a copies a link as a link); with
- * `withModules: false` its node_modules is empty, as on a machine where unix-dgram was not built.
+ * A built checkout to install from, made of links to this one (cheap: cp -a copies a link as a link). Its
+ * node_modules is small: unix-dgram and what it loads (copies), and stand-ins of development packages the
+ * installer must leave out; with `withModules: false` it is empty, as where unix-dgram was not built.
  */
 function source(dir: string, withModules = true): string {
   const src = join(dir, "src");
   mkdirSync(src);
   for (const name of ["dist", "boards", "README.md", "config", "systemd", "package.json"])
     symlinkSync(resolve(name), join(src, name));
-  if (withModules) symlinkSync(resolve("node_modules"), join(src, "node_modules"));
-  else mkdirSync(join(src, "node_modules"));
+  mkdirSync(join(src, "node_modules"));
+  if (withModules) {
+    for (const name of ["unix-dgram", "bindings", "file-uri-to-path"])
+      cpSync(resolve("node_modules", name), join(src, "node_modules", name), { recursive: true });
+    for (const name of DEV_PACKAGES) {
+      mkdirSync(join(src, "node_modules", name), { recursive: true });
+      writeFileSync(join(src, "node_modules", name, "package.json"), JSON.stringify({ name }));
+    }
+  }
   return src;
 }
 
@@ -81,7 +93,9 @@ function snapshot(root: string): Record<string, string> {
 }
 
 describe.skipIf(!HAVE_BASH)("scripts/install.sh --root DIR", () => {
-  it("twice into a clean root: the same tree (modes and owners included); the second run changes nothing", () => {
+  it("twice into a clean root: the same tree (modes and owners included); the second run changes nothing", {
+    timeout: 120_000,
+  }, () => {
     work = mkdtempSync(join(tmpdir(), "vendd-install-"));
     const src = source(work);
     const root = join(work, "root");
@@ -129,7 +143,29 @@ describe.skipIf(!HAVE_BASH)("scripts/install.sh --root DIR", () => {
     expect(first.out).toContain("NotifyAccess=main (unix-dgram loads)");
   });
 
-  it("unix-dgram missing in the release: the NotifyAccess=all drop-in, and still idempotent", () => {
+  it("makes DIR, prints the next steps, and copies no development package onto the unit (issue 43)", {
+    timeout: 120_000,
+  }, () => {
+    work = mkdtempSync(join(tmpdir(), "vendd-install-"));
+    const src = source(work);
+    const root = join(work, "new", "root");
+    const r = install(root, "--source", src);
+    expect(r.code, r.out).toBe(0);
+    const modules = join(root, "opt/vendd/releases/0.1.0/node_modules");
+    expect(readdirSync(modules).sort()).toEqual(["bindings", "file-uri-to-path", "unix-dgram"]);
+    for (const dev of DEV_PACKAGES) expect(existsSync(join(modules, dev)), dev).toBe(false);
+    expect(r.out).toContain("NotifyAccess=main (unix-dgram loads)");
+    expect(r.out).toContain(`Dry run: the tree is in ${root}; on a unit, install without --root, then:`);
+    expect(r.out).toContain("Next: edit /etc/vendd/config.yaml and /etc/vendd/secrets.yaml");
+    expect(r.out).toContain(
+      "sudo vendd config validate /etc/vendd/config.yaml --secrets /etc/vendd/secrets.yaml",
+    );
+    expect(r.out).toContain("sudo systemctl enable --now vendd vendd-bundle.path vendd-pull.timer");
+  });
+
+  it("unix-dgram missing in the release: the NotifyAccess=all drop-in, and still idempotent", {
+    timeout: 120_000,
+  }, () => {
     work = mkdtempSync(join(tmpdir(), "vendd-install-"));
     const src = source(work, false);
     const root = join(work, "root");
@@ -144,7 +180,9 @@ describe.skipIf(!HAVE_BASH)("scripts/install.sh --root DIR", () => {
     expect(snapshot(root)).toEqual(tree);
   });
 
-  it("--uninstall keeps config, journal and user; --purge removes them; both idempotent", () => {
+  it("--uninstall keeps config, journal and user; --purge removes them; both idempotent", {
+    timeout: 120_000,
+  }, () => {
     work = mkdtempSync(join(tmpdir(), "vendd-install-"));
     const src = source(work);
     const root = join(work, "root");

@@ -64,13 +64,18 @@ export function hostArch(): string {
 
 /**
  * dpkg on `root` with the maintainer scripts run outside a chroot (they honour $DPKG_ROOT), so nothing
- * outside `root` changes. `nodejs` is not in the root's package database: its dependency is forced.
+ * outside `root` changes. `nodejs` is not in the root's package database: its dependency is forced. `env`
+ * reaches the maintainer scripts (QEMU_LD_PREFIX for a root's arm64 node).
  */
-export function dpkg(root: string, args: string[]): { status: number | null; out: string } {
+export function dpkg(
+  root: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): { status: number | null; out: string } {
   const r = spawnSync(
     "dpkg",
     [`--root=${root}`, "--force-script-chrootless", "--force-depends", "--force-confold", ...args],
-    { encoding: "utf8", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } },
+    { encoding: "utf8", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive", ...env } },
   );
   return { status: r.status, out: `${r.stdout}${r.stderr}` };
 }
