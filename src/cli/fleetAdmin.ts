@@ -14,7 +14,13 @@ import { openFleetDb } from "../fleet/database.js";
 import { type FleetDb, FleetDbError, isPostgresUrl, redactUrl } from "../fleet/db/open.js";
 import { approveUnit, revokeUnit } from "../fleet/units/index.js";
 import { type PublicKey, parsePublicKey } from "../update/minisign.js";
-import { FLEET_SERVER_USAGE, type FleetArgs, FleetUsageError, parseFleetArgs } from "./fleetOptions.js";
+import {
+  FLEET_SERVER_USAGE,
+  type FleetArgs,
+  FleetUsageError,
+  fleetCommandUsage,
+  parseFleetArgs,
+} from "./fleetOptions.js";
 import { formatColumns } from "./table.js";
 
 type Action = (ctx: FleetContext, args: FleetArgs) => Promise<number>;
@@ -45,7 +51,7 @@ async function withDb(name: string, argv: string[], positionals: number, action:
       );
   } catch (err) {
     if (err instanceof FleetUsageError) {
-      process.stderr.write(`vendd fleet ${name}: ${err.message}\n${FLEET_SERVER_USAGE}`);
+      process.stderr.write(`vendd fleet ${name}: ${err.message}\n${fleetCommandUsage(name)}`);
       return 2;
     }
     throw err;

@@ -10,6 +10,7 @@ import { deliveryProblems, listAlerts } from "../fleet/alerts/store.js";
 import { FleetConfigError, fleetConfigDb } from "../fleet/config.js";
 import { openFleetDb } from "../fleet/database.js";
 import { isPostgresUrl, redactUrl } from "../fleet/db/open.js";
+import { argsProblem } from "./cliArgs.js";
 import { renderCommandUsage } from "./commandTable.js";
 import { FLEET_ALERTS_OPTIONS, FLEET_COMMANDS } from "./fleetCommands.js";
 import { fleetDbTarget } from "./fleetUser.js";
@@ -31,9 +32,7 @@ export async function fleetAlertsCommand(argv: string[]): Promise<number> {
     const p = parseArgs({ args: argv, options: FLEET_ALERTS_OPTIONS, allowPositionals: false, strict: true });
     values = p.values;
   } catch (err) {
-    process.stderr.write(
-      `vendd fleet alerts: ${err instanceof Error ? err.message : String(err)}\n${FLEET_ALERTS_USAGE}`,
-    );
+    process.stderr.write(`vendd fleet alerts: ${argsProblem(err)}\n${FLEET_ALERTS_USAGE}`);
     return 2;
   }
   if (values.help === true) {

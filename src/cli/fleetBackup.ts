@@ -12,6 +12,7 @@ import Database from "better-sqlite3";
 import { fsyncDirectory } from "../core/atomicFile.js";
 import { printable } from "../core/printable.js";
 import { FleetConfigError, fleetConfigDb } from "../fleet/config.js";
+import { argsProblem } from "./cliArgs.js";
 import { renderCommandUsage } from "./commandTable.js";
 import { FLEET_COMMANDS } from "./fleetCommands.js";
 
@@ -31,9 +32,7 @@ export async function fleetBackupCommand(argv: string[]): Promise<number> {
       strict: true,
     }).values;
   } catch (err) {
-    process.stderr.write(
-      `vendd fleet backup: ${err instanceof Error ? err.message : "bad arguments"}\n${USAGE}`,
-    );
+    process.stderr.write(`vendd fleet backup: ${argsProblem(err)}\n${USAGE}`);
     return 2;
   }
   if (values.help === true) {

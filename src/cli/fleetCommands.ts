@@ -5,6 +5,7 @@
 import { type CommandHelp, help, helpLines, type OptionSpecs } from "./commandTable.js";
 
 export const FLEET_USER_OPTIONS = {
+  config: { type: "string", value: "FILE" },
   db: { type: "string", value: "FILE|URL" },
   role: { type: "string", value: "viewer|manager", required: true },
   "password-file": { type: "string", value: "FILE" },
@@ -34,6 +35,8 @@ export const FLEET_RECONCILE_OPTIONS = {
   to: { type: "string", value: "DATE", required: true },
   format: { type: "string", value: "table|csv|json" },
   db: { type: "string", value: "FILE|URL" },
+  /** The fleet config: its database, reporting settings and time zone (flags win). */
+  config: { type: "string", value: "FILE" },
   reporting: { type: "string", value: "FILE" },
   /** Issue 36: the three-way DEX reconciliation instead (src/cli/fleetReconcileDex.ts). */
   dex: { type: "boolean" },
@@ -91,22 +94,22 @@ export const FLEET_COMMANDS: readonly CommandHelp[] = [
     },
     {
       words: "fleet units",
-      only: ["db", "json"],
+      only: ["config", "db", "json"],
       summary: "list enrolled units: status, fingerprint, committed seq, last seen, versions",
     },
     {
       words: "fleet approve UNIT",
-      only: ["db", "by"],
+      only: ["config", "db", "by"],
       summary: "approve a pending unit's enrolment (compare its fingerprint with the unit's first)",
     },
     {
       words: "fleet revoke UNIT",
-      only: ["db", "by"],
+      only: ["config", "db", "by"],
       summary: "revoke a unit: its requests are refused from now on; its stored events stay",
     },
     {
       words: "fleet bundle upload FILE",
-      only: ["db", "bundle-key", "by"],
+      only: ["config", "db", "bundle-key", "by"],
       summary: "store a signed bundle for units to pull (--bundle-key: refuse unless signed by one of these)",
     },
   ]),
@@ -120,18 +123,18 @@ export const FLEET_COMMANDS: readonly CommandHelp[] = [
   ...helpLines("fleet", FLEET_USER_OPTIONS, [
     {
       words: "fleet user add NAME",
-      only: ["role", "db", "password-file"],
+      only: ["role", "config", "db", "password-file"],
       summary:
         "add a dashboard account (viewer or manager); the password from the file or a prompt, never argv",
     },
     {
       words: "fleet user list",
-      only: ["db", "json"],
+      only: ["config", "db", "json"],
       summary: "list the dashboard's accounts and their roles",
     },
     {
       words: "fleet user remove NAME",
-      only: ["db"],
+      only: ["config", "db"],
       summary: "remove a dashboard account and end its sessions",
     },
   ]),
@@ -158,13 +161,13 @@ export const FLEET_COMMANDS: readonly CommandHelp[] = [
   ...helpLines("fleet", FLEET_RECONCILE_OPTIONS, [
     {
       words: "fleet reconcile",
-      only: ["from", "to", "format", "db", "reporting"],
+      only: ["from", "to", "format", "config", "db", "reporting"],
       summary:
         "match the fleet's sales with the payment service's report and transfers; exits 1 on a difference",
     },
     {
       words: "fleet reconcile --dex",
-      only: ["from", "to", "unit", "format", "json", "db"],
+      only: ["from", "to", "unit", "format", "json", "config", "db"],
       summary: "the three-way report: each unit's DEX audits, journal and the service's report (docs/dex.md)",
     },
   ]),

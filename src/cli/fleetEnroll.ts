@@ -21,6 +21,7 @@ import {
 import { EnrollResponse, parseWire, UNIT_API, WireError } from "../core/fleetWire.js";
 import { printable } from "../core/printable.js";
 import { safeUrl } from "../core/safeUrl.js";
+import { argsProblem } from "./cliArgs.js";
 import { renderCommandUsage } from "./commandTable.js";
 import { FLEET_COMMANDS, FLEET_ENROLL_OPTIONS } from "./fleetCommands.js";
 
@@ -136,7 +137,7 @@ export async function fleetEnrollCommand(argv: string[]): Promise<number> {
   try {
     ({ values } = parseArgs({ args: argv, options: FLEET_ENROLL_OPTIONS, allowPositionals: false }));
   } catch (err) {
-    process.stderr.write(`vendd fleet enroll: ${(err as Error).message}\n${USAGE}`);
+    process.stderr.write(`vendd fleet enroll: ${argsProblem(err)}\n${USAGE}`);
     return 2;
   }
   if (values.help === true) {

@@ -4,6 +4,7 @@
  */
 import { parseArgs } from "node:util";
 import { printable } from "../core/printable.js";
+import { argsProblem } from "./cliArgs.js";
 import { renderCommandUsage } from "./commandTable.js";
 import { FLEET_COMMANDS, FLEET_SERVER_OPTIONS } from "./fleetCommands.js";
 
@@ -11,13 +12,23 @@ import { FLEET_COMMANDS, FLEET_SERVER_OPTIONS } from "./fleetCommands.js";
 const SERVER_WORDS = /^fleet (serve|init|units|approve|revoke|bundle upload)\b/;
 
 export const FLEET_SERVER_USAGE = `${renderCommandUsage(FLEET_COMMANDS.filter((c) => SERVER_WORDS.test(c.words)))}
-  --config      fleet config (YAML, see config/fleet.example.yaml); the flags below override it
+${serverOptionsText()}`;
+
+/** One fleet server command's own usage (`fleet units`, `fleet approve`...) and the options explained. */
+export function fleetCommandUsage(name: string): string {
+  return `${renderCommandUsage(FLEET_COMMANDS.filter((c) => c.words.startsWith(`fleet ${name}`)))}
+${serverOptionsText()}`;
+}
+
+function serverOptionsText(): string {
+  return `  --config      fleet config (YAML, see config/fleet.example.yaml); the flags below override it
   --db          SQLite file (default ./fleet.db, or $VENDD_FLEET_DB) or postgres://user@host/db
   --listen      where the server listens (default 127.0.0.1:8380)
   --time-zone   IANA zone in which sales days are counted (default $TZ, else UTC)
   --bundle-key  minisign public key (.pub) a bundle must be signed by; repeatable
   --by          the manager's name recorded with the decision or upload (default $USER)
 `;
+}
 
 export const DEFAULT_FLEET_DB = "./fleet.db";
 
@@ -54,7 +65,7 @@ export function parseFleetArgs(argv: string[], env: NodeJS.ProcessEnv = process.
   try {
     parsed = parseArgs({ args: argv, options: FLEET_SERVER_OPTIONS, allowPositionals: true, strict: true });
   } catch (err) {
-    throw new FleetUsageError(err instanceof Error ? err.message : "bad arguments");
+    throw new FleetUsageError(argsProblem(err));
   }
   const v = parsed.values;
   const envDb = env.VENDD_FLEET_DB;

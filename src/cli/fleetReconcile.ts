@@ -9,6 +9,7 @@ import { renderCommandUsage } from "./commandTable.js";
 import { systemClock } from "../core/clock.js";
 import { rangeRefusal } from "../core/days.js";
 import { printable } from "../core/printable.js";
+import { FleetConfigError, fleetConfigAdmin } from "../fleet/config.js";
 import { openFleetDb } from "../fleet/database.js";
 import { runReconcile } from "../fleet/reconcile/run.js";
 import { loadReportingSettings } from "../fleet/reconcile/settings.js";
@@ -23,6 +24,7 @@ Matches every vend of the fleet's sales for the days (YYYY-MM-DD, both included)
 service's transaction report (fetched now, never stored) and the transfers made for them, stores the result
 and prints it. Exits 1 when anything does not reconcile.
   --db FILE|URL       the fleet database (default $VENDD_FLEET_DB, else fleet.db)
+  --config FILE       the fleet config: its db, reporting.settingsFile and timeZone (flags win)
   --reporting FILE    reporting settings, YAML or JSON (default $VENDD_REPORTING, else reporting.yaml); the
                       client secret and refresh token come from its secretsFile or the environment
   --format            table (default): summary, transfers, lines that do not reconcile;
@@ -42,9 +44,29 @@ export interface CliIo {
 
 /** Runs `vendd fleet reconcile` with `argv` the arguments after `reconcile`. */
 export async function fleetReconcileCommand(argv: string[], io?: CliIo): Promise<number> {
-  const out = io ?? { stdout: process.stdout, stderr: process.stderr, env: process.env };
+  let out = io ?? { stdout: process.stdout, stderr: process.stderr, env: process.env };
   const values = parseOptionsOrExit("fleet reconcile", argv, FLEET_RECONCILE_OPTIONS, HELP, out);
   if (typeof values === "number") return values;
+  if (values.config !== undefined) {
+    // The fleet config's database, reporting settings and time zone; flags and the environment win.
+    try {
+      const c = fleetConfigAdmin(values.config);
+      if (values.db === undefined && out.env.VENDD_FLEET_DB === undefined && c.db !== undefined)
+        values.db = c.db;
+      if (
+        values.reporting === undefined &&
+        out.env.VENDD_REPORTING === undefined &&
+        c.reporting !== undefined
+      )
+        values.reporting = c.reporting;
+      if (out.env.VENDD_FLEET_TZ === undefined && c.timeZone !== undefined)
+        out = { ...out, env: { ...out.env, VENDD_FLEET_TZ: c.timeZone } };
+    } catch (e) {
+      if (!(e instanceof FleetConfigError)) throw e;
+      out.stderr.write(`vendd fleet reconcile: ${e.message}\n`);
+      return 2;
+    }
+  }
   if (values.dex === true) return fleetReconcileDex(values, HELP, out);
   const format = values.format ?? "table";
   if (values.from === undefined || values.to === undefined) {

@@ -6,9 +6,11 @@
  */
 import { parseArgs } from "node:util";
 import { printable } from "../core/printable.js";
+import { FleetConfigError, fleetConfigDb } from "../fleet/config.js";
 import { openFleetDb } from "../fleet/database.js";
 import { isPostgresUrl, redactUrl } from "../fleet/db/open.js";
 import { AccountError, addUser, listUsers, ROLES, type Role, removeUser } from "../fleet/web/accounts.js";
+import { argsProblem } from "./cliArgs.js";
 import { renderCommandUsage } from "./commandTable.js";
 import { FLEET_COMMANDS, FLEET_USER_OPTIONS } from "./fleetCommands.js";
 import { readPassphrase } from "./keys.js";
@@ -17,7 +19,7 @@ export const FLEET_USER_USAGE = `${renderCommandUsage(FLEET_COMMANDS.filter((c) 
 Dashboard accounts. A viewer sees every page; a manager also approves and revokes units. The password
 (at least 10 characters) is read from --password-file (first line) or prompted for (or read from standard
 input), never from the command line. --db: the fleet's SQLite file (default ./fleet.db, or $VENDD_FLEET_DB)
-or a postgres:// URL.
+or a postgres:// URL; --config: the database the fleet config names.
 `;
 
 /** The fleet database: --db, else $VENDD_FLEET_DB, else ./fleet.db (as `vendd fleet serve`). */
@@ -30,9 +32,7 @@ export async function fleetUserCommand(argv: string[]): Promise<number> {
   try {
     parsed = parse(argv);
   } catch (err) {
-    process.stderr.write(
-      `vendd fleet user: ${err instanceof Error ? err.message : String(err)}\n${FLEET_USER_USAGE}`,
-    );
+    process.stderr.write(`vendd fleet user: ${argsProblem(err)}\n${FLEET_USER_USAGE}`);
     return 2;
   }
   const { values, positionals } = parsed;
@@ -60,7 +60,17 @@ export async function fleetUserCommand(argv: string[]): Promise<number> {
     }
     role = r as Role;
   }
-  const target = fleetDbTarget(values.db);
+  let target = fleetDbTarget(values.db);
+  if (values.db === undefined && values.config !== undefined) {
+    // The database the fleet config names (--db wins, as for every fleet admin command).
+    try {
+      target = fleetConfigDb(values.config) ?? target;
+    } catch (e) {
+      if (!(e instanceof FleetConfigError)) throw e;
+      process.stderr.write(`vendd fleet user: ${e.message}\n`);
+      return 2;
+    }
+  }
   const where = isPostgresUrl(target) ? redactUrl(target) : target;
   let password = "";
   if (action === "add") {

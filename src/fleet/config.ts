@@ -216,6 +216,21 @@ export function fleetConfigDb(path: string): string | undefined {
   return /^postgres(ql)?:\/\//.test(m.db) || m.db === ":memory:" ? m.db : resolve(dirname(abs), m.db);
 }
 
+/**
+ * What the admin commands take from a fleet config at `path` (resolved like `loadFleetConfig`): the
+ * database, the reporting settings file and the time zone. Throws FleetConfigError.
+ */
+export function fleetConfigAdmin(path: string): { db?: string; reporting?: string; timeZone?: string } {
+  const abs = resolve(path);
+  const m = check(Main, readYaml(abs, `fleet config ${abs}`).value, `fleet config ${abs}`);
+  const db = fleetConfigDb(abs);
+  return {
+    ...(db === undefined ? {} : { db }),
+    ...(m.reporting === undefined ? {} : { reporting: resolve(dirname(abs), m.reporting.settingsFile) }),
+    ...(m.timeZone === undefined ? {} : { timeZone: m.timeZone }),
+  };
+}
+
 /** The bundle key files a fleet config names (`bundleKeys`, relative to the file), for `fleet bundle upload`. */
 export function fleetConfigBundleKeys(path: string): string[] {
   const abs = resolve(path);

@@ -132,6 +132,7 @@ export const WRITE_DURABILITY = {
   markDelivered: "deferred",
   renumberOutbox: "deferred",
   resendOutbox: "deferred",
+  backfillOutbox: "deferred",
 } as const satisfies Record<string, "durable" | "deferred">;
 
 export type JournalWrite = keyof typeof WRITE_DURABILITY;

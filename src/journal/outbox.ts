@@ -121,6 +121,38 @@ export class OutboxStore {
   }
 
   /**
+   * Sales made before the unit had a fleet outbox (issue 43: a unit enrolled after it sold): the `session`
+   * events of the sessions closed since `since`, the newest `max` of them, appended oldest first with their
+   * closing times, once. Only a journal whose outbox was never written is backfilled (a unit with a fleet
+   * from the start already reported each session); a mark in `meta` keeps it to one time. The fleet stores
+   * a session once whatever it is sent (sales by unit and session), so a repeat could change nothing
+   * anyway. Returns the events appended.
+   */
+  backfill(currency: string, since: number, max: number): number {
+    const done = this.db
+      .prepare("SELECT 1 FROM meta WHERE key IN ('outbox_backfill', 'outbox_seq') LIMIT 1")
+      .pluck()
+      .get();
+    if (done !== undefined) return 0;
+    return this.db.transaction(() => {
+      const rows = this.db
+        .prepare(
+          "SELECT id, closed_at FROM sessions WHERE closed_at IS NOT NULL AND closed_at >= ? ORDER BY closed_at DESC, id DESC LIMIT ?",
+        )
+        .all(since, max) as { id: string; closed_at: number }[];
+      let n = 0;
+      for (const r of rows.reverse()) {
+        const data = this.sessionData(r.id, currency);
+        if (data === null) continue;
+        this.append("session", r.closed_at, data);
+        n += 1;
+      }
+      this.db.prepare("INSERT INTO meta (key, value) VALUES ('outbox_backfill', ?)").run(String(n));
+      return n;
+    })();
+  }
+
+  /**
    * The `session` event of a closed session, from the journal's own rows; null while it is not closed.
    * `captured`/`refunded` are the confirmed (done) capture and refund intents.
    */

@@ -57,6 +57,10 @@ export interface SqliteJournalOptions {
  * @throws JournalError `locked` (another process owns the journal) or `unusable` (with path, cause and next
  *   step; the file untouched), or `durability`.
  */
+/** How far back, and how many, sales made before the fleet outbox existed are sent once (issue 43). */
+export const BACKFILL_DAYS = 92;
+export const BACKFILL_MAX = 20_000;
+
 export function openSqliteJournal(opts: SqliteJournalOptions): SqliteJournal {
   if (opts.path === ":memory:") return new SqliteJournal(new Database(opts.path), opts, null);
   const claim = claimJournal(opts.path, {
@@ -100,6 +104,11 @@ export class SqliteJournal extends SqliteReads implements Journal, Outbox {
     super(db, prepareStatements(db));
     this.epoch = epoch;
     this.outbox = new OutboxStore(db);
+    const outbox = opts.outbox;
+    if (outbox !== undefined)
+      this.write("backfillOutbox", () =>
+        this.outbox.backfill(outbox.currency, opts.clock.now() - BACKFILL_DAYS * 86_400_000, BACKFILL_MAX),
+      );
     // The high-water mark outside the journal (owner.ts): what this start saw is now the floor.
     this.raiseMark();
   }
