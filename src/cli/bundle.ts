@@ -159,6 +159,10 @@ async function sign(file: string, values: Values): Promise<number> {
     const passphrase = secretKeyEncrypted(keyText)
       ? await readPassphrase(values["passphrase-file"], "Passphrase of the secret key: ")
       : "";
+    if (passphrase !== "")
+      process.stderr.write(
+        "vendd bundle: deriving the key from the passphrase (scrypt, as the key was made: up to a minute on a Pi)...\n",
+      );
     const sk = await decryptSecretKey(keyText, passphrase);
     const sig = signData(contents.payload, sk, trustedCommentOf(contents.manifest));
     verifySignature(contents.payload, sig, sk.publicKey);

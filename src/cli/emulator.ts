@@ -1,6 +1,12 @@
 import { readFile } from "node:fs/promises";
 import { printable } from "../core/printable.js";
-import { type EmulatorInfo, type EmulatorOptions, parseSeedFile, startEmulator } from "../emulator/index.js";
+import {
+  type EmulatorInfo,
+  type EmulatorOptions,
+  parseSeedFile,
+  type SeedFile,
+  startEmulator,
+} from "../emulator/index.js";
 import {
   type DeprecatedTlsFiles,
   makeDeprecatedTlsFiles,
@@ -14,7 +20,9 @@ Runs the payment-service emulator (V10 and the older interface) until SIGINT or 
   --port N            TCP port (default 0: a free one)
   --host H            listen address (default 127.0.0.1)
   --json              print exactly one JSON line with the endpoints and the seeded test credentials
-  --seed FILE         JSON file adding integrators, merchants, stores, users, callback aliases
+  --seed FILE         JSON file adding integrators, merchants, stores, users, callback aliases; with an
+                      integrator and a store with its storeId (and a fixed --port) the unit config lines
+                      it prints are the same at every start
   --poll-delay-ms N   pollDelayInMs of payments and check-in (default 1000; test affordance, min 10)
   --deprecated-tls DIR
                       also start the deprecated subscriptions interface's mutual-TLS listener, with a
@@ -72,7 +80,36 @@ export function parseArgs(argv: string[]): Args | string {
   return args;
 }
 
-function summary(info: EmulatorInfo, files: DeprecatedTlsFiles | null): string {
+/**
+ * The lines a bench unit's config and secrets need to use this emulator's V10 interface. With a seed that
+ * names an integrator and a store with its storeId (and a fixed --port), they are the same at every start,
+ * so a unit's config outlives an emulator restart; otherwise the emulator's own, new at each start.
+ */
+export function unitConfigLines(info: EmulatorInfo, seed: SeedFile | undefined): string[] {
+  const integrator = seed?.integrators?.[0];
+  const merchant = seed?.merchants?.find((m) => m.stores?.some((st) => st.storeId !== undefined));
+  const store = merchant?.stores?.find((st) => st.storeId !== undefined);
+  const clientId = integrator?.clientId ?? info.v10.clientId;
+  const clientSecret = integrator?.clientSecret ?? info.v10.clientSecret;
+  return [
+    "  a bench unit: in /etc/vendd/config.yaml",
+    "    payment:",
+    "      driver: v10",
+    "      v10:",
+    `        baseUrl: ${info.v10.baseUrl}`,
+    `        tokenUrl: ${info.v10.tokenUrl}`,
+    `        clientId: ${clientId}`,
+    `        merchantVat: "${merchant?.vat ?? info.v10.merchantVat}"`,
+    `        storeId: ${store?.storeId ?? info.v10.storeId}`,
+    "  and in /etc/vendd/secrets.yaml",
+    `    v10: { clientSecret: ${clientSecret} }`,
+    integrator !== undefined && store !== undefined
+      ? "  (from the seed: the same at every start on this --port)"
+      : "  (new at each start: --seed FILE with an integrator and a store with its storeId keeps them; docs/technicians.md)",
+  ];
+}
+
+function summary(info: EmulatorInfo, files: DeprecatedTlsFiles | null, seed?: SeedFile): string {
   const lines = [
     `payment-service emulator on port ${info.port}`,
     `  admin API      ${info.admin}`,
@@ -80,7 +117,7 @@ function summary(info: EmulatorInfo, files: DeprecatedTlsFiles | null): string {
     `  token URL      ${info.v10.tokenUrl}`,
     `  clientId       ${info.v10.clientId}`,
     `  clientSecret   ${info.v10.clientSecret}`,
-    `  merchant VAT   ${info.v10.merchantVat}   store ${info.v10.storeId} (${info.v10.merchantBrandId}/${info.v10.merchantLocationId})`,
+    `  merchant VAT   ${info.v10.merchantVat}   store ${info.v10.storeId}   brand ${info.v10.merchantBrandId}   location ${info.v10.merchantLocationId}`,
     `  older interface: merchantId ${info.legacy.merchantId} locationId ${info.legacy.locationId}`,
     `    apiKey ${info.legacy.apiKey}  merchantKey ${info.legacy.merchantKey}`,
     `  subscriptions: token URL ${info.subscriptions.tokenUrl}  providerId ${info.subscriptions.providerId}`,
@@ -91,6 +128,7 @@ function summary(info: EmulatorInfo, files: DeprecatedTlsFiles | null): string {
     "  app users:",
     ...info.users.map((u) => `    ${u.phone.padEnd(15)} ${u.features.join(", ")}`),
     ...deprecatedLines(info, files),
+    ...unitConfigLines(info, seed),
     "(test credentials of this emulator instance; Ctrl-C stops it)",
   ];
   return `${lines.join("\n")}\n`;
@@ -139,7 +177,9 @@ export async function runEmulatorCli(argv: string[], io: EmulatorCliIo): Promise
       args.options.seed = parseSeedFile(JSON.parse(text) as unknown);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      const why = code === undefined ? (err as Error).message : `cannot be read (${code})`;
+      // A file system error (ENOENT, EACCES) says it cannot be read; a JSON or seed error says what is wrong.
+      const why =
+        code !== undefined && /^E[A-Z]+$/.test(code) ? `cannot be read (${code})` : (err as Error).message;
       io.stderr(
         `vendd emulator: --seed ${printable(seedFile, 200)}: ${printable(why, 300)}; give a readable JSON seed file\n`,
       );
@@ -171,7 +211,7 @@ export async function runEmulatorCli(argv: string[], io: EmulatorCliIo): Promise
     );
     return 1;
   }
-  io.stdout(args.json ? jsonLine(emulator.info, files) : summary(emulator.info, files));
+  io.stdout(args.json ? jsonLine(emulator.info, files) : summary(emulator.info, files, args.options.seed));
   await io.stopped();
   await emulator.close();
   return 0;

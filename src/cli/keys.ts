@@ -129,6 +129,13 @@ export async function keysCommand(argv: string[]): Promise<number> {
       "Passphrase for the new secret key: ",
       true,
     );
+    // The key derivation is the long part (1 GiB of scrypt by default): one line first, so a silent
+    // terminal is not taken for a hang.
+    process.stderr.write(
+      `vendd keys: deriving the key from the passphrase (scrypt, ${
+        kdf === "sensitive" ? "1 GiB: several seconds, about a minute on a Pi" : "16 MiB: about a second"
+      })...\n`,
+    );
     const keys = await generateKeys(passphrase, kdf === "sensitive" ? KDF_SENSITIVE : KDF_INTERACTIVE);
     mkdirSync(dir, { recursive: true });
     writeFileAtomic(keyPath, keys.secretKeyText, { mode: 0o600 });

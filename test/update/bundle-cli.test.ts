@@ -44,6 +44,10 @@ describe("vendd keys generate and vendd bundle create|sign|verify", () => {
       "interactive",
     ]);
     expect(gen.code, gen.stderr).toBe(0);
+    // Issue 43: one line on stderr before the key derivation, so the wait is not taken for a hang.
+    expect(gen.stderr).toBe(
+      "vendd keys: deriving the key from the passphrase (scrypt, 16 MiB: about a second)...\n",
+    );
     const line = /updates\.publicKeys entry: (RW\S+)/.exec(gen.stdout)?.[1] ?? "";
     expect(line).toMatch(/^RW/);
     expect(statSync(join(dir, "k", "vendd.key")).mode & 0o777).toBe(0o600);
@@ -101,6 +105,9 @@ describe("vendd keys generate and vendd bundle create|sign|verify", () => {
       pass,
     ]);
     expect(signed.code, signed.stderr).toBe(0);
+    expect(signed.stderr).toBe(
+      "vendd bundle: deriving the key from the passphrase (scrypt, as the key was made: up to a minute on a Pi)...\n",
+    );
     const ok = await vendd(["bundle", "verify", bundle, "--config", unit]);
     expect(ok.code, ok.stderr).toBe(0);
     // minisign writes a key ID without leading zeros (1 key in 16 has 15 digits): take it from the public key file.
