@@ -7,9 +7,12 @@
  * for it to be healthy over the control socket, and commits or rolls back to the last known good config.
  * The daemon itself never writes its config file.
  */
-import { mkdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { parseDocument, parse as parseYaml } from "yaml";
+import { readStructuredFile } from "../config/files.js";
+import { identityFileOf } from "../config/identity.js";
+import { mergeLayers } from "../config/layers.js";
 import { ConfigError, type ConfigIssue, parseConfig } from "../config/load.js";
 import { writeFileAtomic } from "../core/atomicFile.js";
 import { printable } from "../core/printable.js";
@@ -66,12 +69,22 @@ export function editedText(file: string, edits: readonly ConfigEdit[]): string {
 }
 
 /** Every schema error of a config text, by path (secrets are not needed to judge the config). */
-export function validateText(text: string, env: NodeJS.ProcessEnv): ConfigIssue[] {
+export function validateText(text: string, env: NodeJS.ProcessEnv, configFile?: string): ConfigIssue[] {
   let raw: unknown;
   try {
     raw = parseYaml(text, { maxAliasCount: 100 });
   } catch {
     return [{ path: "(config file)", message: "the edited file does not parse" }];
+  }
+  // With an identity file the edited config file is the layer under it (src/config/layers.ts).
+  const identity = configFile === undefined ? null : identityFileIn(configFile);
+  if (identity !== null) {
+    const read = readStructuredFile(identity, { label: "(identity file)" });
+    if (!read.ok) return read.issues;
+    raw = mergeLayers([
+      { name: "fleet", source: configFile ?? "", values: raw },
+      { name: "identity", source: identity, values: read.value },
+    ]).raw;
   }
   try {
     parseConfig(raw, undefined, env, { requireSecrets: false });
@@ -113,4 +126,10 @@ export function dropForApplier(inbox: string, text: string, now: number): string
   const file = join(dir, `console-${now}.yaml`);
   writeFileAtomic(file, text, { mode: 0o600 });
   return file;
+}
+
+/** The identity file of `configFile` when the unit has one (src/config/identity.ts), else null. */
+export function identityFileIn(configFile: string): string | null {
+  const identity = identityFileOf(configFile);
+  return resolve(identity) !== resolve(configFile) && existsSync(identity) ? identity : null;
 }

@@ -3,6 +3,8 @@
  * against the whole config), diff them, discard them, or apply them through the update applier's inbox.
  * Only a signed bundle changes the updates section.
  */
+
+import { isIdentityKey } from "../config/identity.js";
 import { toConfigInput } from "../config/load.js";
 import { printable } from "../core/printable.js";
 import { readUpdateOutcome } from "../update/state.js";
@@ -12,6 +14,7 @@ import {
   diffEdits,
   dropForApplier,
   editedText,
+  identityFileIn,
   parseEdit,
   validateText,
 } from "./configApply.js";
@@ -48,9 +51,15 @@ export function configCommand(u: ConsoleUnit, a: Record<string, unknown>, sessio
       if (typeof edit === "string") throw new CommandError("badArgs", edit);
       if (edit.key === "updates" || edit.key.startsWith("updates."))
         throw new CommandError("refused", "only a signed bundle changes the updates section");
+      const identity = identityFileIn(file);
+      if (identity !== null && isIdentityKey(edit.key))
+        throw new CommandError(
+          "refused",
+          `${edit.key} is this unit's identity: it is set in ${printable(identity)}, not in the config file`,
+        );
       // One staged value per key: the last one typed.
       const next = [...staged(session).filter((e) => e.key !== edit.key), edit];
-      const issues = validateText(editedText(file, next), u.env);
+      const issues = validateText(editedText(file, next), u.env, file);
       if (issues.length > 0)
         throw new CommandError(
           "refused",
@@ -65,7 +74,7 @@ export function configCommand(u: ConsoleUnit, a: Record<string, unknown>, sessio
       const edits = staged(session);
       if (edits.length === 0) throw new CommandError("refused", "nothing staged (config set KEY VALUE)");
       const text = editedText(file, edits);
-      const issues = validateText(text, u.env);
+      const issues = validateText(text, u.env, file);
       if (issues.length > 0)
         throw new CommandError(
           "refused",
