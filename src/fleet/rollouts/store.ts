@@ -11,6 +11,7 @@ import { targetsUnit } from "../bundles/index.js";
 import type { FleetContext } from "../context.js";
 import type { FleetDatabase } from "../db/schema.js";
 import { unitIdsInGroups } from "../groups/index.js";
+import type { RolloutStatus, RolloutUnit } from "./rows.js";
 import {
   assignPhases,
   isFailed,
@@ -21,6 +22,9 @@ import {
   type UnitRolloutState,
 } from "./rules.js";
 import type { RolloutPlanState } from "./schema.js";
+
+export type { RolloutStatus, RolloutUnit };
+
 import "./schema.js";
 
 export class RolloutError extends Error {
@@ -413,29 +417,6 @@ export async function updateUnitNow(ctx: FleetContext, bundleId: string, unitId:
         .where("unit_id", "=", unitId)
         .execute();
   });
-}
-
-export interface RolloutUnit {
-  unitId: string;
-  phase: number | null;
-  state: UnitRolloutState;
-  reason: string;
-  updatedAt: number;
-}
-
-export interface RolloutStatus {
-  bundleId: string;
-  kind: string;
-  version: string;
-  state: RolloutPlanState;
-  reason: string;
-  currentPhase: number;
-  phases: number;
-  maxFailurePct: number;
-  createdBy: string;
-  createdAt: number;
-  updatedAt: number;
-  units: RolloutUnit[];
 }
 
 /** One rollout with its units (sorted by phase, then unit), or null. */

@@ -1,8 +1,8 @@
 /** The rollouts pages (issue 41): the list, and one rollout with its counts per state and every unit. */
 import { type Html, html } from "../web/html.js";
 import { layout, type PageContext, time, unitHref } from "../web/pages.js";
+import type { RolloutStatus } from "./rows.js";
 import { SHOWN_STATES, shownState } from "./rules.js";
-import type { RolloutStatus } from "./store.js";
 
 export function rolloutsPage(
   pc: PageContext,
