@@ -19,7 +19,6 @@ import {
   nextMove,
   type PhaseSize,
   stateOfStep,
-  type UnitRolloutState,
 } from "./rules.js";
 import type { RolloutPlanState } from "./schema.js";
 
