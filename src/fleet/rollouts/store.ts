@@ -12,14 +12,7 @@ import type { FleetContext } from "../context.js";
 import type { FleetDatabase } from "../db/schema.js";
 import { unitIdsInGroups } from "../groups/index.js";
 import type { RolloutStatus, RolloutUnit } from "./rows.js";
-import {
-  assignPhases,
-  isFailed,
-  movesForward,
-  nextMove,
-  type PhaseSize,
-  stateOfStep,
-} from "./rules.js";
+import { assignPhases, isFailed, movesForward, nextMove, type PhaseSize, stateOfStep } from "./rules.js";
 import type { RolloutPlanState } from "./schema.js";
 
 export type { RolloutStatus, RolloutUnit };
