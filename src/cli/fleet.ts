@@ -42,6 +42,12 @@ const SUBCOMMANDS: Readonly<Record<string, { load: () => Promise<Command> }>> = 
   backup: {
     load: async () => (await import("./fleetBackup.js")).fleetBackupCommand,
   },
+  rollout: {
+    load: async () => (await import("./fleetRollout.js")).fleetRolloutCommand,
+  },
+  group: {
+    load: async () => (await import("./fleetRollout.js")).fleetGroupCommand,
+  },
   user: {
     load: async () => (await import("./fleetUser.js")).fleetUserCommand,
   },

@@ -64,6 +64,31 @@ export const FLEET_DEX_G85_OPTIONS = {
   help,
 } as const satisfies OptionSpecs;
 
+/** `vendd fleet rollout ...` (src/cli/fleetRollout.ts, issue 41). */
+export const FLEET_ROLLOUT_OPTIONS = {
+  config: { type: "string", value: "FILE" },
+  db: { type: "string", value: "FILE|URL" },
+  bundle: { type: "string", value: "FILE" },
+  "bundle-key": { type: "string", value: "FILE", multiple: true },
+  all: { type: "boolean" },
+  group: { type: "string", value: "NAME", multiple: true },
+  unit: { type: "string", value: "ID", multiple: true },
+  canary: { type: "string", value: "N|P%" },
+  wave: { type: "string", value: "N|P%" },
+  "max-failures": { type: "string", value: "PCT" },
+  by: { type: "string", value: "NAME" },
+  json: { type: "boolean" },
+  help,
+} as const satisfies OptionSpecs;
+
+/** `vendd fleet group ...` (src/cli/fleetRollout.ts, issue 41). */
+export const FLEET_GROUP_OPTIONS = {
+  config: { type: "string", value: "FILE" },
+  db: { type: "string", value: "FILE|URL" },
+  json: { type: "boolean" },
+  help,
+} as const satisfies OptionSpecs;
+
 /** `vendd fleet serve|units|approve|revoke|bundle upload` (src/cli/fleetServe.ts, fleetAdmin.ts). */
 export const FLEET_SERVER_OPTIONS = {
   config: { type: "string", value: "FILE" },
@@ -112,6 +137,63 @@ export const FLEET_COMMANDS: readonly CommandHelp[] = [
       only: ["config", "db", "bundle-key", "by"],
       summary: "store a signed bundle for units to pull (--bundle-key: refuse unless signed by one of these)",
     },
+  ]),
+  ...helpLines("fleet", FLEET_ROLLOUT_OPTIONS, [
+    {
+      words: "fleet rollout create",
+      only: [
+        "bundle",
+        "bundle-key",
+        "all",
+        "group",
+        "unit",
+        "canary",
+        "wave",
+        "max-failures",
+        "by",
+        "config",
+        "db",
+        "json",
+      ],
+      summary:
+        "upload a signed bundle (--bundle FILE) and roll it out to --all, --group or --unit units: a canary (default 1), then waves (default 25%); halts when more than --max-failures % (default 0) of a phase fail",
+    },
+    {
+      words: "fleet rollout status BUNDLE",
+      only: ["config", "db", "json"],
+      summary:
+        "a rollout's state and phase, and each unit's state (waiting, offered, fetched ... committed, refused, rolledBack) with its reason",
+    },
+    {
+      words: "fleet rollout pause BUNDLE",
+      only: ["by", "config", "db"],
+      summary: "offer the bundle to no unit until resumed (units that fetched it finish)",
+    },
+    {
+      words: "fleet rollout resume BUNDLE",
+      only: ["by", "config", "db"],
+      summary: "go on with a paused rollout (a halted one stays halted)",
+    },
+    {
+      words: "fleet rollout abort BUNDLE",
+      only: ["by", "config", "db"],
+      summary:
+        "no further unit takes it; units that applied it keep it (roll back with a new bundle: docs/fleet-managers.md)",
+    },
+    {
+      words: "fleet rollout update-unit BUNDLE UNIT",
+      only: ["config", "db"],
+      summary: "offer the bundle to this unit at its next heartbeat, whatever its phase",
+    },
+  ]),
+  ...helpLines("fleet", FLEET_GROUP_OPTIONS, [
+    {
+      words: "fleet group add NAME UNIT...",
+      summary:
+        "put units in a group (names: lower-case letters, digits, . _ -, 1-63, starting with a letter or digit)",
+    },
+    { words: "fleet group remove NAME UNIT...", summary: "take units out of a group" },
+    { words: "fleet group list", summary: "every group and its units" },
   ]),
   ...helpLines("fleet", FLEET_ENROLL_OPTIONS, [
     {

@@ -9,10 +9,12 @@ import { bundlesTables, bundleVerifiedColumn } from "./bundles/migration.js";
 import type { FleetMigration } from "./db/migrator.js";
 import { type FleetDb, type OpenFleetDbOptions, openDatabase } from "./db/open.js";
 import { dexG85Up, dexMigrationUp } from "./dex/migration.js";
+import { unitGroupsTable } from "./groups/migration.js";
 import { eventsTable } from "./ingest/migration.js";
 import { invoicesUp } from "./invoices/migration.js";
 import { plansMigrationUp } from "./plans/migration.js";
 import { reconLinesCurrency, reconTables } from "./reconcile/migration.js";
+import { rolloutsUp } from "./rollouts/migration.js";
 import { salesCurrencyIndex, salesTable } from "./sales/migration.js";
 import { noncesTable, unitsTable } from "./units/migration.js";
 import { accountsTables } from "./web/migration.js";
@@ -41,6 +43,10 @@ export const FLEET_MIGRATIONS: readonly FleetMigration[] = [
   { name: "0007_alerts", steps: [alertsUp] },
   /** Issue 42: each DEX read's G85 result, and the machines whose G85 a manager marked as always wrong. */
   { name: "0008_dex_g85", steps: [dexG85Up] },
+  /** Issue 41: groups (labels on units) that rollouts and per-group values target. */
+  { name: "0009_unit_groups", steps: [unitGroupsTable] },
+  /** Issue 41: rollouts of a bundle in phases, the steps units report, each unit's phase. */
+  { name: "0010_rollouts", steps: [rolloutsUp] },
 ];
 
 /**

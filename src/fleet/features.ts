@@ -16,9 +16,11 @@ import { companiesFeature } from "./companies/index.js";
 import type { FleetContext } from "./context.js";
 import { dexFeature } from "./dex/index.js";
 import type { FleetFeature } from "./feature.js";
+import { groupsFeature } from "./groups/index.js";
 import { invoicesFeature } from "./invoices/index.js";
 import { plansFeature } from "./plans/index.js";
 import { reconcileFeature } from "./reconcile/index.js";
+import { rolloutsFeature } from "./rollouts/index.js";
 import { salesFeature } from "./sales/index.js";
 import type { FleetPlugin } from "./server.js";
 import type { FleetServices } from "./services.js";
@@ -41,6 +43,8 @@ function fleetFeatures(s: FleetServices): FleetFeature[] {
     companiesFeature(s.plans),
     invoicesFeature(s.invoices),
     bundlesFeature,
+    groupsFeature,
+    rolloutsFeature,
     alertsFeature,
   ];
 }

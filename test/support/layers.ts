@@ -70,10 +70,12 @@ export const FLEET_FEATURES: ReadonlySet<string> = new Set([
   "bundles",
   "companies",
   "dex",
+  "groups",
   "ingest",
   "invoices",
   "plans",
   "reconcile",
+  "rollouts",
   "sales",
   "units",
 ]);

@@ -6,7 +6,14 @@ import type { FleetFeature } from "../feature.js";
 import { mountBundlePages, mountBundleUpload } from "./routes.js";
 
 export { type BundleSummary, listBundles, type RolloutRow } from "./listStore.js";
-export { bundleBytes, bundleIndex, markPending, newestBundleFor } from "./store.js";
+export {
+  bundleBytes,
+  bundleIndex,
+  markPending,
+  newestBundleFor,
+  type RolloutGate,
+  targetsUnit,
+} from "./store.js";
 export { rolloutCounts } from "./views.js";
 
 /** The bundles page alone: the dashboard of `vendd fleet demo` and of the tests, which take no uploads. */

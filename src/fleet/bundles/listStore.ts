@@ -68,7 +68,7 @@ export async function listBundles(ctx: FleetContext, unit?: string): Promise<Bun
       reason: r.reason,
       updatedAt: Number(r.updated_at),
     });
-    if (r.state in b.counts) b.counts[r.state] += 1;
+    if (r.state === "pending" || r.state === "applied" || r.state === "rolledBack") b.counts[r.state] += 1;
   }
   return unit === undefined ? out : out.filter((b) => b.rollouts.length > 0);
 }

@@ -1,9 +1,12 @@
+import type { RolloutsTable } from "../db/schema.js";
+
 /** The shapes of the bundle list the dashboard reads (listStore.ts reads it, views.ts renders it). */
 
 export interface RolloutRow {
   bundleId: string;
   unitId: string;
-  state: "pending" | "applied" | "rolledBack";
+  /** db/schema.ts RolloutsTable's states (issue 41 added a rollout's). */
+  state: RolloutsTable["state"];
   reason: string;
   updatedAt: number;
 }

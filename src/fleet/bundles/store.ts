@@ -170,6 +170,13 @@ export function targetsUnit(targetsJson: string, unitId: string, fleetName: stri
   );
 }
 
+/**
+ * Issue 41: per bundle that has a rollout, whether this unit may take it now (src/fleet/rollouts
+ * rolloutGate, read at the request). A bundle in the map is offered only when true; one not in it goes by
+ * its targets, as before rollouts.
+ */
+export type RolloutGate = ReadonlyMap<string, boolean>;
+
 export interface BundleRef {
   id: string;
   sha256: string;
@@ -183,8 +190,9 @@ export async function newestBundleFor(
   ctx: FleetContext,
   unitId: string,
   fleetName: string | null = null,
+  gate: RolloutGate = new Map(),
 ): Promise<BundleRef | null> {
-  return newestOf(await loadBundleList(ctx), unitId, fleetName, ctx.clock.now());
+  return newestOf(await loadBundleList(ctx), unitId, fleetName, ctx.clock.now(), gate);
 }
 
 interface ListedBundle {
@@ -209,10 +217,13 @@ function newestOf(
   unitId: string,
   fleetName: string | null,
   now: number,
+  gate: RolloutGate,
 ): BundleRef | null {
   for (const r of rows) {
     if (r.expires_at !== null && r.expires_at <= now) continue;
-    if (targetsUnit(r.targets, unitId, fleetName)) return { id: r.id, sha256: r.sha256 };
+    const inRollout = gate.get(r.id);
+    if (inRollout === undefined ? targetsUnit(r.targets, unitId, fleetName) : inRollout)
+      return { id: r.id, sha256: r.sha256 };
   }
   return null;
 }
@@ -238,18 +249,18 @@ const bundleLists = new WeakMap<object, BundleListCopy>();
  * itself ({@link newestBundleFor}).
  */
 export function bundleIndex(ctx: FleetContext): {
-  newestFor(unitId: string, fleetName: string | null): Promise<BundleRef | null>;
+  newestFor(unitId: string, fleetName: string | null, gate?: RolloutGate): Promise<BundleRef | null>;
 } {
   return {
-    async newestFor(unitId, fleetName) {
+    async newestFor(unitId, fleetName, gate = new Map()) {
       const now = ctx.clock.now();
       const copy = bundleLists.get(ctx.db);
       if (copy !== undefined && now >= copy.at && now - copy.at < BUNDLE_LIST_TTL_MS)
-        return newestOf(await copy.rows, unitId, fleetName, now);
+        return newestOf(await copy.rows, unitId, fleetName, now, gate);
       const fresh: BundleListCopy = { rows: loadBundleList(ctx), at: now };
       bundleLists.set(ctx.db, fresh);
       try {
-        return newestOf(await fresh.rows, unitId, fleetName, now);
+        return newestOf(await fresh.rows, unitId, fleetName, now, gate);
       } catch (err) {
         if (bundleLists.get(ctx.db) === fresh) bundleLists.delete(ctx.db);
         throw err;
@@ -269,17 +280,20 @@ export async function bundleBytes(ctx: FleetContext, id: string): Promise<Buffer
   return row === undefined ? null : Buffer.from(row.bytes);
 }
 
-/** Records that a unit fetched a bundle: its rollout row `pending`, unless it already has one. */
+/**
+ * Records that a unit fetched a bundle: its rollout row `pending`, unless it already has one; a row a
+ * rollout offered (issue 41) becomes `pending` (fetched).
+ */
 export async function markPending(ctx: FleetContext, bundleId: string, unitId: string): Promise<void> {
+  const now = ctx.clock.now();
   await ctx.db
     .insertInto("rollouts")
-    .values({
-      bundle_id: bundleId,
-      unit_id: unitId,
-      state: "pending",
-      reason: "",
-      updated_at: ctx.clock.now(),
-    })
-    .onConflict((oc) => oc.columns(["bundle_id", "unit_id"]).doNothing())
+    .values({ bundle_id: bundleId, unit_id: unitId, state: "pending", reason: "", updated_at: now })
+    .onConflict((oc) =>
+      oc
+        .columns(["bundle_id", "unit_id"])
+        .doUpdateSet({ state: "pending", updated_at: now })
+        .where("rollouts.state", "=", "offered"),
+    )
     .execute();
 }

@@ -11,7 +11,7 @@
  * - booleans are integers 0/1; JSON documents are text;
  * - days are `YYYY-MM-DD` strings in the fleet's reporting time zone.
  */
-import type { Generated } from "kysely";
+import type { ColumnType, Generated } from "kysely";
 
 export interface UnitsTable {
   /** The unit id from the unit's config (`unit.id`). */
@@ -103,12 +103,28 @@ export interface BundlesTable {
   verified: Generated<number>;
 }
 
+/**
+ * A unit's progress with a bundle. `pending` (fetched), `applied` (committed) and `rolledBack` since 0001;
+ * issue 41 added the rollout's states: `waiting` (its phase not released), `offered`, `verified`, `swapped`
+ * (the step `applied`: in force, before the health gate), `healthy`, `refused`; and `phase` (migration
+ * `0010_rollouts`: null without a rollout, -1 "update this unit now", else its phase).
+ */
 export interface RolloutsTable {
   bundle_id: string;
   unit_id: string;
-  state: "pending" | "applied" | "rolledBack";
+  state:
+    | "waiting"
+    | "offered"
+    | "pending"
+    | "verified"
+    | "swapped"
+    | "healthy"
+    | "applied"
+    | "refused"
+    | "rolledBack";
   reason: string;
   updated_at: number;
+  phase: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface UsersTable {

@@ -15,12 +15,13 @@ import type {
 } from "fastify";
 import { type FleetServerFaultPoints, NO_FLEET_SERVER_FAULTS } from "../../core/faults.js";
 import { MAX_SKEW_MS } from "../../core/fleetAuth.js";
-import { EnrollRequest, EventBatch, Heartbeat, UNIT_API } from "../../core/fleetWire.js";
+import { EnrollRequest, EventBatch, Heartbeat, StepReport, UNIT_API } from "../../core/fleetWire.js";
 import { bundleBytes, bundleIndex, markPending, newestBundleFor } from "../bundles/index.js";
 import type { FleetContext } from "../context.js";
 import { type HotPath, kyselyHotPath, type UnitAuthRow } from "../db/unitStatements.js";
 import { claimAndIngest, type IngestResult, ingestBatch } from "../ingest/index.js";
 import { newestEntitlementEtag } from "../plans/index.js";
+import { recordStep, rolloutGate } from "../rollouts/index.js";
 import { enrol } from "./enrol.js";
 import { admitted, ownUnit, type UnitGate, unitGate } from "./gate.js";
 import { decode, etagOf, fleetNameOf, heartbeatRow, malformed, matchesEtag, refuse } from "./wireReplies.js";
@@ -102,6 +103,12 @@ export async function registerUnitApi(
       api.post("/events", (req, reply) => postEvents(u, req, reply));
       api.post("/heartbeat", (req, reply) => postHeartbeat(u, req, reply));
       api.get("/bundle", (req, reply) => getBundle(u, req, reply));
+      api.post("/steps", async (req, reply) => {
+        const p = gate.parsed(req, reply, StepReport);
+        if (p === null || p.a.unit === null) return reply;
+        if (!ownUnit(req, reply, p.a.unit, p.body)) return reply;
+        return reply.send(await recordStep(ctx, p.body));
+      });
     },
     // Per-request lines only from warn up: 10,000 units' heartbeats would drown the log at info.
     { prefix: UNIT_API, logLevel: "warn" },
@@ -208,7 +215,8 @@ async function postHeartbeat(u: UnitRoutes, req: FastifyRequest, reply: FastifyR
     committed = await hot.heartbeat(unitId, heartbeatRow(hb, now));
   }
   if (committed === null) return refuse(reply, 401, "unknown_key", "this unit is no longer enrolled");
-  const bundle = await bundles.newestFor(unitId, hb.fleet ?? null);
+  // The rollouts' state at this request (issue 41): a paused, halted or aborted rollout's bundle is not hinted.
+  const bundle = await bundles.newestFor(unitId, hb.fleet ?? null, await rolloutGate(ctx, unitId));
   // The plans feature's query (plans/entitlements.ts), when plans are on.
   const etag = entitlementsEtag === undefined ? undefined : await entitlementsEtag();
   return reply.send({
@@ -225,7 +233,12 @@ async function getBundle(u: UnitRoutes, req: FastifyRequest, reply: FastifyReply
   const { auth } = u.gate;
   const a = auth.get(req);
   if (a === undefined || a.unit === null) return refuse(reply, 401, "unsigned", "not signed");
-  const bundle = await newestBundleFor(ctx, a.unit.id, await fleetNameOf(ctx, a.unit.id));
+  const bundle = await newestBundleFor(
+    ctx,
+    a.unit.id,
+    await fleetNameOf(ctx, a.unit.id),
+    await rolloutGate(ctx, a.unit.id),
+  );
   if (bundle === null) return refuse(reply, 404, "no_bundle", "no bundle targets this unit");
   await markPending(ctx, bundle.id, a.unit.id);
   const etag = etagOf(bundle.sha256);
