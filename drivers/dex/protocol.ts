@@ -48,6 +48,12 @@ export interface DexTimers {
   wackWaitMs: number;
   /** Never hold the machine's line longer than this. */
   sessionMs: number;
+  /**
+   * The pause after the other side's EOT before this side's ENQ opens the next handshake (at least 100 ms,
+   * dex.md §2 timers): the unit as slave after the machine's first handshake, the simulated machine after
+   * the unit's.
+   */
+  turnaroundMs: number;
 }
 
 export const STANDARD_TIMERS: DexTimers = {
@@ -58,6 +64,7 @@ export const STANDARD_TIMERS: DexTimers = {
   lateEnqMs: 3000,
   wackWaitMs: 300,
   sessionMs: 60_000,
+  turnaroundMs: 110,
 };
 
 /** The most data bytes one block may carry (≤ 245 with DLE ETB/ETX; more is accepted up to this). */

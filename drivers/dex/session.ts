@@ -178,6 +178,8 @@ export async function runSession(link: Link, opts: SessionOptions): Promise<Sess
     const hs = parseFirstHandshake(await receiveHandshake(link, 0, true));
     if (!hs) throw new DexError("protocol", "an unreadable first handshake from the machine");
     vmd = hs;
+    // the machine's EOT ended its first handshake: at least 100 ms before our ENQ opens the second
+    await link.clock.sleep(link.timers.turnaroundMs);
     if ((await enquire(link)) !== "ack")
       throw new DexError("protocol", "both sides sent ENQ in the second handshake");
     await sendHandshake(link, secondHandshake("00", opts.commId, hs.rev || opts.rev), 1);

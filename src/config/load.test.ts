@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -37,6 +37,11 @@ describe("loadConfig", () => {
     expect(loaded.config.unit.id).toBe("vm-0001");
     expect(loaded.config.payment.legacy?.posUnitId).toBe("123456789012345");
     expect(loaded.warnings).toEqual([]);
+    // issue 42: the dex section is in the example, every key of it shown (commented) with its default
+    expect(loaded.config.dex.enabled).toBe(false);
+    const text = readFileSync(join(import.meta.dirname, "../../config/example.yaml"), "utf8");
+    for (const key of ["enabled", "device", "commId", "schedule", "timeZone", "quietSeconds", "attempts"])
+      expect(text).toMatch(new RegExp(`^#?\\s*${key}:`, "m"));
   });
 
   it("reads JSON, including tab-indented JSON", () => {

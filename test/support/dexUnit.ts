@@ -18,6 +18,10 @@ export interface DexUnitOptions {
   attempts?: number;
   /** The temporary directory's prefix. */
   prefix?: string;
+  /** Who sends the first ENQ: the machine as `master` (older controllers) or the unit (default). */
+  role?: "slave" | "master";
+  /** Record the wire at the simulator (`sim.trace`). */
+  trace?: boolean;
   /** More config lines (e.g. a `fleet` section). */
   extra?: (dir: string) => string[];
 }
@@ -38,7 +42,11 @@ export async function unitWithDex(
   const silent = o.silent ?? false;
   const dir = mkdtempSync(join(tmpdir(), o.prefix ?? "vendd-dex-unit-"));
   cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
-  const sim = await startDexSimulator({ linkPath: join(dir, "dex") });
+  const sim = await startDexSimulator({
+    linkPath: join(dir, "dex"),
+    role: o.role ?? "slave",
+    trace: o.trace ?? false,
+  });
   cleanups.push(() => sim.close());
   sim.vmd.faults.silent = silent;
   const emu: Emulator = await startEmulator({

@@ -17,12 +17,26 @@ export interface DexSimOptions {
   attach?: string;
   role?: "slave" | "master";
   machine?: Partial<MachineOptions>;
+  /** Record what crosses the wire, with times (`DexSimulator.trace`): tests measure the timers with it. */
+  trace?: boolean;
 }
+
+/** One write of the machine (`tx`) or one chunk it received (`rx`), at the simulator's clock. */
+export interface WireEvent {
+  at: number;
+  dir: "tx" | "rx";
+  bytes: Buffer;
+}
+
+/** The most wire events a trace keeps (the oldest are dropped). */
+const TRACE_MAX = 5000;
 
 export interface DexSimulator {
   readonly devicePath: string;
   readonly machine: DexMachine;
   readonly vmd: VmdSim;
+  /** The wire, when started with `trace`; empty otherwise. */
+  readonly trace: WireEvent[];
   close(): Promise<void>;
 }
 
@@ -39,12 +53,23 @@ export async function startDexSimulator(opts: DexSimOptions): Promise<DexSimulat
     selections: DEFAULT_SELECTIONS,
     ...opts.machine,
   });
+  const trace: WireEvent[] = [];
+  const record = (dir: WireEvent["dir"], bytes: Uint8Array) => {
+    if (!opts.trace) return;
+    trace.push({ at: systemClock.now(), dir, bytes: Buffer.from(bytes) });
+    if (trace.length > TRACE_MAX) trace.shift();
+  };
   const queue = new ByteQueue(systemClock);
+  const received = (chunk: Buffer) => {
+    record("rx", chunk);
+    queue.push(chunk);
+  };
   let bridge: PtyBridge | null = null;
   const link = new Link(
     queue,
     {
       write: async (bytes) => {
+        record("tx", bytes);
         bridge?.write(bytes);
       },
     },
@@ -56,7 +81,7 @@ export async function startDexSimulator(opts: DexSimOptions): Promise<DexSimulat
     const { SerialPort } = await import("serialport");
     const port = new SerialPort({ path: opts.attach, baudRate: 9600, autoOpen: false });
     await new Promise<void>((resolve, reject) => port.open((err) => (err ? reject(err) : resolve())));
-    port.on("data", (chunk: Buffer) => queue.push(chunk));
+    port.on("data", received);
     port.on("error", () => undefined);
     bridge = {
       ptsPath: opts.attach,
@@ -67,7 +92,7 @@ export async function startDexSimulator(opts: DexSimOptions): Promise<DexSimulat
     };
   } else {
     if (!opts.linkPath) throw new Error("startDexSimulator needs linkPath or attach");
-    bridge = await openPty(opts.linkPath, (chunk) => queue.push(chunk));
+    bridge = await openPty(opts.linkPath, received);
   }
   const serving = vmd.serve();
   const devicePath = opts.attach ?? opts.linkPath ?? bridge.ptsPath;
@@ -76,6 +101,7 @@ export async function startDexSimulator(opts: DexSimOptions): Promise<DexSimulat
     devicePath,
     machine,
     vmd,
+    trace,
     async close() {
       vmd.stop();
       await serving;

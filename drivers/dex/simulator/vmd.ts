@@ -132,6 +132,8 @@ export class VmdSim {
     if (!hs) throw new DexError("protocol", "unreadable first handshake");
     if (hs.op !== "R") this.machine.configRequests++;
     if (hs.op !== "R") throw new DexError("refused", `the reader asked '${hs.op}', not a read`);
+    // the reader's EOT ended its first handshake: at least 100 ms before the machine's ENQ (dex.md §2)
+    await this.link.clock.sleep(this.link.timers.turnaroundMs);
     await this.enquire();
     await this.sendFrames([secondHandshake("00", this.machine.opts.commId, hs.rev)], SOH);
     await this.sendData("audit");
