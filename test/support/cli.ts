@@ -16,13 +16,14 @@ export interface CliResult {
  */
 export function vendd(
   args: string[],
-  opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number; input?: string } = {},
+  opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number; input?: string; cwd?: string } = {},
 ): Promise<CliResult> {
   if (!existsSync(CLI))
     throw new Error(`${CLI} is missing: run \`npm run build\` (npm test does it in pretest)`);
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, [CLI, ...args], {
       env: { ...process.env, ...opts.env },
+      ...(opts.cwd === undefined ? {} : { cwd: opts.cwd }),
       stdio: [opts.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
     });
     let stdout = "";
