@@ -204,6 +204,28 @@ describe("alert life", () => {
     }
   }, 60_000);
 
+  it("a repeat carries the alert as it was at the change: a re-notification re-sent after an acknowledgement still says open", async () => {
+    const u = await b.unit("vm-repeat");
+    await b.step(3, [u]);
+    b.setHeartbeat(u, { unresolved: 1 });
+    await b.step(1, [u]); // opened
+    b.receiver().failNext(1);
+    await b.step(30, [u]); // re-notified at 30 min: the webhook answers 500, retried later
+    const [a] = await listAlerts(alertsDb(b.state().ctx), { unit: u.id });
+    expect(await acknowledge(alertsDb(b.state().ctx), a?.id ?? "", "ann", b.now())).toBe(true);
+    await b.step(1, [u]); // the re-notification's retry goes out after the acknowledgement
+    const renotified = b.hooks().filter((h) => h.type === "alert.renotified" && h.valid);
+    expect(renotified.map((h) => h.body.alert)).toEqual([
+      expect.objectContaining({ state: "open", acknowledgedBy: null, resolvedAt: null }),
+    ]);
+    b.setHeartbeat(u, { unresolved: 0 });
+    await b.step(11, [u]);
+    const resolved = b.hooks().filter((h) => h.type === "alert.resolved");
+    expect(resolved.map((h) => h.body.alert)).toEqual([
+      expect.objectContaining({ state: "resolved", acknowledgedBy: "ann" }),
+    ]);
+  }, 60_000);
+
   it("a hostile unit label is escaped in the mail's HTML", async () => {
     const u = await b.unit("vm-x", `<script>alert("x")</script><img src=x onerror=1>`);
     await b.step(3, [u]);

@@ -3,6 +3,7 @@
  * conditions that hold now ({@link Finding}). No clock, no database: the evaluator passes `now`.
  */
 
+import { durationWords } from "./duration.js";
 import type { AlertRule } from "./schema.js";
 import type { AlertRules } from "./settings.js";
 
@@ -88,7 +89,7 @@ export function evaluateRules(s: Snapshot, r: AlertRules): Finding[] {
           detail:
             u.lastSeenAt === null
               ? "no heartbeat since it was approved"
-              : `no heartbeat for ${Math.floor((s.now - u.lastSeenAt) / MIN)} min`,
+              : `no heartbeat for ${durationWords(s.now - u.lastSeenAt)}`,
         });
     }
     if (r.silent !== false && online) {
@@ -142,7 +143,7 @@ export function evaluateRules(s: Snapshot, r: AlertRules): Finding[] {
         detail:
           left <= 0
             ? "the entitlement list units hold has expired"
-            : `the entitlement list units hold expires in ${Math.floor(left / MIN)} min`,
+            : `the entitlement list units hold expires in ${durationWords(left)}`,
       });
   }
   return out;
@@ -195,6 +196,6 @@ export function backlog(u: UnitFacts, now: number, events: number, ageMinutes: n
   return {
     unitId: u.id,
     rule: "backlog",
-    detail: `${u.backlogEvents} event(s) not yet committed by the fleet, oldest ${Math.floor(age / MIN)} min old`,
+    detail: `${u.backlogEvents} event(s) not yet committed by the fleet, oldest ${durationWords(age)} old`,
   };
 }
