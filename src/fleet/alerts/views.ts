@@ -12,7 +12,7 @@ export const RULE_TITLES: Record<AlertRule, string> = {
   silent: "Unit silent",
   vendFailures: "Vend failures",
   stuckMoney: "Stuck money",
-  review: "Settlement conflict",
+  review: "Session for review",
   backlog: "Backlog growing",
   reconciliation: "Reconciliation differences",
   entitlements: "Entitlement list near expiry",
