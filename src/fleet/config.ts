@@ -216,6 +216,12 @@ export function fleetConfigDb(path: string): string | undefined {
   return /^postgres(ql)?:\/\//.test(m.db) || m.db === ":memory:" ? m.db : resolve(dirname(abs), m.db);
 }
 
+/** Whether a fleet config switches alerting on (has an `alerts` section), for `vendd fleet alerts`. */
+export function fleetConfigAlertsOn(path: string): boolean {
+  const abs = resolve(path);
+  return check(Main, readYaml(abs, `fleet config ${abs}`).value, `fleet config ${abs}`).alerts !== undefined;
+}
+
 /** The bundle key files a fleet config names (`bundleKeys`, relative to the file), for `fleet bundle upload`. */
 export function fleetConfigBundleKeys(path: string): string[] {
   const abs = resolve(path);
