@@ -7,7 +7,8 @@ import { parseArgs } from "node:util";
 import { printable } from "../core/printable.js";
 import { alertsDb } from "../fleet/alerts/schema.js";
 import { deliveryProblems, listAlerts } from "../fleet/alerts/store.js";
-import { FleetConfigError, fleetConfigDb } from "../fleet/config.js";
+import { ALERTING_OFF } from "../fleet/alerts/views.js";
+import { FleetConfigError, fleetConfigAlertsOn, fleetConfigDb } from "../fleet/config.js";
 import { openFleetDb } from "../fleet/database.js";
 import { isPostgresUrl, redactUrl } from "../fleet/db/open.js";
 import { argsProblem } from "./cliArgs.js";
@@ -40,9 +41,11 @@ export async function fleetAlertsCommand(argv: string[]): Promise<number> {
     return 0;
   }
   let target = fleetDbTarget(values.db);
-  if (values.db === undefined && values.config !== undefined) {
+  let alertingOff = false;
+  if (values.config !== undefined) {
     try {
-      target = fleetConfigDb(values.config) ?? target;
+      alertingOff = !fleetConfigAlertsOn(values.config);
+      if (values.db === undefined) target = fleetConfigDb(values.config) ?? target;
     } catch (e) {
       if (!(e instanceof FleetConfigError)) throw e;
       process.stderr.write(`vendd fleet alerts: ${e.message}\n`);
@@ -63,6 +66,7 @@ export async function fleetAlertsCommand(argv: string[]): Promise<number> {
     const problems = await deliveryProblems(db);
     if (values.json === true) {
       const out = {
+        ...(values.config === undefined ? {} : { alerting: alertingOff ? "off" : "on" }),
         alerts: alerts.map((a) => ({
           ...a,
           openedAt: iso(a.openedAt),
@@ -74,6 +78,8 @@ export async function fleetAlertsCommand(argv: string[]): Promise<number> {
       process.stdout.write(`${JSON.stringify(out)}\n`);
       return 0;
     }
+    if (alertingOff)
+      process.stdout.write(`${ALERTING_OFF.replace("this fleet's config", values.config ?? "")}\n\n`);
     if (alerts.length === 0) process.stdout.write("no alerts\n");
     for (const a of alerts)
       process.stdout.write(

@@ -231,6 +231,12 @@ export function fleetConfigAdmin(path: string): { db?: string; reporting?: strin
   };
 }
 
+/** Whether a fleet config switches alerting on (has an `alerts` section), for `vendd fleet alerts`. */
+export function fleetConfigAlertsOn(path: string): boolean {
+  const abs = resolve(path);
+  return check(Main, readYaml(abs, `fleet config ${abs}`).value, `fleet config ${abs}`).alerts !== undefined;
+}
+
 /** The bundle key files a fleet config names (`bundleKeys`, relative to the file), for `fleet bundle upload`. */
 export function fleetConfigBundleKeys(path: string): string[] {
   const abs = resolve(path);

@@ -45,7 +45,7 @@ function fleetFeatures(s: FleetServices): FleetFeature[] {
     bundlesFeature,
     groupsFeature,
     rolloutsFeature,
-    alertsFeature,
+    alertsFeature(s.alerts),
   ];
 }
 
@@ -53,7 +53,13 @@ function fleetFeatures(s: FleetServices): FleetFeature[] {
  * The dashboard's own pages, which every dashboard has (`vendd fleet demo`'s and the tests' too): the
  * units' overview, list and pages, sales, and the bundles page. Their nav entries are the shell's.
  */
-export const DASHBOARD_PAGES: readonly FleetFeature[] = [unitsFeature, salesFeature, bundleListFeature];
+export const DASHBOARD_PAGES: readonly FleetFeature[] = [
+  unitsFeature,
+  salesFeature,
+  bundleListFeature,
+  // The overview links to the alerts page (its counts): it is there, saying alerting is off (issue 42).
+  alertsFeature(),
+];
 
 /** `extend` of the dashboard: mounts each feature's pages, in order. */
 function mountPages(features: readonly FleetFeature[], ctx: FleetContext) {
@@ -69,7 +75,11 @@ export function registerFleetDashboard(
   ctx: FleetContext,
   opts: Omit<DashboardOptions, "extend"> = {},
 ): Promise<void> {
-  return registerDashboard(app, ctx, { ...opts, extend: mountPages(DASHBOARD_PAGES, ctx) });
+  return registerDashboard(app, ctx, {
+    ...opts,
+    nav: DASHBOARD_PAGES.flatMap((f) => f.nav ?? []),
+    extend: mountPages(DASHBOARD_PAGES, ctx),
+  });
 }
 
 /** Nav entries for the sections configured, in the dashboard's order. */

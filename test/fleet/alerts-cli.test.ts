@@ -83,6 +83,17 @@ describe("vendd fleet alerts", () => {
     const bad = await vendd(["fleet", "alerts", "--db", db, "--nope"]);
     expect(bad.code).toBe(2);
   });
+
+  it("says alerting is off, and how to turn it on, when the config given has no alerts section", async () => {
+    const cfg = join(dir, "no-alerts.yaml");
+    writeFileSync(cfg, `db: ${db}\n`);
+    const r = await vendd(["fleet", "alerts", "--config", cfg]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`Alerting is off: ${cfg} has no alerts section`);
+    expect(r.stdout).toContain("add an alerts section (see docs/alerts.md");
+    const j = await vendd(["fleet", "alerts", "--config", cfg, "--json"]);
+    expect(JSON.parse(j.stdout)).toMatchObject({ alerting: "off" });
+  }, 40_000);
 });
 
 describe("the alerts section of the fleet config", () => {

@@ -10,7 +10,7 @@ import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { alertEvaluator, alertsDb, deliveryProblems, listAlerts } from "../../src/fleet/alerts/index.js";
 import { acknowledge } from "../../src/fleet/alerts/store.js";
-import { alertBench, SMTP_PASSWORD, WEBHOOK_SECRET } from "../support/alertBench.js";
+import { alertBench, SMTP_PASSWORD, sale, WEBHOOK_SECRET } from "../support/alertBench.js";
 import { closedPort } from "../support/inprocess.js";
 
 const MIN = 60_000;
@@ -202,6 +202,58 @@ describe("alert life", () => {
       expect(e).not.toContain("fetch failed");
       expect(e).not.toContain("t0k3n"); // a URL's path and query may hold a token: only host:port is named
     }
+  }, 60_000);
+
+  it("a repeat carries the alert as it was at the change: a re-notification re-sent after an acknowledgement still says open", async () => {
+    const u = await b.unit("vm-repeat");
+    await b.step(3, [u]);
+    b.setHeartbeat(u, { unresolved: 1 });
+    await b.step(1, [u]); // opened
+    b.receiver().failNext(1);
+    await b.step(30, [u]); // re-notified at 30 min: the webhook answers 500, retried later
+    const [a] = await listAlerts(alertsDb(b.state().ctx), { unit: u.id });
+    expect(await acknowledge(alertsDb(b.state().ctx), a?.id ?? "", "ann", b.now())).toBe(true);
+    await b.step(1, [u]); // the re-notification's retry goes out after the acknowledgement
+    const renotified = b.hooks().filter((h) => h.type === "alert.renotified" && h.valid);
+    expect(renotified.map((h) => h.body.alert)).toEqual([
+      expect.objectContaining({ state: "open", acknowledgedBy: null, resolvedAt: null }),
+    ]);
+    b.setHeartbeat(u, { unresolved: 0 });
+    await b.step(11, [u]);
+    const resolved = b.hooks().filter((h) => h.type === "alert.resolved");
+    expect(resolved.map((h) => h.body.alert)).toEqual([
+      expect.objectContaining({ state: "resolved", acknowledgedBy: "ann" }),
+    ]);
+  }, 60_000);
+
+  it("a session flagged because no vend outcome arrived (captured by policy) is named that, not a settlement conflict", async () => {
+    const u = await b.unit("vm-policy");
+    await b.step(3, [u]);
+    const unknownVend = { vends: [{ item: 12, price: 250, outcome: "unknown" as const }] };
+    await b.report(u, [
+      sale(b.now(), "policy-1", ["success"], {
+        ...unknownVend,
+        review: true,
+        reason: "vends with unknown outcome; policy: capture",
+      }),
+    ]);
+    await b.step(1, [u]);
+    const opened = b.hooks().filter((h) => h.type === "alert.opened");
+    expect(opened.map((h) => (h.body.alert as { detail: string }).detail)).toEqual([
+      "1 session(s) for review: no vend outcome arrived (settled by the unknown-outcome policy)",
+    ]);
+    const mail = unQp(b.mails()[0]?.raw ?? "");
+    expect(b.mails()[0]?.subject).toMatch(/^\[vendd fleet\] Session for review opened: vm-policy/);
+    expect(mail).not.toMatch(/settlement conflict/i);
+    // A session flagged for another reason (captured before the decision) is still a settlement conflict.
+    await b.report(u, [
+      sale(b.now(), "conflict-1", ["success"], { review: true, reason: "already captured" }),
+    ]);
+    await b.step(1, [u]);
+    const [a] = await listAlerts(alertsDb(b.state().ctx), { unit: u.id, rule: "review" });
+    expect(a?.detail).toBe(
+      "1 session(s) for review: no vend outcome arrived (settled by the unknown-outcome policy); 1 session(s) for review: settlement conflict",
+    );
   }, 60_000);
 
   it("a hostile unit label is escaped in the mail's HTML", async () => {

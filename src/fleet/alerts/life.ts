@@ -8,6 +8,7 @@
  *   resolved (one message). A condition that comes back within the hold-off never closed its alert, so a
  *   flapping unit makes one alert, not one per flap.
  */
+import { durationWords } from "./duration.js";
 import type { Finding } from "./rules.js";
 import type { AlertRule } from "./schema.js";
 
@@ -56,7 +57,7 @@ export function planLife(
       out.push({
         kind: "resolve",
         id: a.id,
-        detail: `clear for ${Math.floor((now - a.lastTrueAt) / 60_000)} min`,
+        detail: `clear for ${durationWords(now - a.lastTrueAt)}`,
       });
   }
   return out;

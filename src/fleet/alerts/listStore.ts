@@ -53,6 +53,23 @@ export function toView(r: AlertRow): AlertView {
   };
 }
 
+/**
+ * The alert as it was when change `kind` was made at `at` (what its message carries, however late it is
+ * sent or re-sent): resolved only by its resolution; acknowledged only if that came before the change (opened and re-notified changes are only made unacknowledged).
+ * Derived from the change's kind and time: the acknowledgement is only ever set once (no un-acknowledge).
+ */
+export function asAtChange(a: AlertView, kind: string, at: number): AlertView {
+  if (kind === "resolved") return { ...a, state: "resolved", resolvedAt: at };
+  const acked = a.acknowledgedAt !== null && a.acknowledgedAt < at;
+  return {
+    ...a,
+    state: acked ? "acknowledged" : "open",
+    resolvedAt: null,
+    acknowledgedBy: acked ? a.acknowledgedBy : null,
+    acknowledgedAt: acked ? a.acknowledgedAt : null,
+  };
+}
+
 export interface AlertFilter {
   state?: "open" | "acknowledged" | "resolved" | "active";
   unit?: string;

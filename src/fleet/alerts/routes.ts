@@ -33,6 +33,7 @@ export function mountAlertPages(
   ctx: FleetContext,
   t: DashboardTools,
   p: PageTools,
+  enabled = true,
 ): void {
   const db = alertsDb(ctx);
   web.get("/alerts", async (req, reply) => {
@@ -49,6 +50,7 @@ export function mountAlertPages(
       },
       csrf: sess.role === "manager" ? sess.csrf : null,
       timeZone: ctx.timeZone,
+      enabled,
     });
     return p.page(req, reply, "/alerts", "Alerts", body);
   });
@@ -64,6 +66,10 @@ export function mountAlertPages(
     const q = Query.safeParse(req.query);
     if (!q.success)
       return reply.code(400).send({ error: { code: "bad_query", message: "state, unit, rule" } });
-    return { alerts: await listAlerts(db, filterOf(q.data)), deliveryProblems: await deliveryProblems(db) };
+    return {
+      alerting: enabled ? "on" : "off",
+      alerts: await listAlerts(db, filterOf(q.data)),
+      deliveryProblems: await deliveryProblems(db),
+    };
   });
 }

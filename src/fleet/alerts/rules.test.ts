@@ -93,3 +93,33 @@ describe("life", () => {
     expect(planLife([open], [], NOW, 10 * MIN, 0).map((a) => a.kind)).toEqual(["resolve"]);
   });
 });
+
+describe("durations in details (issue 42)", () => {
+  it("a sub-minute or fractional hold-off or silence is worded in seconds and minutes, never '0 min'", () => {
+    const open = {
+      id: "a1",
+      unitId: "vm-1",
+      rule: "offline" as const,
+      detail: "",
+      lastTrueAt: NOW - 3_000,
+      lastNotifiedAt: NOW - MIN,
+      ackedAt: null,
+    };
+    // holdOffMinutes: 0.05 (3 s)
+    expect(planLife([open], [], NOW, 3_000, 0)).toEqual([
+      { kind: "resolve", id: "a1", detail: "clear for 3 s" },
+    ]);
+    expect(planLife([{ ...open, lastTrueAt: NOW - 90_000 }], [], NOW, 3_000, 0)[0]).toMatchObject({
+      detail: "clear for 1 min 30 s",
+    });
+    expect(planLife([{ ...open, lastTrueAt: NOW - 10 * MIN }], [], NOW, 3_000, 0)[0]).toMatchObject({
+      detail: "clear for 10 min",
+    });
+    // offline.minutes: 0.5
+    const quick = { ...rules, offline: { minutes: 0.5 } };
+    const f = evaluateRules(snap({ units: [unit({ lastSeenAt: NOW - 40_000 })] }), quick);
+    expect(f.find((x) => x.rule === "offline")?.detail).toBe("no heartbeat for 40 s");
+    const long = evaluateRules(snap({ units: [unit({ lastSeenAt: NOW - 150 * MIN })] }), rules);
+    expect(long.find((x) => x.rule === "offline")?.detail).toBe("no heartbeat for 2 h 30 min");
+  });
+});

@@ -3,6 +3,7 @@
  * conditions that hold now ({@link Finding}). No clock, no database: the evaluator passes `now`.
  */
 
+import { durationWords } from "./duration.js";
 import type { AlertRule } from "./schema.js";
 import type { AlertRules } from "./settings.js";
 
@@ -36,14 +37,22 @@ export interface Snapshot {
   salesWeeksAgo: readonly ReadonlyMap<string, number>[];
   /** Per unit, its sessions' vends newest first, within the look-back. */
   vends: ReadonlyMap<string, readonly { ok: number; failed: number }[]>;
-  /** Sessions flagged for review per unit within the look-back. */
-  review: ReadonlyMap<string, number>;
+  /**
+   * Sessions flagged for review per unit within the look-back, by why: no vend outcome arrived (settled by
+   * the unit's unknown-outcome policy, e.g. captured), or a settlement conflict (anything else flagged).
+   */
+  review: ReadonlyMap<string, ReviewCounts>;
   /** The newest reconciliation run and its differences per unit (`*`: lines no unit owns). */
   recon: { runId: number; fromDay: string; toDay: string; differences: ReadonlyMap<string, number> } | null;
   /** The newest entitlement list's end of validity (plans), null without one. */
   entitlementsValidUntil: number | null;
   /** Units whose newest rollout, within the look-back, was rolled back or refused. */
   rolledBack: ReadonlyMap<string, { bundleId: string; reason: string }>;
+}
+
+export interface ReviewCounts {
+  noOutcome: number;
+  conflict: number;
 }
 
 export interface Finding {
@@ -88,7 +97,7 @@ export function evaluateRules(s: Snapshot, r: AlertRules): Finding[] {
           detail:
             u.lastSeenAt === null
               ? "no heartbeat since it was approved"
-              : `no heartbeat for ${Math.floor((s.now - u.lastSeenAt) / MIN)} min`,
+              : `no heartbeat for ${durationWords(s.now - u.lastSeenAt)}`,
         });
     }
     if (r.silent !== false && online) {
@@ -105,13 +114,9 @@ export function evaluateRules(s: Snapshot, r: AlertRules): Finding[] {
         rule: "stuckMoney",
         detail: `${u.unresolved} session(s) unresolved past the engine's bound`,
       });
-    const reviews = s.review.get(u.id) ?? 0;
-    if (r.review !== false && reviews > 0)
-      out.push({
-        unitId: u.id,
-        rule: "review",
-        detail: `${reviews} session(s) flagged for review (settlement conflict)`,
-      });
+    const reviews = s.review.get(u.id);
+    if (r.review !== false && reviews !== undefined && reviews.noOutcome + reviews.conflict > 0)
+      out.push({ unitId: u.id, rule: "review", detail: reviewDetail(reviews) });
     if (r.backlog !== false && online) {
       const f = backlog(u, s.now, r.backlog.events, r.backlog.ageMinutes);
       if (f !== null) out.push(f);
@@ -142,10 +147,21 @@ export function evaluateRules(s: Snapshot, r: AlertRules): Finding[] {
         detail:
           left <= 0
             ? "the entitlement list units hold has expired"
-            : `the entitlement list units hold expires in ${Math.floor(left / MIN)} min`,
+            : `the entitlement list units hold expires in ${durationWords(left)}`,
       });
   }
   return out;
+}
+
+/** Why sessions were flagged, named: a missing vend outcome is not a settlement conflict. */
+export function reviewDetail(c: ReviewCounts): string {
+  const parts: string[] = [];
+  if (c.noOutcome > 0)
+    parts.push(
+      `${c.noOutcome} session(s) for review: no vend outcome arrived (settled by the unknown-outcome policy)`,
+    );
+  if (c.conflict > 0) parts.push(`${c.conflict} session(s) for review: settlement conflict`);
+  return parts.join("; ");
 }
 
 /** No sale in the window while the same hours of the week usually have `minExpected` or more. */
@@ -195,6 +211,6 @@ export function backlog(u: UnitFacts, now: number, events: number, ageMinutes: n
   return {
     unitId: u.id,
     rule: "backlog",
-    detail: `${u.backlogEvents} event(s) not yet committed by the fleet, oldest ${Math.floor(age / MIN)} min old`,
+    detail: `${u.backlogEvents} event(s) not yet committed by the fleet, oldest ${durationWords(age)} old`,
   };
 }

@@ -6,7 +6,7 @@
 import { sql } from "kysely";
 import type { FleetContext } from "../context.js";
 import { dayOf } from "../context.js";
-import type { Snapshot, UnitFacts } from "./rules.js";
+import type { ReviewCounts, Snapshot, UnitFacts } from "./rules.js";
 import type { AlertRules } from "./settings.js";
 
 const MIN = 60_000;
@@ -107,16 +107,41 @@ async function vends(
   return out;
 }
 
-async function reviews(ctx: FleetContext, since: number): Promise<Map<string, number>> {
+/** Whether a flagged session's vends include one whose outcome never arrived (null or unknown). */
+function noOutcome(json: string): boolean {
+  try {
+    const v: unknown = JSON.parse(json);
+    if (typeof v !== "object" || v === null || !("vends" in v) || !Array.isArray(v.vends)) return false;
+    return v.vends.some(
+      (x: unknown) =>
+        typeof x === "object" &&
+        x !== null &&
+        "outcome" in x &&
+        (x.outcome === null || x.outcome === "unknown"),
+    );
+  } catch {
+    return false; // the fleet stores valid JSON; anything else is not a missing outcome
+  }
+}
+
+/** Sessions flagged for review per unit since `since`, by why (rules.ts `ReviewCounts`). */
+async function reviews(ctx: FleetContext, since: number): Promise<Map<string, ReviewCounts>> {
   const rows = await ctx.db
     .selectFrom("events")
-    .select((eb) => ["unit_id", eb.fn.countAll<number>().as("n")])
+    .select(["unit_id", "data"])
     .where("kind", "=", "session")
     .where("at", ">=", since)
     .where("data", "like", '%"review":true%')
-    .groupBy("unit_id")
+    .limit(10_000)
     .execute();
-  return new Map(rows.map((r) => [r.unit_id, Number(r.n)]));
+  const out = new Map<string, ReviewCounts>();
+  for (const r of rows) {
+    const c = out.get(r.unit_id) ?? { noOutcome: 0, conflict: 0 };
+    if (noOutcome(r.data)) c.noOutcome++;
+    else c.conflict++;
+    out.set(r.unit_id, c);
+  }
+  return out;
 }
 
 async function recon(ctx: FleetContext): Promise<Snapshot["recon"]> {

@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import type { Transaction } from "kysely";
 import type { LifeAction, OpenAlert } from "./life.js";
-import { alertSelect, toView } from "./listStore.js";
+import { alertSelect, asAtChange, toView } from "./listStore.js";
 import type { DueDelivery } from "./rows.js";
 import type { AlertsDatabase, AlertsDb, ChangeKind } from "./schema.js";
 
@@ -214,7 +214,7 @@ export async function dueDeliveries(db: AlertsDb, now: number, limit = 200): Pro
     at: Number(row.at),
     runId: row.run_id,
     detail: row.change_detail,
-    alert: toView(row),
+    alert: asAtChange(toView(row), row.kind, Number(row.at)),
   }));
 }
 

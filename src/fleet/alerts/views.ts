@@ -12,7 +12,7 @@ export const RULE_TITLES: Record<AlertRule, string> = {
   silent: "Unit silent",
   vendFailures: "Vend failures",
   stuckMoney: "Stuck money",
-  review: "Settlement conflict",
+  review: "Session for review",
   backlog: "Backlog growing",
   reconciliation: "Reconciliation differences",
   entitlements: "Entitlement list near expiry",
@@ -85,7 +85,13 @@ export interface AlertsPageData {
   csrf: string | null;
   timeZone: string;
   message?: string;
+  /** False: this fleet evaluates no alerts (no `alerts` section in its config). */
+  enabled: boolean;
 }
+
+/** What the page and `vendd fleet alerts` say when alerting is off, and how to switch it on. */
+export const ALERTING_OFF =
+  'Alerting is off: this fleet\'s config has no alerts section, so no rule is evaluated and nothing is sent. To turn it on, add an alerts section (see docs/alerts.md, "Switching it on") to the file given to vendd fleet serve --config, and restart it.';
 
 function ackForm(a: AlertView, csrf: string | null): Html | string {
   if (csrf === null || a.state !== "open") return "";
@@ -125,7 +131,7 @@ export function renderAlertsPage(d: AlertsPageData): Html {
           (p) =>
             html`<tr><td>${p.channel}</td><td>${p.state === "failed" ? "failed" : "retrying"}</td><td>${p.attempts}</td><td>${p.lastError ?? ""}</td><td>${RULE_TITLES[p.rule]} · ${p.unitId}</td><td>${p.changeId}</td></tr>`,
         )}</tbody></table>`;
-  return html`<h1>Alerts</h1>${d.message === undefined ? "" : html`<p class="error" role="alert">${d.message}</p>`}${filterForm(d)}
+  return html`<h1>Alerts</h1>${d.enabled ? "" : html`<p class="notice" id="alerting-off">${ALERTING_OFF}</p>`}${d.message === undefined ? "" : html`<p class="error" role="alert">${d.message}</p>`}${filterForm(d)}
 ${
   d.alerts.length === 0
     ? html`<p class="muted" id="no-alerts">No alerts.</p>`
