@@ -15,7 +15,7 @@ import type { CommandSpec } from "./control.js";
 /** The picture's size for a display without pixels (terminal, sim): a common SPI panel's. */
 const TEXT_DISPLAY_PICTURE = 240;
 
-export function screenCommand(u: ConsoleUnit): CommandSpec {
+export function screenCommand(u: Pick<ConsoleUnit, "display">): CommandSpec {
   return {
     public: true,
     run: (): ScreenAnswer => {
