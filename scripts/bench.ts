@@ -6,6 +6,7 @@
  */
 import { pathToFileURL } from "node:url";
 import { benchCpu } from "./bench-cpu.js";
+import { benchDisplay } from "./bench-display.js";
 import { benchDrivers } from "./bench-drivers.js";
 import { benchEmulator } from "./bench-emulator.js";
 import { benchEngine } from "./bench-engine.js";
@@ -126,6 +127,11 @@ export const GROUPS: BenchGroup[] = [
     name: "recovery",
     what: "1,000 unresolved sessions settled at start-up",
     run: fromFigures(benchRecovery),
+  },
+  {
+    name: "display",
+    what: "drawing one screen on a 240x240 16-bit framebuffer, against a durable commit on the same disk",
+    run: fromFigures(() => benchDisplay()),
   },
   {
     name: "fsync",

@@ -32,6 +32,8 @@ async function load(name: string): Promise<Command | null> {
       return (await import("./doctor.js")).doctorCommand;
     case "nfc":
       return (await import("./nfc.js")).nfcCommand;
+    case "screen":
+      return (await import("./screen.js")).screenCommand;
     case "journal":
       return (await import("./journal.js")).journalCommand;
     case "console":

@@ -1,6 +1,6 @@
 /**
  * The option tables and help lines of the commands that run and inspect one unit: `vendd run`, `config`,
- * `doctor`, `nfc`, `journal`, `reconcile` and `console`.
+ * `doctor`, `screen`, `nfc`, `journal`, `reconcile` and `console`.
  */
 import { type CommandHelp, help, helpLines, type OptionSpecs } from "./commandTable.js";
 
@@ -53,6 +53,13 @@ export const CONSOLE_OPTIONS = {
   help,
 } as const satisfies OptionSpecs;
 
+export const SCREEN_OPTIONS = {
+  config: { type: "string", value: "FILE" },
+  socket: { type: "string", value: "PATH" },
+  png: { type: "string", value: "FILE" },
+  help,
+} as const satisfies OptionSpecs;
+
 export const RECONCILE_OPTIONS = {
   journal: { type: "string", value: "FILE" },
   config: { type: "string", value: "FILE" },
@@ -94,6 +101,12 @@ export const UNIT_COMMANDS: readonly CommandHelp[] = [
     {
       words: "doctor",
       summary: "check every configured device, the payment service, clock, disk and journal",
+    },
+  ]),
+  ...helpLines("screen", SCREEN_OPTIONS, [
+    {
+      words: "screen",
+      summary: "what the unit's display shows now, as text, and as a PNG file with --png (asks the daemon)",
     },
   ]),
   ...helpLines("nfc", NFC_OPTIONS, [

@@ -56,7 +56,10 @@ describe("board profiles", () => {
     const err = boardError(() => loadBoard("toaster"));
     expect(err.code).toBe("unknownBoard");
     expect(err.issues).toEqual([
-      { path: "board", message: "must be one of: sim, pi-hat, pi-usb, pi-pulse, sim-pulse" },
+      {
+        path: "board",
+        message: "must be one of: sim, pi-hat, pi-usb, pi-pulse, sim-pulse, pi-spi-panel, pi-oled",
+      },
     ]);
   });
 

@@ -250,7 +250,7 @@ describe("config schema: each error at its exact path", () => {
       "payment.v10.supportedBeaconTypes[1]",
     ]);
     expect(mutated("board", "pi-zero")[0]?.message).toBe(
-      "must be one of: sim, pi-hat, pi-usb, pi-pulse, sim-pulse",
+      "must be one of: sim, pi-hat, pi-usb, pi-pulse, sim-pulse, pi-spi-panel, pi-oled",
     );
     expect(pathsOf(mutated("journal", { retentionDays: 6 }))).toEqual(["journal.retentionDays"]);
     expect(pathsOf(mutated("engine", { paymentTimeoutMs: 999 }))).toEqual(["engine.paymentTimeoutMs"]);

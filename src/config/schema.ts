@@ -91,7 +91,15 @@ const engineSchema = z
   .prefault({});
 
 /** Names of the board profiles in boards/ (`boards/<name>.json`). */
-export const BOARD_NAMES = ["sim", "pi-hat", "pi-usb", "pi-pulse", "sim-pulse"] as const;
+export const BOARD_NAMES = [
+  "sim",
+  "pi-hat",
+  "pi-usb",
+  "pi-pulse",
+  "sim-pulse",
+  "pi-spi-panel",
+  "pi-oled",
+] as const;
 export type BoardName = (typeof BOARD_NAMES)[number];
 
 /** The root schema. Parse with `configSchema.safeParse(raw, { error: describeIssue })` (see load.ts). */

@@ -31,6 +31,12 @@ export const CONSOLE_COMMANDS: readonly ConsoleCommand[] = [
     summary: "latest sessions, sessions not settled, or one session's full event log",
     args: ["recent", "unresolved"],
   },
+  {
+    name: "screen",
+    usage: "screen",
+    summary: "what the unit's display shows now, as text (vendd screen --png for the picture)",
+    args: [],
+  },
   { name: "errors", usage: "errors", summary: "why out of service, recent warnings and faults", args: [] },
   {
     name: "config",
@@ -101,6 +107,7 @@ export function parseLine(line: string, today: string): Parsed {
   });
   switch (cmd) {
     case "status":
+    case "screen":
     case "errors":
     case "restart":
     case "logout":

@@ -201,6 +201,7 @@ const RENDERERS = new Map<string, (r: Record<string, unknown>, result: unknown) 
         : `back in service${r.inService === true ? "" : " (other reasons remain: status)"}`,
   ],
   ["dex", (r) => renderDex(r.read)],
+  ["screen", (r) => renderScreenAnswer(r)],
   ["restart", () => "restarting the daemon"],
   ["logout", () => "logged out"],
 ]);
@@ -209,6 +210,15 @@ export function render(cmd: string, result: unknown): string {
   const r = isRecord(result) ? result : {};
   const renderer = RENDERERS.get(cmd);
   return renderer === undefined ? s(result) : renderer(r, result);
+}
+
+/** `screen` (issue 46): the display's screen as text (the PNG is for `vendd screen --png`). */
+function renderScreenAnswer(r: Record<string, unknown>): string {
+  if (r.screen === null || r.screen === undefined) return `display ${s(r.display)}: nothing shown yet`;
+  const rows = Array.isArray(r.text) ? r.text.map((row) => fitWidth(s(row))) : [];
+  return [`display ${s(r.display)}, screen ${s(r.screen)} (${s(r.width)}x${s(r.height)}):`, ...rows].join(
+    "\n",
+  );
 }
 
 /** `dex read` / `dex last` (issue 36). */

@@ -2,6 +2,7 @@
  * What the control socket's commands need of the running unit (ConsoleUnit), and the reader of a text
  * argument they share (`badArgs` when it is not text).
  */
+import type { CheckinDisplay } from "../../drivers/display/display.js";
 import type { VendController } from "../../drivers/vmc/controller.js";
 import type { VenddConfig } from "../config/load.js";
 import type { LogRing } from "../core/logRing.js";
@@ -33,6 +34,8 @@ export interface ConsoleUnit {
   fleet?: () => FleetStatus | null;
   /** The DEX audit reads (issue 36); null (or absent) when DEX is not enabled. */
   dex?: () => DexReads | null;
+  /** The check-in display (`screen`: what it shows now); absent in tests that need no screen. */
+  display?: CheckinDisplay;
 }
 
 /** The text argument `key`; undefined when absent or null. */

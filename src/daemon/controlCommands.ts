@@ -8,6 +8,7 @@ import { printable } from "../core/printable.js";
 import { type ConsoleUnit, str } from "./consoleUnit.js";
 import { CommandError, type CommandSpec } from "./control.js";
 import { readCommands } from "./readCommands.js";
+import { screenCommand } from "./screenCommand.js";
 import { serviceCommands } from "./serviceCommands.js";
 import { controlStatus } from "./statusCommand.js";
 import { cancelRunning } from "./testVend.js";
@@ -47,6 +48,8 @@ function sessionCommands(u: ConsoleUnit, names: () => string[]): [string, Comman
     ],
     // Public: the update applier's health gate asks for it without a login (the socket is 0600).
     ["status", { public: true, run: () => controlStatus(u) }],
+    // Public like `status`: it shows what anyone in front of the machine sees (`vendd screen`).
+    ["screen", screenCommand(u)],
   ];
 }
 

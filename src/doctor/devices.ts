@@ -82,6 +82,11 @@ export function displayCheck(config: VenddConfig, deps: DoctorDeps): Check {
     async run(): Promise<CheckOutcome> {
       if (d.kind === "none") return { status: "skip", detail: "display.kind is none" };
       if (d.kind === "sim") return { status: "ok", detail: "simulated display" };
+      if (d.kind === "ssd1306" || d.kind === "sh1106")
+        return {
+          status: "skip",
+          detail: `I2C OLED on bus ${d.i2c.bus} at ${d.i2c.address}: not probed (i2cdetect -y ${d.i2c.bus}; vendd screen once running)`,
+        };
       if (d.device === null) return { status: "ok", detail: "terminal on standard output" };
       try {
         deps.probeWritable(d.device);

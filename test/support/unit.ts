@@ -1,4 +1,5 @@
 import pino, { type Logger } from "pino";
+import type { CheckinDisplay } from "../../drivers/display/display.js";
 import { createSimDisplay, type SimDisplay } from "../../drivers/display/sim.js";
 import { type DispenseOutcome, SimVmc } from "../../drivers/vmc/sim.js";
 import { ManualClock } from "../../src/core/clock.js";
@@ -42,6 +43,8 @@ export async function startTestUnit(
     engine?: Partial<EngineOptions>;
     journal?: (j: SqliteJournal) => Journal;
     payment?: (p: SimPaymentDriver) => PaymentDriver;
+    /** Wraps the sim display (a pixel display drawing beside it); default the sim display alone. */
+    display?: (d: SimDisplay) => CheckinDisplay;
     journalPath?: string;
     /** Session ids (default: node:crypto UUIDs, as in production). */
     newId?: () => string;
@@ -67,7 +70,7 @@ export async function startTestUnit(
     {
       payment: opts.payment ? opts.payment(payment) : payment,
       vmc,
-      display,
+      display: opts.display ? opts.display(display) : display,
       journal: opts.journal ? opts.journal(journal) : journal,
       clock,
       logger: opts.logger ?? pino({ level: "silent" }),

@@ -75,6 +75,7 @@ export function controlPart({ engine, peripherals, fleet, dex }: ControlRefs): C
           restart: (why) => requestRestart(why),
           fleet: () => fleet.status(),
           dex: () => dex.reads,
+          display: devices.display,
         },
         { clock, logger },
       );
