@@ -177,6 +177,10 @@ const NOT_RUN: readonly [RegExp, string][] = [
   [/^vendd doctor\b/, "checks the unit's own devices and payment service (test/cli/doctor-cli.test.ts)"],
   [/^vendd fleet (enroll|pull|push)\b/, "talks to a running fleet server (test/fleet)"],
   [
+    /^vendd fleet (units|approve|revoke|reconcile|group|rollout|dex-g85)\b/,
+    "acts on a fleet database with its enrolled units, bundles and sales (test/fleet runs each on a real one)",
+  ],
+  [
     /^vendd keys generate\b(?!.*--passphrase-file)/,
     "prompts for a passphrase (test/update/bundle-cli.test.ts)",
   ],
