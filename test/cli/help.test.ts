@@ -40,6 +40,7 @@ describe("vendd --help and --version", () => {
       "nfc",
       "reconcile",
       "run",
+      "screen",
       "sim-dex",
       "sim-vmc",
     ]);
