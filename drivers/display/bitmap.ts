@@ -1,7 +1,7 @@
 import { QUIET_MODULES, type QuietZone, qrMatrix, qrScaleFor } from "../../src/core/qr.js";
-import type { Screen } from "./display.js";
 import { CELL_HEIGHT, CELL_WIDTH, GLYPH_HEIGHT, GLYPH_WIDTH, glyph } from "./font5x7.js";
 import { ellipsis, type ScreenParts, screenParts, wrap } from "./render.js";
+import type { Screen } from "./screen.js";
 
 /** A 1-bit picture: one byte per pixel, row by row, 1 = ink (dark), 0 = paper (light). */
 export interface Bitmap {

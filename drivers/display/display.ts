@@ -1,5 +1,5 @@
-import type { Minor } from "../../src/core/money.js";
 import type { Bitmap } from "./bitmap.js";
+import type { Screen } from "./screen.js";
 
 /**
  * What the customer sees on the unit's own screen. Implementations: a terminal (qrcode-terminal on standard
@@ -28,21 +28,7 @@ export interface ShownScreen {
 
 export type DisplayKind = "terminal" | "framebuffer" | "ssd1306" | "sh1106" | "sim" | "none";
 
-export type Screen =
-  | { kind: "idle"; checkinUri: string | null; message: string }
-  /**
-   * Selection first: the vend's price while its payment is being created at the service. No QR code: a
-   * customer who scanned now would find nothing to pay (the `pay` screen follows once the payment exists).
-   */
-  | { kind: "connecting"; amount: Minor; currency: string; item: number | null }
-  | { kind: "pay"; amount: Minor; currency: string; checkinUri: string; item: number | null }
-  | { kind: "approveInApp"; amount: Minor; currency: string }
-  | { kind: "vending"; amount: Minor; currency: string }
-  /** Check-in first: funds reserved; the customer chooses products up to `available`. */
-  | { kind: "session"; available: Minor; currency: string }
-  | { kind: "thankYou"; amount: Minor; currency: string }
-  | { kind: "cancelled"; reason: string }
-  | { kind: "outOfService"; reason: string };
-
 /** The check-in payload (pos-v10 §15), built in src/core/qr.ts so config validation can size its QR code. */
 export { checkinUri } from "../../src/core/qr.js";
+/** What a display shows, kept in screen.ts so the renderers import it without a circle through this file. */
+export type { Screen } from "./screen.js";

@@ -1,5 +1,5 @@
 import { formatAmount, type Minor } from "../../src/core/money.js";
-import type { Screen } from "./display.js";
+import type { Screen } from "./screen.js";
 
 /** Draws `text` as a QR code, one string per text row. */
 export type QrRenderer = (text: string) => string[];

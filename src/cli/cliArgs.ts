@@ -4,7 +4,7 @@
  */
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { printable } from "../core/printable.js";
-import type { CliIo } from "./config.js";
+import type { CliIo } from "./command.js";
 
 type OptionsConfig = NonNullable<ParseArgsConfig["options"]>;
 

@@ -5,7 +5,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
 import { rawV10 } from "../config/fixtures.test-support.js";
 import { parseConfig } from "../config/load.js";
-import { type CliIo, configCommand } from "./config.js";
+import type { CliIo } from "./command.js";
+import { configCommand } from "./config.js";
 
 const dir = mkdtempSync(join(tmpdir(), "vendd-cli-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -16,6 +16,7 @@ import { isRecord } from "../config/rules.js";
 import { writeFileAtomic } from "../core/atomicFile.js";
 import { printable } from "../core/printable.js";
 import { safeUrl } from "../core/safeUrl.js";
+import type { CliIo } from "./command.js";
 import { renderCommandUsage } from "./commandTable.js";
 import { CONFIG_OPTIONS, UNIT_COMMANDS } from "./unitCommands.js";
 
@@ -23,13 +24,6 @@ const USAGE = `${renderCommandUsage(UNIT_COMMANDS.filter((c) => c.command === "c
 Secrets come from --secrets FILE, $VENDD_SECRETS_FILE or secrets.file in the config, and from
 $VENDD_V10_CLIENT_SECRET, $VENDD_LEGACY_API_KEY and $VENDD_LEGACY_MERCHANT_KEY.
 `;
-
-/** Where the command writes and what environment it reads; the process's own by default. */
-export interface CliIo {
-  stdout: { write(text: string): unknown };
-  stderr: { write(text: string): unknown };
-  env: NodeJS.ProcessEnv;
-}
 
 interface Parsed {
   action: "validate" | "print" | "split";

@@ -10,8 +10,8 @@ import { runDoctor } from "../doctor/checks.js";
 import { type DoctorDeps, defaultDoctorDeps } from "../doctor/deps.js";
 import { allPassed, type CheckResult, formatJson, formatTable } from "../doctor/run.js";
 import { parseOptionsOrExit } from "./cliArgs.js";
+import type { CliIo } from "./command.js";
 import { renderCommandUsage } from "./commandTable.js";
-import type { CliIo } from "./config.js";
 import { DOCTOR_OPTIONS, UNIT_COMMANDS } from "./unitCommands.js";
 
 const HELP = `${renderCommandUsage(UNIT_COMMANDS.filter((c) => c.command === "doctor"))}

@@ -4,9 +4,9 @@
  * when used; add a line to SUBCOMMANDS (and its rows to fleetCommands.ts) for a new one.
  */
 import { printable } from "../core/printable.js";
+import type { Command } from "./command.js";
 import { renderCommandUsage } from "./commandTable.js";
 import { FLEET_COMMANDS } from "./fleetCommands.js";
-import type { Command } from "./main.js";
 
 const SUBCOMMANDS: Readonly<Record<string, { load: () => Promise<Command> }>> = {
   serve: {

@@ -15,6 +15,7 @@ import { runReconcile } from "../fleet/reconcile/run.js";
 import { loadReportingSettings } from "../fleet/reconcile/settings.js";
 import { ReportingClient } from "../payment/reporting/client.js";
 import { parseOptionsOrExit } from "./cliArgs.js";
+import type { CliIo } from "./command.js";
 import { FLEET_COMMANDS, FLEET_RECONCILE_OPTIONS } from "./fleetCommands.js";
 import { fleetReconcileDex } from "./fleetReconcileDex.js";
 import { writeResult } from "./reconcileOutput.js";
@@ -35,12 +36,6 @@ and prints it. Exits 1 when anything does not reconcile.
   --unit ID           with --dex: one unit only
   --json              with --dex: the same as --format json
 `;
-
-export interface CliIo {
-  stdout: NodeJS.WritableStream;
-  stderr: NodeJS.WritableStream;
-  env: NodeJS.ProcessEnv;
-}
 
 /** Runs `vendd fleet reconcile` with `argv` the arguments after `reconcile`. */
 export async function fleetReconcileCommand(argv: string[], io?: CliIo): Promise<number> {

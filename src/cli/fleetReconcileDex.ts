@@ -10,7 +10,7 @@ import { openFleetDb } from "../fleet/database.js";
 import { isPostgresUrl, redactUrl } from "../fleet/db/open.js";
 import { loadDexReport } from "../fleet/dex/load.js";
 import { dexCsv, dexRows, dexTable } from "../fleet/dex/output.js";
-import type { CliIo } from "./fleetReconcile.js";
+import type { CliIo } from "./command.js";
 
 export interface DexValues {
   from?: string | undefined;

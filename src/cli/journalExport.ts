@@ -11,7 +11,7 @@ import { dayRefusal } from "../core/days.js";
 import { dayStart, nextDay } from "../fleet/reconcile/run.js";
 import { exportSessions } from "../journal/export.js";
 import { describeRefusal } from "../journal/problems.js";
-import type { CliIo } from "./config.js";
+import type { CliIo } from "./command.js";
 
 export interface ExportValues {
   config?: string;

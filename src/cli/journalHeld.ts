@@ -25,7 +25,7 @@ import { openJournalView } from "../journal/view.js";
 import type { PaymentObservation } from "../payment/driver.js";
 import { PaymentError } from "../payment/errors.js";
 import { createPaymentDriver } from "../payment/factory.js";
-import type { CliIo } from "./config.js";
+import type { CliIo } from "./command.js";
 import { formatColumns } from "./table.js";
 
 export interface HeldOptions {

@@ -5,14 +5,13 @@
  */
 import { causeOf, closeAll } from "../core/fatal.js";
 import { printable } from "../core/printable.js";
+import type { Command } from "./command.js";
 import { renderUsage } from "./commands.js";
 import { holdInterrupts } from "./interrupts.js";
 import { packageVersion } from "./version.js";
 
 /** Rendered from the option tables the subcommands parse with (commands.ts). */
 const USAGE = renderUsage();
-
-export type Command = (argv: string[]) => Promise<number>;
 
 async function load(name: string): Promise<Command | null> {
   switch (name) {

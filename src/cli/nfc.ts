@@ -12,8 +12,8 @@ import type { NfcStation } from "../../drivers/nfc/station.js";
 import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig, type VenddConfig } from "../config/load.js";
 import { configuredBeaconId, nfcOptions } from "../config/seams.js";
 import { type Clock, systemClock } from "../core/clock.js";
+import type { CliIo } from "./command.js";
 import { renderCommandUsage } from "./commandTable.js";
-import type { CliIo } from "./config.js";
 import { NFC_OPTIONS, UNIT_COMMANDS } from "./unitCommands.js";
 
 const HELP = `${renderCommandUsage(UNIT_COMMANDS.filter((c) => c.command === "nfc"))}

@@ -20,7 +20,7 @@ import { exportSessions, journalIdentity } from "../journal/export.js";
 import { describeRefusal } from "../journal/problems.js";
 import { ReportingClient, type ReportLine } from "../payment/reporting/client.js";
 import { parseOptionsOrExit } from "./cliArgs.js";
-import type { CliIo } from "./config.js";
+import type { CliIo } from "./command.js";
 import { journalSource, localZone } from "./journalExport.js";
 import { writeResult } from "./reconcileOutput.js";
 import { RECONCILE_OPTIONS, UNIT_COMMANDS } from "./unitCommands.js";

@@ -10,7 +10,7 @@ import type { Secrets, VenddConfig } from "../config/load.js";
 import { beaconOptions, gpioOptions, nfcOptions, vmcOptions } from "../config/seams.js";
 import type { Clock } from "../core/clock.js";
 import { type JournalHealth, journalHealth } from "../journal/health.js";
-import { fetchServiceToken, readAssignedPosUnit } from "./payment.js";
+import { fetchServiceToken, readAssignedPosUnit } from "./paymentProbe.js";
 
 /** Everything a check touches outside the process: real devices by default, fakes in tests. */
 export interface DoctorDeps {

@@ -5,14 +5,8 @@ import { type VendController, VmcError } from "../../drivers/vmc/controller.js";
 import { NO_FAULTS } from "../core/faults.js";
 import type { Journal } from "../journal/journal.js";
 import type { PaymentDriver } from "../payment/driver.js";
-import {
-  type Activity,
-  type ActivityKey,
-  type EffectHost,
-  type EffectIO,
-  type Request,
-  runEffect,
-} from "./effects.js";
+import type { EffectIO, Request } from "./effectIO.js";
+import { type Activity, type ActivityKey, type EffectHost, runEffect } from "./effects.js";
 import { S } from "./selection.test-support.js";
 
 /**

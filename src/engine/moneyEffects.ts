@@ -1,5 +1,5 @@
 import { CONFLICT_PREFIX } from "../journal/journal.js";
-import type { EffectIO, Outcome, Request } from "./effects.js";
+import type { EffectIO, Outcome, Request } from "./effectIO.js";
 import { settlePayment, startPaymentResolved } from "./payments.js";
 import type { Effect } from "./types.js";
 

@@ -1,15 +1,8 @@
 import type { VmcEvent } from "../../drivers/vmc/controller.js";
 import type { PosIdentity } from "../payment/driver.js";
 import { CommitThenLaunch } from "./commit.js";
-import {
-  type EffectHost,
-  type EffectIO,
-  effectIO,
-  needsDurableCommit,
-  type Outcome,
-  type Request,
-  runEffect,
-} from "./effects.js";
+import { type EffectIO, effectIO, type Outcome, type Request } from "./effectIO.js";
+import { type EffectHost, needsDurableCommit, runEffect } from "./effects.js";
 import { IDLE, opensSessions, rest, transition } from "./machine.js";
 import { type EngineDeps, type EngineOptions, engineContext, type FinishedSession } from "./options.js";
 import { Activities } from "./timersAndPolls.js";

@@ -1,4 +1,3 @@
-import { posix } from "node:path";
 import { importsOf } from "./layers.js";
 
 /**

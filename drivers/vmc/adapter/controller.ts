@@ -2,16 +2,10 @@ import { type Logger, pino } from "pino";
 import type { Clock, Timer } from "../../../src/core/clock.js";
 import { displayable, type VendController, VmcError, type VmcEvent } from "../controller.js";
 import { createCashlessDialect } from "./dialect.js";
-import {
-  initialState,
-  type MachineInput,
-  type MachineState,
-  type Reader,
-  type Step,
-  step,
-} from "./machine.js";
+import { step } from "./machine.js";
 import type { HostCmd, LineDialect } from "./messages.js";
 import { type AdapterControllerOptions, type ResolvedOptions, resolveOptions } from "./options.js";
+import { initialState, type MachineInput, type MachineState, type Reader, type Step } from "./state.js";
 import { errText, LinkSupervisor } from "./supervisor.js";
 
 const ACK: MachineInput = { kind: "line", msg: { kind: "ack" } };

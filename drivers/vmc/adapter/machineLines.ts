@@ -1,6 +1,6 @@
 import type { VmcEvent } from "../controller.js";
-import { fail, type MachineState, type Reader, type Step, stepOf } from "./machine.js";
 import type { DeviceMsg, InvalidLine } from "./messages.js";
+import { fail, type MachineState, type Reader, type Step, stepOf } from "./state.js";
 
 /**
  * Line transitions of the session machine (vending-mdb §1.2 reader states, §2.3 adapter lines, §2.4

@@ -25,16 +25,18 @@ import {
   lastLoginSince,
   listUsers,
   purgeLoginAttempts,
+  type Role,
   recordLoginAttempt,
   removeUser,
+  type UserRow,
   userForLogin,
   userIdOf,
   webSessionOf,
 } from "./accountsStore.js";
 
+export type { Role, UserRow };
 export { listUsers, removeUser };
 
-export type Role = "viewer" | "manager";
 export const ROLES: readonly Role[] = ["viewer", "manager"];
 
 /** scrypt's N for new password hashes (r 8, p 1: src/core/scryptHash.ts). */
@@ -99,12 +101,6 @@ export async function addUser(
   if (existing !== undefined) throw new AccountError(`user ${username} exists already`);
   const password_hash = await hashPassword(password);
   await insertUser(db, { username, password_hash, role, created_at: now });
-}
-
-export interface UserRow {
-  username: string;
-  role: Role;
-  created_at: number;
 }
 
 export function tokenId(token: string): string {

@@ -4,9 +4,17 @@
  */
 import type { Kysely } from "kysely";
 import type { FleetDatabase } from "../db/schema.js";
-import type { Role, UserRow } from "./accounts.js";
 
 type Db = Kysely<FleetDatabase>;
+
+/** What a dashboard user may do: read (viewer), or also change (manager). */
+export type Role = "viewer" | "manager";
+
+export interface UserRow {
+  username: string;
+  role: Role;
+  created_at: number;
+}
 
 /** The id of the user named `username`, if any. */
 export async function userIdOf(db: Db, username: string) {
