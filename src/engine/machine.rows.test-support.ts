@@ -1,5 +1,4 @@
 import { expect } from "vitest";
-import { IDLE } from "./machine.js";
 import {
   CANCEL_DENY,
   ctx,
@@ -14,6 +13,7 @@ import {
   up,
   vendRequested,
 } from "./selection.test-support.js";
+import { IDLE } from "./steps.js";
 import type { Row } from "./table.test-support.js";
 import type { EngineInput } from "./types.js";
 

@@ -1,5 +1,5 @@
 import type { PaymentObservation } from "../payment/driver.js";
-import { checkinScreen, denyBusy, finish, sessionOf, stay } from "./machine.js";
+import { checkinScreen, denyBusy, finish, sessionOf, stay } from "./steps.js";
 import type { Effect, EngineContext, EngineInput, EngineState, Transition } from "./types.js";
 
 type Paying = EngineState & { tag: "paying" };

@@ -1,6 +1,6 @@
 import { expect } from "vitest";
-import { CARD_UNAVAILABLE } from "./machine.js";
 import { find, S, vendRequested } from "./selection.test-support.js";
+import { CARD_UNAVAILABLE } from "./steps.js";
 import type { Row } from "./table.test-support.js";
 import type { EngineInput, EngineState, PlanMember } from "./types.js";
 

@@ -1,4 +1,4 @@
-import { finish, priceRefusal, sessionOf, stay } from "./machine.js";
+import { finish, priceRefusal, sessionOf, stay } from "./steps.js";
 import type { Effect, EngineContext, EngineInput, EngineState, Session, Transition } from "./types.js";
 
 type PlanVending = EngineState & { tag: "planVending" };

@@ -1,7 +1,7 @@
 import { expect, it } from "vitest";
 import { ctx } from "./checkin.test-support.js";
-import { rest } from "./machine.js";
 import { rows } from "./session.rows.test-support.js";
+import { rest } from "./steps.js";
 import { transitionTable } from "./table.test-support.js";
 
 transitionTable("engine transitions (check-in first): ready and the session's payment", ctx, rows);

@@ -1,6 +1,6 @@
 import type { Minor } from "../core/money.js";
-import { denyBusy, sessionOf, settleWith, stay } from "./machine.js";
 import { decideSettlement, settleActionOf, type VendFact } from "./settlement.js";
+import { denyBusy, sessionOf, settleWith, stay } from "./steps.js";
 import type { Effect, EngineContext, EngineInput, EngineState, Session, Transition } from "./types.js";
 
 type Ready = EngineState & { tag: "ready" };

@@ -1,5 +1,5 @@
-import { denyBusy, sessionOf, settleWith, stay } from "./machine.js";
 import { decideSettlement, settleActionOf } from "./settlement.js";
+import { denyBusy, sessionOf, settleWith, stay } from "./steps.js";
 import type { EngineContext, EngineInput, EngineState, Transition } from "./types.js";
 
 type Vending = EngineState & { tag: "vending" };

@@ -22,7 +22,7 @@ import {
   useEntitlementFixtures,
 } from "../../src/daemon/entitlements.test-support.js";
 import { periodsOf } from "../../src/daemon/memberGate.js";
-import { CARD_UNAVAILABLE } from "../../src/engine/machine.js";
+import { CARD_UNAVAILABLE } from "../../src/engine/steps.js";
 import { PLAN_DRIVER } from "../../src/journal/journal.js";
 import { openSqliteJournal } from "../../src/journal/sqlite.js";
 import type { PaymentObservation, PaymentRef, PosIdentity, StartRequest } from "../../src/payment/driver.js";

@@ -13,7 +13,7 @@ import formbody from "@fastify/formbody";
 import type { FastifyInstance, FastifyRequest, preHandlerHookHandler } from "fastify";
 import { MoneyFormatError, parseAmount } from "../../core/money.js";
 import type { FleetContext } from "../context.js";
-import type { PlansOptions } from "./index.js";
+import type { PlansOptions } from "./options.js";
 import { createPlan, endMembership, PlansError, requestRefund } from "./service.js";
 
 function text(body: unknown, name: string): string {

@@ -5,9 +5,9 @@
  * features use (service.ts, the usage counts). Nothing for units but the entitlement list.
  */
 import type { SubscriptionsClient } from "../../payment/subscriptions/client.js";
-import type { FleetContext } from "../context.js";
 import type { FleetFeature } from "../feature.js";
-import { publishEntitlements, registerEntitlementRoute } from "./entitlements.js";
+import { registerEntitlementRoute } from "./entitlements.js";
+import type { PlansOptions } from "./options.js";
 import { registerPlans } from "./publicRoutes.js";
 import { mountPlanPages } from "./routes.js";
 import type { PlansSettings } from "./service.js";
@@ -20,6 +20,7 @@ export {
   publishEntitlements,
   registerEntitlementRoute,
 } from "./entitlements.js";
+export { type PlansOptions, plansPublisher } from "./options.js";
 export { countedPlanVends, usageReport } from "./overage.js";
 export { csrfToken, csrfValid, registerPlans } from "./publicRoutes.js";
 export type { MemberDetail, MemberRow, UsageRow } from "./rows.js";
@@ -27,26 +28,6 @@ export type { PlansTable } from "./schema.js";
 export * from "./service.js";
 export { listMembers, listPlans, loadMemberDetail } from "./store/plans.js";
 export * from "./views.js";
-
-export interface PlansOptions {
-  client: SubscriptionsClient;
-  settings: PlansSettings;
-}
-
-/**
- * The function that publishes a new entitlement list when due (`runPlanCycle`'s last argument); does
- * nothing without an entitlement key.
- */
-export function plansPublisher(ctx: FleetContext, s: PlansSettings): (now: number) => Promise<boolean> {
-  return async (now) =>
-    s.entitlementKey === null
-      ? false
-      : publishEntitlements(ctx, now, {
-          key: s.entitlementKey,
-          badgeSalt: s.badgeSalt,
-          validityMs: s.entitlementValidityMs,
-        });
-}
 
 /** Tells the service where and how to call the fleet back (run once at start-up; both calls are PUT-like). */
 export async function configureProvider(client: SubscriptionsClient, s: PlansSettings): Promise<void> {

@@ -13,7 +13,7 @@ import formbody from "@fastify/formbody";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { FleetContext } from "../context.js";
 import { html } from "../web/html.js";
-import { type PlansOptions, plansPublisher } from "./index.js";
+import { type PlansOptions, plansPublisher } from "./options.js";
 import {
   applyAgreementCallback,
   applyPaymentCallbacks,

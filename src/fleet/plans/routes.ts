@@ -6,19 +6,12 @@ import { html } from "../web/html.js";
 import type { DashboardTools } from "../web/index.js";
 import { messagePage } from "../web/pages.js";
 import { IdParams, type PageTools } from "../web/pageTools.js";
-import {
-  listMembers,
-  listPlans,
-  loadMemberDetail,
-  membersPage,
-  type PlansOptions,
-  periodOf,
-  plansPage,
-  registerPlanAdmin,
-  usagePage,
-  usageReport,
-} from "./index.js";
-import { memberPage as memberPageOf } from "./views.js";
+import { registerPlanAdmin } from "./admin.js";
+import { periodOf } from "./common.js";
+import type { PlansOptions } from "./options.js";
+import { usageReport } from "./overage.js";
+import { listMembers, listPlans, loadMemberDetail } from "./store/plans.js";
+import { memberPage as memberPageOf, membersPage, plansPage, usagePage } from "./views.js";
 
 const UsageQuery = z.object({
   period: z

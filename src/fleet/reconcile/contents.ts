@@ -7,7 +7,7 @@
  */
 import type { ReportLine, TransferRef } from "../../payment/reporting/client.js";
 import { dayOf } from "../context.js";
-import type { LineClass, MatchInput, ReconLine, SaleRow } from "./match.js";
+import type { LineClass, MatchInput, ReconLine, SaleRow } from "./types.js";
 
 /** Positive amount of a line (payments positive; refunds and fees as what they take). */
 const size = (l: ReportLine) => Math.abs(l.amount);

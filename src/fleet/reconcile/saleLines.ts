@@ -4,9 +4,9 @@
  */
 import type { Minor } from "../../core/money.js";
 import type { ReportLine } from "../../payment/reporting/client.js";
-import type { LineClass, ReconLine, SaleRow } from "./match.js";
 import type { FeeAgreement } from "./settings.js";
 import type { Totals } from "./transfers.js";
+import type { LineClass, ReconLine, SaleRow } from "./types.js";
 
 /** A session's (or order's) report lines by type. */
 export interface Group {

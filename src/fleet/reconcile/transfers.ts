@@ -10,7 +10,7 @@ import type { Minor } from "../../core/money.js";
 import type { ReportLine } from "../../payment/reporting/client.js";
 import { dayOf } from "../context.js";
 import { checkContents } from "./contents.js";
-import type { MatchInput, ReconLine, TransferTotal } from "./match.js";
+import type { MatchInput, ReconLine, TransferTotal } from "./types.js";
 
 /** Money of one currency in a reconciliation (minor units; refunds and fees as positive amounts). */
 export interface CurrencyTotals {
