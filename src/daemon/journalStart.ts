@@ -1,8 +1,8 @@
 import type { Logger } from "pino";
 import type { CheckinDisplay } from "../../drivers/display/display.js";
 import type { Notifier } from "../core/sdnotify.js";
-import type { Daemon } from "./daemon.js";
 import { type StatusReason, statusLine, type UnitStatus } from "./status.js";
+import type { Daemon } from "./types.js";
 
 /**
  * What an operator needs to know about a journal that cannot be used at start. The journal's own check

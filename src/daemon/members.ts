@@ -1,8 +1,8 @@
 import type { LoadedConfig } from "../config/load.js";
 import type { Clock } from "../core/clock.js";
-import type { DaemonDeps } from "./daemon.js";
 import { EntitlementStore, loadEntitlementKey, MemberGate } from "./entitlements.js";
 import type { Devices } from "./parts/context.js";
+import type { DaemonDeps } from "./types.js";
 
 /** The unit's member plan vends: the list store and the gate the engine and the NFC reader share. */
 export interface Members {

@@ -1,5 +1,4 @@
 import type { LoadedConfig } from "../config/load.js";
-import type { Daemon } from "./daemon.js";
 import { createUnitContext, type Devices, type UnitDeps } from "./parts/context.js";
 import { type ControlPart, controlPart } from "./parts/control.js";
 import { displayPart, journalPart, paymentPart, statusPart, vmcLinkPart } from "./parts/devices.js";
@@ -12,6 +11,7 @@ import { type Part, PartList } from "./parts/part.js";
 import { type PeripheralsPart, peripheralsPart } from "./parts/peripherals.js";
 import { servicePart } from "./parts/service.js";
 import { updateHealthPart } from "./parts/update.js";
+import type { Daemon } from "./types.js";
 
 export type { Devices } from "./parts/context.js";
 

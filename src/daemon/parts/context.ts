@@ -15,9 +15,9 @@ import type { VendEngine } from "../../engine/runner.js";
 import type { SqliteJournal } from "../../journal/sqlite.js";
 import type { PaymentDriver } from "../../payment/driver.js";
 import { type ConnectPolicy, DEFAULT_CONNECT_POLICY } from "../connect.js";
-import type { DaemonDeps } from "../daemon.js";
 import { DEX_BUSY_REASON } from "../dexReads.js";
 import { ServiceState } from "../serviceState.js";
+import type { DaemonDeps } from "../types.js";
 
 /** What the daemon opened for the unit; the unit closes them when it stops. */
 export interface Devices {
