@@ -23,6 +23,7 @@ import { SimVmc } from "../drivers/vmc/sim.js";
 import { runScenario, startWorld, Unit } from "../src/chaos/index.js";
 import { countSyncs, type SyncCounts } from "../src/chaos/straceOrder.js";
 import { ManualClock } from "../src/core/clock.js";
+import { DAY_MS } from "../src/core/days.js";
 import { seededRandom } from "../src/core/random.js";
 import { createEngine } from "../src/engine/factory.js";
 import type { EngineOptions } from "../src/engine/options.js";
@@ -132,7 +133,6 @@ const ENGINE: EngineOptions = {
   captureType: "full",
 };
 
-const DAY_MS = 86_400_000;
 /** The default `journal.retentionDays`. */
 const RETENTION_DAYS = 90;
 

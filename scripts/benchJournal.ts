@@ -10,6 +10,7 @@ import pino from "pino";
 import { createSimDisplay } from "../drivers/display/sim.js";
 import { SimVmc } from "../drivers/vmc/sim.js";
 import { ManualClock } from "../src/core/clock.js";
+import { DAY_MS } from "../src/core/days.js";
 import { createEngine } from "../src/engine/factory.js";
 import type { EngineOptions } from "../src/engine/options.js";
 import { openSqliteJournal } from "../src/journal/sqlite.js";
@@ -91,7 +92,7 @@ function copyExpr(table: string, col: string): string {
  */
 export async function buildJournal(path: string, sessions: number, templates = 100): Promise<void> {
   if (sessions % templates !== 0) throw new Error(`${sessions} sessions is not a multiple of ${templates}`);
-  await engineVends(path, "bench", templates, Date.now() - 86_400_000);
+  await engineVends(path, "bench", templates, Date.now() - DAY_MS);
   const db = new Database(path);
   try {
     db.exec("CREATE TEMP TABLE template AS SELECT id FROM sessions");

@@ -4,6 +4,7 @@
  * signed bundle can rotate the keys for the next one.
  */
 import * as z from "zod";
+import { DAY_MS } from "../core/days.js";
 import { ALWAYS, crossCheck, httpUrl, intIn, nonEmpty } from "./rules.js";
 
 /** A minisign public key line: Base64 of `Ed` ‖ key id (8) ‖ Ed25519 key (32), as `minisign -P` takes it. */
@@ -61,7 +62,7 @@ export const updatesSchema = z
     pull: z
       .strictObject({
         /** First wait after a failed pull; doubles per failure, with jitter, up to `maxBackoffMs`. */
-        minBackoffMs: intIn(1000, 86_400_000).default(60_000),
+        minBackoffMs: intIn(1000, DAY_MS).default(60_000),
         maxBackoffMs: intIn(1000, 604_800_000).default(21_600_000),
         /** Time limit of one download. */
         timeoutMs: intIn(1000, 3_600_000).default(600_000),

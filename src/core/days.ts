@@ -9,6 +9,9 @@ import { printable } from "./printable.js";
 /** The longest range of days one request may cover: a year (366 days with a leap day). */
 export const MAX_RANGE_DAYS = 366;
 
+/** A day's length in milliseconds (24 hours: UTC arithmetic; a zone's day is found with zonedTime). */
+export const DAY_MS = 86_400_000;
+
 const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 /** Whether `text` has a day's shape `YYYY-MM-DD` (digits; the day need not exist: see isDay). */
@@ -39,7 +42,7 @@ export function localDay(ms: number): string {
 
 /** Days from `from` to `to`, both included (calendar arithmetic, no time zone). */
 export function daysInRange(from: string, to: string): number {
-  return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000) + 1;
+  return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS) + 1;
 }
 
 /**

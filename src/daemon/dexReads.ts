@@ -12,6 +12,7 @@ import { countersOf } from "../../drivers/dex/counters.js";
 import { parseEvaDts } from "../../drivers/dex/evadts.js";
 import type { DexConfig } from "../config/schema-dex.js";
 import type { Clock, Timer } from "../core/clock.js";
+import { DAY_MS } from "../core/days.js";
 import type { DexReadRow, NewDexRead } from "../journal/dexStore.js";
 
 /** What the daemon needs of the reader (drivers/dex/reader.ts DexReader). */
@@ -77,7 +78,7 @@ export class DexReads {
     const { clock, config } = this.deps;
     const now = clock.now();
     let slot: number | null = null;
-    for (let t = nextReadAt(now - 86_400_000, config.schedule, config.timeZone); t <= now; ) {
+    for (let t = nextReadAt(now - DAY_MS, config.schedule, config.timeZone); t <= now; ) {
       slot = t;
       t = nextReadAt(t, config.schedule, config.timeZone);
     }

@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import type { Logger } from "pino";
 import type { VenddConfig } from "../config/load.js";
 import type { Clock } from "../core/clock.js";
+import { DAY_MS } from "../core/days.js";
 import type { FleetFaultPoints } from "../core/faults.js";
 import { loadUnitKey, type UnitKeyPair } from "../core/fleetAuth.js";
 import type { FaultData, Heartbeat, ServiceData } from "../core/fleetWire.js";
@@ -127,10 +128,7 @@ function reportStatusChanges(d: FleetUnitDeps, logger: Logger): () => void {
 function retainOutbox(d: FleetUnitDeps, fleet: NonNullable<VenddConfig["fleet"]>, logger: Logger): void {
   const { journal } = d;
   const now = d.clock.now();
-  const r = journal.retainOutbox(
-    now - fleet.retentionDays * 86_400_000,
-    now - fleet.maxBacklogDays * 86_400_000,
-  );
+  const r = journal.retainOutbox(now - fleet.retentionDays * DAY_MS, now - fleet.maxBacklogDays * DAY_MS);
   if (r.dropped.length > 0)
     logger.error(
       { dropped: r.dropped.length, maxBacklogDays: fleet.maxBacklogDays },

@@ -4,9 +4,11 @@
  * attempts come from the journal (committed before each check), so a restart does not reset the count; a
  * pending attempt (the daemon died while checking) counts as a failure. A successful login resets it.
  */
+import { DAY_MS } from "../core/days.js";
+
 export const LOCKOUT_AFTER = 5;
 export const LOCKOUT_BASE_MS = 30_000;
-export const LOCKOUT_MAX_MS = 86_400_000;
+export const LOCKOUT_MAX_MS = DAY_MS;
 
 export interface AttemptLike {
   at: number;

@@ -5,6 +5,7 @@
 import type { Kysely } from "kysely";
 import type pino from "pino";
 import type { Clock } from "../core/clock.js";
+import { DAY_MS } from "../core/days.js";
 import type { PublicKey } from "../update/minisign.js";
 import type { FleetDialect } from "./db/migrator.js";
 import type { FleetDatabase } from "./db/schema.js";
@@ -68,7 +69,7 @@ export function dayOf(ms: number, timeZone: string): string {
 
 /** The day after `day` (`YYYY-MM-DD`). */
 export function nextDay(day: string): string {
-  return new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+  return new Date(Date.parse(`${day}T00:00:00Z`) + DAY_MS).toISOString().slice(0, 10);
 }
 
 /** `day` plus `n` days (calendar arithmetic on the date, no time zone involved). */

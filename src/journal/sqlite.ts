@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import Database from "better-sqlite3";
 import { createPrivateFile } from "../core/atomicFile.js";
 import type { Clock } from "../core/clock.js";
+import { DAY_MS } from "../core/days.js";
 import type { UnitEvent } from "../core/fleetWire.js";
 import type { Minor } from "../core/money.js";
 import { stampCleanClose } from "./cleanClose.js";
@@ -107,7 +108,7 @@ export class SqliteJournal extends SqliteReads implements Journal, Outbox {
     const outbox = opts.outbox;
     if (outbox !== undefined)
       this.write("backfillOutbox", () =>
-        this.outbox.backfill(outbox.currency, opts.clock.now() - BACKFILL_DAYS * 86_400_000, BACKFILL_MAX),
+        this.outbox.backfill(outbox.currency, opts.clock.now() - BACKFILL_DAYS * DAY_MS, BACKFILL_MAX),
       );
     // The high-water mark outside the journal (owner.ts): what this start saw is now the floor.
     this.raiseMark();

@@ -1,4 +1,5 @@
 import Database from "better-sqlite3";
+import { DAY_MS } from "../core/days.js";
 import type { Minor } from "../core/money.js";
 import { isConflict } from "./journal.js";
 import { classifyJournalError } from "./problems.js";
@@ -111,7 +112,7 @@ export function openJournalView(path: string): JournalView {
                sum(CASE WHEN result = 'captured' THEN coalesce(decision_amount, 0) ELSE 0 END) AS capturedAmount
              FROM sessions WHERE opened_at >= ? GROUP BY day ORDER BY day DESC`,
           )
-          .all(now - days * 86_400_000) as DayTotal[];
+          .all(now - days * DAY_MS) as DayTotal[];
       }),
     owed: () =>
       query(() => {

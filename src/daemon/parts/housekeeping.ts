@@ -2,6 +2,8 @@
  * The housekeeping part (../housekeeping.ts): once the unit is in service, the sweeper, retention (the
  * journal's and the fleet outbox's) and the WAL checkpoint, every minute the unit is idle.
  */
+
+import { DAY_MS } from "../../core/days.js";
 import { startHousekeeping } from "../housekeeping.js";
 import type { EnginePart } from "./engine.js";
 import type { FleetPart } from "./fleet.js";
@@ -32,7 +34,7 @@ export function housekeepingPart(engine: EnginePart, fleet: FleetPart): Part<{ r
           checkpoint: () => devices.journal.checkpoint(),
           retain: () => {
             fleet.retain();
-            return devices.journal.retain(clock.now() - config.journal.retentionDays * 86_400_000);
+            return devices.journal.retain(clock.now() - config.journal.retentionDays * DAY_MS);
           },
         });
       });

@@ -1,4 +1,4 @@
-import { hasDayShape } from "../../core/days.js";
+import { DAY_MS, hasDayShape } from "../../core/days.js";
 import { type Minor, parseSignedAmount, signedAmountToJson } from "../../core/money.js";
 
 /** The `error` class of the invoice error answer (seed 002 §Invoice error answer). */
@@ -141,7 +141,6 @@ const ARTICLE_FIELDS = [
 
 export const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const PHONE = /^\+\d{6,15}$/;
-const DAY_MS = 86_400_000;
 
 /** `YYYY-MM-DD` of an emulator time (UTC). */
 export function dayOf(ms: number): string {

@@ -1,3 +1,4 @@
+import { DAY_MS } from "../../core/days.js";
 import type { Minor } from "../../core/money.js";
 
 /** Country and currency pairs of the subscriptions interface (seed 000: DKK with DK, EUR with FI). */
@@ -132,9 +133,8 @@ export interface SubsUserState {
   instantTransfer: boolean;
 }
 
-export const MS_DAY = 86_400_000;
-export const RESERVATION_LIFE_MS = 7 * MS_DAY;
-export const REFUND_WINDOW_MS = 30 * MS_DAY;
+export const RESERVATION_LIFE_MS = 7 * DAY_MS;
+export const REFUND_WINDOW_MS = 30 * DAY_MS;
 /** Execution of a due date starts at 03:15 UTC (seed 000; the time zone is the emulator's choice). */
 export const EXECUTION_MINUTE = 3 * 60 + 15;
 /** Retry runs of a failing payment, minutes after midnight UTC, repeated each grace day. */
@@ -152,11 +152,11 @@ export function at(date: string, minutes: number): number {
 
 /** Whole days from `from` to `to` (both `YYYY-MM-DD`). */
 export function daysBetween(from: string, to: string): number {
-  return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / MS_DAY);
+  return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS);
 }
 
 export function addDays(date: string, days: number): string {
-  return dateOf(Date.parse(`${date}T00:00:00Z`) + days * MS_DAY);
+  return dateOf(Date.parse(`${date}T00:00:00Z`) + days * DAY_MS);
 }
 
 /** `YYYY-MM-DDThh:mm:ssZ` of an emulator instant. */

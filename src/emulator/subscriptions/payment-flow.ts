@@ -3,16 +3,10 @@
  * on the next tick, run on the due date with retries through the grace days, rejected by the user,
  * declined by the merchant or system; each change goes out in the batched payment status callbacks.
  */
+
+import { DAY_MS } from "../../core/days.js";
 import { amountToJson, type Minor } from "../../core/money.js";
-import {
-  at,
-  dateOf,
-  daysBetween,
-  EXECUTION_MINUTE,
-  MS_DAY,
-  RETRY_MINUTES,
-  type SubsPayment,
-} from "./model.js";
+import { at, dateOf, daysBetween, EXECUTION_MINUTE, RETRY_MINUTES, type SubsPayment } from "./model.js";
 import { SubsConflict, type SubsState } from "./state.js";
 
 /** Payment status texts by code (seed 000 §States, Subscription payment and One-off payment). */
@@ -153,7 +147,7 @@ export function changeAmount(p: SubsPayment, amount: Minor): void {
 function nextRetry(p: SubsPayment, from: number): number | null {
   const days = Math.max(1, p.graceDays);
   for (let day = 0; day < days + (p.graceDays > 0 ? 1 : 0); day++) {
-    const date = dateOf(at(p.dueDate, 0) + day * MS_DAY);
+    const date = dateOf(at(p.dueDate, 0) + day * DAY_MS);
     for (const m of RETRY_MINUTES) {
       const t = at(date, m);
       if (t > from) return t;
@@ -164,7 +158,7 @@ function nextRetry(p: SubsPayment, from: number): number | null {
 
 /** End of the last retry day (23:59 of the due date or of the last grace day). */
 function failAt(p: SubsPayment): number {
-  return at(p.dueDate, 23 * 60 + 59) + p.graceDays * MS_DAY;
+  return at(p.dueDate, 23 * 60 + 59) + p.graceDays * DAY_MS;
 }
 
 function run(s: SubsState, p: SubsPayment, t: number): void {

@@ -1,8 +1,9 @@
+import { DAY_MS } from "../../core/days.js";
 import type { EmuClock, EmuRequest, EmuResponse, InterfaceHandler } from "../types.js";
 import { acceptAgreement, cancelAgreement, rejectAgreement } from "./agreement-flow.js";
 import { bool, int, obj, parseJson, SubsInputError, str } from "./codec.js";
 import type { SubsDelivery } from "./delivery.js";
-import { at, dateOf, MS_DAY } from "./model.js";
+import { at, dateOf } from "./model.js";
 import { acceptOneOff, rejectOneOff } from "./oneoff-flow.js";
 import { rejectPayment } from "./payment-flow.js";
 import { SubsConflict, type SubsState } from "./state.js";
@@ -122,7 +123,7 @@ export class SubsSimulation implements InterfaceHandler {
         if (target < now) throw new SubsInputError("that time has passed");
       } else {
         target = at(dateOf(now), minutes);
-        if (target <= now) target += MS_DAY;
+        if (target <= now) target += DAY_MS;
       }
       this.clock.advance(target - now);
       return { status: 200, body: { now: this.clock.now(), iso: new Date(this.clock.now()).toISOString() } };

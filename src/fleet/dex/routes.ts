@@ -1,7 +1,7 @@
 /** The DEX audits page and its CSV on the composed fleet server (issue 36). */
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { isDay } from "../../core/days.js";
+import { DAY_MS, isDay } from "../../core/days.js";
 import { dayOf, type FleetContext } from "../context.js";
 import type { DashboardTools } from "../web/index.js";
 import { messagePage } from "../web/pages.js";
@@ -17,9 +17,9 @@ function period(ctx: FleetContext, query: unknown): { from: string; to: string }
   const q = Period.safeParse(query);
   if (!q.success) return null;
   const today = dayOf(ctx.clock.now(), ctx.timeZone);
-  const from = q.data.from ?? dayOf(ctx.clock.now() - 86_400_000, ctx.timeZone);
+  const from = q.data.from ?? dayOf(ctx.clock.now() - DAY_MS, ctx.timeZone);
   const to = q.data.to ?? today;
-  if (!isDay(from) || !isDay(to) || to < from || Date.parse(to) - Date.parse(from) > 366 * 86_400_000)
+  if (!isDay(from) || !isDay(to) || to < from || Date.parse(to) - Date.parse(from) > 366 * DAY_MS)
     return null;
   return { from, to };
 }

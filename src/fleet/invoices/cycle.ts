@@ -6,6 +6,7 @@
  * only by the run that claimed it.
  */
 import type { Selectable } from "kysely";
+import { DAY_MS } from "../../core/days.js";
 import type { InvoiceInput, InvoicesClient } from "../../payment/invoices/client.js";
 import { InvoiceApiError } from "../../payment/invoices/client.js";
 import { dayOf, type FleetContext } from "../context.js";
@@ -37,7 +38,6 @@ import { applyRemoteStatus, hasInvoice, type InvoicesDb, insertDraft, invoicesDb
 const MONTH = /^(\d{4})-(0[1-9]|1[0-2])$/;
 /** A claimed draft whose run died is claimable again after this long. */
 const CLAIM_TTL_MS = 10 * 60_000;
-const DAY_MS = 86_400_000;
 
 /** First and last day (`YYYY-MM-DD`) of a month `YYYY-MM`. */
 export function monthDays(month: string): { first: string; last: string } {

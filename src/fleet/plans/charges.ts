@@ -4,10 +4,10 @@
  * payment ends it), and a member whose grace has passed with a fee unpaid is suspended.
  */
 import type * as z from "zod";
+import { DAY_MS } from "../../core/days.js";
 import type { SubscriptionsClient } from "../../payment/subscriptions/client.js";
 import type { FleetContext } from "../context.js";
 import {
-  MS_DAY,
   nextPeriod,
   type PaymentCallback,
   type PlansSettings,
@@ -64,7 +64,7 @@ export async function applyChargeEvent(
       else if (m.grace_until !== null) await setGrace(ctx, m.id, null, now);
     }
   } else if (m.status === "active" && m.grace_until === null) {
-    await setGrace(ctx, m.id, now + (s.graceMs ?? 3 * MS_DAY), now);
+    await setGrace(ctx, m.id, now + (s.graceMs ?? 3 * DAY_MS), now);
   }
   return true;
 }
@@ -85,7 +85,7 @@ export async function requestDueCharges(
   let requested = 0;
   const current = periodOf(now, ctx.timeZone);
   const next = nextPeriod(current);
-  const tomorrow = utcDay(now + MS_DAY);
+  const tomorrow = utcDay(now + DAY_MS);
   const ahead = s.chargeAheadDays ?? 7;
   const maxAttempts = s.maxChargeAttempts ?? 8;
   const charges = await chargesOf(ctx, m.id);
@@ -132,7 +132,7 @@ export async function requestDueCharges(
       await ask(current, tomorrow, cur.attempt + 1);
     const nxt = latest(next);
     const nextDue = `${next}-01`;
-    if (nxt === undefined && Date.parse(`${nextDue}T00:00:00Z`) - now <= ahead * MS_DAY)
+    if (nxt === undefined && Date.parse(`${nextDue}T00:00:00Z`) - now <= ahead * DAY_MS)
       await ask(next, nextDue, 1);
     else if (
       nxt !== undefined &&

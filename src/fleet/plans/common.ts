@@ -12,8 +12,6 @@ import type { MemberStatus, MembersTable, PlansTable } from "./schema.js";
 import { chargeStatesOf, memberWithBadge, updateMemberStatus } from "./store/members.js";
 import { planById } from "./store/plans.js";
 
-export const MS_DAY = 86_400_000;
-
 /** What the plans module needs besides the fleet context. Secrets here are never logged. */
 export interface PlansSettings {
   /** The fleet's https base URL as the service reaches it (callbacks), no trailing slash. */

@@ -7,6 +7,7 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import type { FastifyInstance, preHandlerHookHandler } from "fastify";
+import { DAY_MS } from "../../core/days.js";
 import { type EntitlementList, type EntitlementMember, signEntitlements } from "../../update/entitlements.js";
 import { decryptSecretKey, type SecretKey } from "../../update/minisign.js";
 import type { FleetContext } from "../context.js";
@@ -20,7 +21,7 @@ import {
 } from "./store/entitlements.js";
 
 export const ENTITLEMENTS_PATH = "/api/unit/v1/entitlements";
-const DEFAULT_VALIDITY_MS = 7 * 86_400_000;
+const DEFAULT_VALIDITY_MS = 7 * DAY_MS;
 
 /**
  * Reads the entitlement secret key (minisign, encrypted) and its passphrase from files. Errors name the

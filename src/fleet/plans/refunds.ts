@@ -1,9 +1,10 @@
 /** Refunds: a refund of an executed charge or captured overage is requested, and its callback recorded. */
 import * as z from "zod";
+import { DAY_MS } from "../../core/days.js";
 import type { Minor } from "../../core/money.js";
 import type { SubscriptionsClient } from "../../payment/subscriptions/client.js";
 import type { FleetContext } from "../context.js";
-import { MS_DAY, newId, PlansError, type PlansSettings } from "./common.js";
+import { newId, PlansError, type PlansSettings } from "./common.js";
 import { memberById } from "./store/members.js";
 import {
   chargeOfPayment,
@@ -16,7 +17,7 @@ import {
 } from "./store/refunds.js";
 
 /** The service refunds payments up to 30 days after execution (seed 000, Limits). */
-export const REFUND_WINDOW_MS = 30 * MS_DAY;
+export const REFUND_WINDOW_MS = 30 * DAY_MS;
 
 /**
  * Asks the service to refund an executed charge or a captured overage of a member, in full (`amount` null)

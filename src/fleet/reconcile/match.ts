@@ -34,6 +34,8 @@ export {
   type TransferTotal,
 } from "./types.js";
 
+import { DAY_MS } from "../../core/days.js";
+
 /** Classes that mean "reconciles"; a `transfer` line reconciles when its difference is 0. */
 const GOOD: ReadonlySet<LineClass> = new Set(["matched", "refundMatched", "fee"]);
 
@@ -54,7 +56,7 @@ const PAID_DRIVERS: ReadonlySet<string> = new Set(["v10", "legacy"]);
 
 /** The day before a `YYYY-MM-DD` day. */
 export function previousDay(day: string): string {
-  return new Date(Date.parse(`${day}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
+  return new Date(Date.parse(`${day}T00:00:00Z`) - DAY_MS).toISOString().slice(0, 10);
 }
 
 /** Report lines grouped by order id (invoices: by issuer and number; lines without one: by their id). */

@@ -5,6 +5,7 @@
  * a failure is logged (without secrets) and the next night tries again. `vendd fleet serve` starts it.
  */
 import { Cron } from "croner";
+import { DAY_MS } from "../../core/days.js";
 import { ReportingClient } from "../../payment/reporting/client.js";
 import { dayOf, type FleetContext } from "../context.js";
 import { problems, type ReconResult } from "./match.js";
@@ -37,7 +38,7 @@ export interface NightlyReconcile {
 
 /** `YYYY-MM-DD` minus `n` days. */
 function minusDays(day: string, n: number): string {
-  return new Date(Date.parse(`${day}T00:00:00Z`) - n * 86_400_000).toISOString().slice(0, 10);
+  return new Date(Date.parse(`${day}T00:00:00Z`) - n * DAY_MS).toISOString().slice(0, 10);
 }
 
 export function startNightlyReconcile(ctx: FleetContext, opts: NightlyOptions): NightlyReconcile {

@@ -14,6 +14,7 @@ import type { FeeAgreement } from "./settings.js";
 /** Days in the reporting time zone, shared by the features (context.ts). */
 export { dayStart, nextDay } from "../context.js";
 
+import { DAY_MS } from "../../core/days.js";
 import { loadBilling, loadRelated, loadSales, loadSessions, saveRun } from "./store.js";
 
 export { loadBilling, loadRelated, loadSales, loadSessions, saveRun };
@@ -90,7 +91,7 @@ export async function addPaidBefore(
   const earlier = related.filter((s) => s.day < range.from && paidNow.has(s.order_id));
   if (earlier.length === 0) return;
   const end = dayStart(range.from, range.timeZone);
-  const bound = end - PAID_BEFORE_DAYS * 86_400_000;
+  const bound = end - PAID_BEFORE_DAYS * DAY_MS;
   const start = Math.max(bound, Math.min(...earlier.map((s) => dayStart(s.day, range.timeZone))));
   const points = new Set<string>();
   for (const s of earlier) for (const p of paidNow.get(s.order_id) ?? []) points.add(p);

@@ -6,6 +6,8 @@
  * (match.ts), so one wrong line is one difference, not also a transfer difference. Money is summed as
  * BigInt and never across currencies.
  */
+
+import { DAY_MS } from "../../core/days.js";
 import type { Minor } from "../../core/money.js";
 import type { ReportLine } from "../../payment/reporting/client.js";
 import { dayOf } from "../context.js";
@@ -54,7 +56,7 @@ export class Totals {
 
 /** The day before a `YYYY-MM-DD` day. */
 function previousDay(day: string): string {
-  return new Date(Date.parse(`${day}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
+  return new Date(Date.parse(`${day}T00:00:00Z`) - DAY_MS).toISOString().slice(0, 10);
 }
 
 /**

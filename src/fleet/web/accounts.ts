@@ -12,6 +12,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Kysely } from "kysely";
+import { DAY_MS } from "../../core/days.js";
 import { createScryptHash, parseScryptHash, verifyScryptHash } from "../../core/scryptHash.js";
 import type { FleetContext } from "../context.js";
 import type { FleetDatabase } from "../db/schema.js";
@@ -49,7 +50,7 @@ export const THROTTLE_WINDOW_MS = 15 * 60 * 1000;
 export const MAX_FAILURES_PER_ACCOUNT = 5;
 export const MAX_FAILURES_PER_ADDRESS = 20;
 /** Login attempts older than this are deleted. */
-const ATTEMPT_RETENTION_MS = 24 * 60 * 60 * 1000;
+const ATTEMPT_RETENTION_MS = DAY_MS;
 
 export const USERNAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
 export const MIN_PASSWORD_LENGTH = 10;
