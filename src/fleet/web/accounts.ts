@@ -29,13 +29,12 @@ import {
   type Role,
   recordLoginAttempt,
   removeUser,
-  type UserRow,
   userForLogin,
   userIdOf,
   webSessionOf,
 } from "./accountsStore.js";
 
-export type { Role, UserRow };
+export type { Role };
 export { listUsers, removeUser };
 
 export const ROLES: readonly Role[] = ["viewer", "manager"];
