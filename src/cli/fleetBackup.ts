@@ -7,38 +7,30 @@
  */
 import { chmodSync, closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import Database from "better-sqlite3";
 import { fsyncDirectory } from "../core/atomicFile.js";
 import { printable } from "../core/printable.js";
 import { FleetConfigError, fleetConfigDb } from "../fleet/config.js";
-import { argsProblem } from "./cliArgs.js";
+import { parseOptionsOrExit } from "./cliArgs.js";
 import { renderCommandUsage } from "./commandTable.js";
 import { FLEET_COMMANDS } from "./fleetCommands.js";
 
 const USAGE = renderCommandUsage(FLEET_COMMANDS.filter((c) => c.words.startsWith("fleet backup")));
 
 export async function fleetBackupCommand(argv: string[]): Promise<number> {
-  let values: { out?: string; db?: string; config?: string; help?: boolean };
-  try {
-    values = parseArgs({
-      args: argv,
-      options: {
-        out: { type: "string" },
-        db: { type: "string" },
-        config: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-      strict: true,
-    }).values;
-  } catch (err) {
-    process.stderr.write(`vendd fleet backup: ${argsProblem(err)}\n${USAGE}`);
-    return 2;
-  }
-  if (values.help === true) {
-    process.stdout.write(USAGE);
-    return 0;
-  }
+  const values = parseOptionsOrExit(
+    "fleet backup",
+    argv,
+    {
+      out: { type: "string" },
+      db: { type: "string" },
+      config: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+    USAGE,
+    { stdout: process.stdout, stderr: process.stderr, env: process.env },
+  );
+  if (typeof values === "number") return values;
   let db = values.db ?? process.env.VENDD_FLEET_DB;
   if ((db === undefined || db === "") && values.config !== undefined) {
     try {
