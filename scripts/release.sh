@@ -122,8 +122,9 @@ if [ "$arch" = arm64 ]; then
   fi
 fi
 # Every native module a release carries (the unit's devices and the fleet's database). bleno's own
-# binding.gyp is for macOS only; its HCI socket is bluetooth-hci-socket's.
-natives=(better-sqlite3 @serialport/bindings-cpp unix-dgram @abandonware/bluetooth-hci-socket @pokusew/pcsclite)
+# binding.gyp is for macOS only; its HCI socket is bluetooth-hci-socket's. i2c-bus drives the I2C OLED
+# (display.kind ssd1306/sh1106, issue 46); it includes only the kernel's <linux/i2c-dev.h>.
+natives=(better-sqlite3 @serialport/bindings-cpp unix-dgram @abandonware/bluetooth-hci-socket @pokusew/pcsclite i2c-bus)
 for n in "${natives[@]}"; do
   d="$work/deps/node_modules/$n"
   if [ ! -f "$d/binding.gyp" ]; then echo "release: $n is not installed in $work/deps" >&2; exit 1; fi
@@ -139,7 +140,8 @@ while IFS= read -r gypfile; do
   build_native "$d" || echo "release: warning: ${d#"$work/deps/node_modules/"} did not build for $arch (left out)" >&2
 done < <(find "$work/deps/node_modules" -mindepth 2 -name binding.gyp -path '*/node_modules/*/binding.gyp' \
   -not -path '*/better-sqlite3/*' -not -path '*/@serialport/bindings-cpp/*' -not -path '*/unix-dgram/*' \
-  -not -path '*/bluetooth-hci-socket/*' -not -path '*/@pokusew/pcsclite/*' -not -path '*/bleno/*' | sort)
+  -not -path '*/bluetooth-hci-socket/*' -not -path '*/@pokusew/pcsclite/*' -not -path '*/bleno/*' \
+  -not -path '*/i2c-bus/*' | sort)
 
 # nfc-pcsc's binding needs the board's libpcsclite1 by its soname.
 pcsc_node="$work/deps/node_modules/@pokusew/pcsclite/build/Release/pcsclite.node"
@@ -166,7 +168,7 @@ tree_base() { # dir flavour
   rm -f "$dir/boards/README.md"
   cp "$repo/config/example.yaml" "$dir/config/"
 }
-unit_modules=(better-sqlite3 serialport @serialport/bindings-cpp unix-dgram @abandonware/bleno nfc-pcsc johnny-five qrcode-terminal)
+unit_modules=(better-sqlite3 serialport @serialport/bindings-cpp unix-dgram @abandonware/bleno nfc-pcsc johnny-five qrcode-terminal i2c-bus)
 fleet_modules=(better-sqlite3 sodium-native uplot qrcode-terminal unix-dgram)
 
 unit="$work/unit"

@@ -1,12 +1,11 @@
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { type Bitmap, drawScreen, QUIET_MODULES, qrMatrix } from "./bitmap.js";
 import { checkinUri, type Screen } from "./display.js";
 import { bitmapPng } from "./png.js";
-import { decodeBitmap } from "./qr.test-support.js";
+import { decodeBitmap, decodePng } from "./qr.test-support.js";
 
 const digits = checkinUri("servicepos", "123456789012345");
 const guid = checkinUri("servicepos", "CD851CD7-8398-4A03-83C1-391A2F5CB71C");
@@ -109,12 +108,11 @@ describe("drawScreen", () => {
     expect(once.equals(Buffer.from(draw(s, 240, 240).bitmap.pixels))).toBe(true);
   });
 
-  it("zbarimg reads the PNG of the pay screen", () => {
+  it("the pay screen's PNG file decodes", () => {
     const dir = mkdtempSync(join(tmpdir(), "vendd-bitmap-"));
     const file = join(dir, "pay.png");
     const d = draw({ kind: "pay", amount: 1250, currency: "DKK", checkinUri: guid, item: 7 }, 240, 240);
     writeFileSync(file, bitmapPng(d.bitmap));
-    const out = execFileSync("zbarimg", ["--quiet", "--raw", file], { encoding: "utf8" });
-    expect(out.trim()).toBe(guid);
+    expect(decodePng(readFileSync(file))).toBe(guid);
   });
 });

@@ -1,5 +1,6 @@
 /** Reads a drawn screen back like a phone would: jsQR on the pixels (tests only; jsqr is a dev dependency). */
 import jsQRModule from "jsqr";
+import { PNG } from "pngjs";
 import type { Bitmap } from "./bitmap.js";
 import { bitmapRgba } from "./png.js";
 
@@ -9,6 +10,12 @@ const jsQR = jsQRModule.default;
 /** The text of the QR code jsQR finds in RGBA pixels, or null. */
 export function decodeRgba(rgba: Uint8ClampedArray, width: number, height: number): string | null {
   return jsQR(rgba, width, height, { inversionAttempts: "dontInvert" })?.data ?? null;
+}
+
+/** The text of the QR code in a PNG file's bytes (read back with pngjs, as any viewer would), or null. */
+export function decodePng(png: Buffer): string | null {
+  const image = PNG.sync.read(png);
+  return decodeRgba(new Uint8ClampedArray(image.data), image.width, image.height);
 }
 
 /** The text of the QR code in a 1-bit bitmap (ink black on white), or null. */

@@ -116,6 +116,7 @@ async function servicesOf(cfg: FleetConfig, problems: string[]): Promise<FleetSe
     };
   }
   if (cfg.alerts !== undefined) services.alerts = cfg.alerts;
+  if (cfg.metricsToken !== undefined) services.metricsToken = cfg.metricsToken;
   return services;
 }
 

@@ -12,6 +12,7 @@ import { dexSchema } from "./schema-dex.js";
 import { displayIssues, displaySchema } from "./schema-display.js";
 import { entitlementKeyIssues, entitlementsSchema } from "./schema-entitlements.js";
 import { fleetSchema } from "./schema-fleet.js";
+import { metricsSchema } from "./schema-metrics.js";
 import { paymentSchema } from "./schema-payment.js";
 import { amountSchema, CURRENCY_DECIMALS, DEFAULT_MAX_PRICE, maxPriceIssues } from "./schema-price.js";
 import { updatesSchema } from "./schema-updates.js";
@@ -135,6 +136,8 @@ export const configSchema = z
     entitlements: entitlementsSchema,
     /** The DEX audit reader on the machine's DEX jack (src/config/schema-dex.ts, docs/dex.md). */
     dex: dexSchema,
+    /** The unit's metrics for node_exporter's textfile collector (src/config/schema-metrics.ts). */
+    metrics: metricsSchema,
   })
   .superRefine(
     crossCheck((root) => [

@@ -7,6 +7,7 @@ import { type EnginePart, enginePart } from "./parts/engine.js";
 import { fleetPart } from "./parts/fleet.js";
 import { housekeepingPart } from "./parts/housekeeping.js";
 import { membersPart } from "./parts/members.js";
+import { metricsPart } from "./parts/metrics.js";
 import { type Part, PartList } from "./parts/part.js";
 import { type PeripheralsPart, peripheralsPart } from "./parts/peripherals.js";
 import { servicePart } from "./parts/service.js";
@@ -46,6 +47,7 @@ export function unitParts(): {
     dex,
     housekeepingPart(engine, fleet),
     updateHealthPart(),
+    metricsPart(),
     servicePart(engine, members),
     control,
   ];

@@ -139,6 +139,11 @@ const Secrets = z.strictObject({
   invoicesCallbackSecret: z.string().min(16, "at least 16 characters").optional(),
   alertsSmtpPassword: z.string().min(1).optional(),
   alertsWebhookSecret: z.string().min(16, "at least 16 characters").optional(),
+  /** The bearer token of `GET /metrics` (issue 45): Prometheus's `authorization: { credentials: ... }`. */
+  metricsToken: z
+    .string()
+    .regex(/^[A-Za-z0-9\-._~+/]{24,200}=*$/, "a token68 value of at least 24 characters")
+    .optional(),
 });
 type Secrets = z.infer<typeof Secrets>;
 
@@ -152,6 +157,7 @@ export const SECRET_ENV: Record<keyof Secrets, string> = {
   invoicesCallbackSecret: "VENDD_INVOICES_CALLBACK_SECRET",
   alertsSmtpPassword: "VENDD_ALERTS_SMTP_PASSWORD",
   alertsWebhookSecret: "VENDD_ALERTS_WEBHOOK_SECRET",
+  metricsToken: "VENDD_METRICS_TOKEN",
 };
 
 export interface FleetConfig {
@@ -193,6 +199,8 @@ export interface FleetConfig {
   };
   /** Alerts (issue 37), with their secrets; absent when the section is. */
   alerts?: AlertSettings;
+  /** The bearer token of `GET /metrics` (secrets file or $VENDD_METRICS_TOKEN); absent: managers only. */
+  metricsToken?: string;
   schedules: {
     reconcile: string | false;
     reconcileDays: number;
@@ -342,6 +350,10 @@ export function readFleetConfig(
   if (m.plans !== undefined && m.publicUrl === undefined)
     problems.push("plans needs publicUrl (the service calls it back)");
   addServiceSections(cfg, m, at, need);
+  if (s.metricsToken !== undefined) {
+    cfg.metricsToken = s.metricsToken;
+    cfg.secrets.push(s.metricsToken);
+  }
   cfg.secrets = cfg.secrets.filter((v) => v !== "");
   return { cfg, problems };
 }

@@ -5,6 +5,7 @@
  * handed over separately, as steps of database.ts's list of migrations.
  */
 import type { FastifyInstance, preHandlerHookHandler } from "fastify";
+import type { Registry } from "prom-client";
 import type { FleetContext } from "./context.js";
 import type { DashboardTools } from "./web/index.js";
 import type { PageTools } from "./web/pageTools.js";
@@ -13,6 +14,15 @@ import type { PageTools } from "./web/pageTools.js";
 export interface FleetPluginTools {
   /** The unit API's authentication (signature, nonce, approved unit) for unit routes mounted outside it. */
   unitAuth: preHandlerHookHandler;
+  /** This fleet app's metrics (metrics/, issue 45): what `/metrics` serves. */
+  metrics: FleetMetrics;
+}
+
+/** A fleet app's Prometheus registry and the unit API's instrument, made by server.ts (metrics/registry.ts). */
+export interface FleetMetrics {
+  registry: Registry;
+  /** A batch of events stored (`POST /events`), in seconds. */
+  observeIngest(seconds: number): void;
 }
 
 /** One feature as the composition mounts it; every part but the name is optional. */

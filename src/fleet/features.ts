@@ -18,6 +18,7 @@ import { dexFeature } from "./dex/index.js";
 import type { FleetFeature } from "./feature.js";
 import { groupsFeature } from "./groups/index.js";
 import { invoicesFeature } from "./invoices/index.js";
+import { metricsFeature } from "./metrics/index.js";
 import { plansFeature } from "./plans/index.js";
 import { reconcileFeature } from "./reconcile/index.js";
 import { rolloutsFeature } from "./rollouts/index.js";
@@ -46,6 +47,7 @@ function fleetFeatures(s: FleetServices): FleetFeature[] {
     groupsFeature,
     rolloutsFeature,
     alertsFeature(s.alerts),
+    metricsFeature(s.metricsToken ?? null),
   ];
 }
 

@@ -15,6 +15,7 @@ import type { FleetContext } from "./context.js";
 import { openFleetDb } from "./database.js";
 import { isPostgresUrl } from "./db/open.js";
 import type { FleetPluginTools } from "./feature.js";
+import { createFleetMetrics } from "./metrics/index.js";
 import { registerRequestLog } from "./requestLog.js";
 import { registerUnitApi, UNIT_BODY_LIMIT } from "./units/routes.js";
 import { approvedKeys, purgeNonces } from "./units/store.js";
@@ -73,12 +74,14 @@ export async function createFleetApp(
       .send(messagePage("Not found", "There is no page here."));
   });
   registerRequestLog(app, ctx);
+  const metrics = createFleetMetrics();
   const unitAuth = await registerUnitApi(app, ctx, {
+    onIngest: metrics.observeIngest,
     faults: opts.faults ?? NO_FLEET_SERVER_FAULTS,
     ...(opts.entitlements === undefined ? {} : { entitlements: opts.entitlements }),
     ...(opts.maxPendingEnrolments === undefined ? {} : { maxPendingEnrolments: opts.maxPendingEnrolments }),
   });
-  for (const plugin of opts.plugins ?? []) await plugin(app, ctx, { unitAuth });
+  for (const plugin of opts.plugins ?? []) await plugin(app, ctx, { unitAuth, metrics });
 
   const every = opts.noncePurgeMs ?? 60_000;
   let timer: Timer | null = null;

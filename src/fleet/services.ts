@@ -15,5 +15,7 @@ export interface FleetServices {
   invoices?: { client: InvoicesClient; auth: FleetInvoiceAuth };
   /** Alerts (issue 37): evaluated on their schedule when configured; the page is always there. */
   alerts?: AlertSettings;
+  /** The bearer token Prometheus scrapes `/metrics` with (issue 45); absent: managers' sessions only. */
+  metricsToken?: string;
 }
 export type FleetInvoiceAuth = NonNullable<FleetConfig["invoices"]>["callbackAuth"];

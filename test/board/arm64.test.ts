@@ -1,7 +1,9 @@
 /**
  * An emulated Pi (issue 34; docs/board.md, "Emulated Pi"): the arm64 .deb of `npm run release -- --arch
  * arm64` installed into an arm64 root directory (dpkg --root), and the installed release run by the official
- * arm64 Node under qemu-aarch64 (binfmt_misc): `vendd --version`; the release's nfc-pcsc against Debian's
+ * arm64 Node under qemu-aarch64 (binfmt_misc): `vendd --version`; the release's i2c-bus built for arm64 and
+ * loading; `vendd run` drawing its check-in screen into a stand-in framebuffer (issue 46), the image
+ * decoded by jsQR; the release's nfc-pcsc against Debian's
  * real arm64 libpcsclite1 (missing, then loading with no pcscd, then the arm64 pcscd under qemu with no
  * reader), as `vendd doctor` reports it; `vendd demo --vends 3 --json` consistent;
  * a `vendd run` daemon against the emulator (x86, in this process) and the simulated machine on a socat
@@ -24,8 +26,11 @@ import {
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { fakeFramebuffer, readFramebuffer } from "../../drivers/display/framebuffer.test-support.js";
+import { decodeRgba } from "../../drivers/display/qr.test-support.js";
 import type { VendRecord } from "../../src/chaos/actors.js";
 import { finishAndCheck, runScenario, startWorld, Unit, type World } from "../../src/chaos/index.js";
+import { hashPin } from "../../src/core/pin.js";
 import { seededRandom } from "../../src/core/random.js";
 import { emulatorV10Settings } from "../../src/demo/emulatorSettings.js";
 import { startEmulator } from "../../src/emulator/index.js";
@@ -47,6 +52,7 @@ import {
   unpackArmDebs,
   VERSION,
 } from "../support/board.js";
+import { CANARY_PIN, CANARY_SECRET, Collected, writeUnit } from "../support/console.js";
 import { expectQuietAndConsistent, HAVE_SOCAT } from "../support/daemon.js";
 
 const DEB = debPath("vendd", "arm64");
@@ -63,6 +69,9 @@ const why =
     : "Debian's arm64 libpcsclite1 and pcscd are missing: run `bash scripts/arm64-debs.sh`");
 if (why !== null && IN_CI) throw new Error(`board-arm64: ${why}`);
 if (why !== null) console.warn(`emulated Pi tests skipped: ${why}`);
+
+/** The emulated Pi's beaconId: its check-in link is what the framebuffer's QR code must decode to. */
+const PI_BEACON = "340000000000046";
 
 /** qemu-aarch64 runs about as fast as a Pi Zero 2 W: generous waits. */
 const READY_MS = 90_000;
@@ -92,6 +101,62 @@ describe.skipIf(why !== null)("emulated Pi: the arm64 package under qemu-aarch64
     const v = arm(["--version"]);
     expect(v.stderr).toBe("");
     expect(v.stdout).toBe(`vendd ${VERSION}\n`);
+  });
+
+  it("the package's i2c-bus (the OLED displays) is built for arm64 and loads on the arm64 node", {
+    timeout: 180_000,
+  }, () => {
+    const modules = join(root, "usr/lib/vendd/node_modules");
+    const native = join(modules, "i2c-bus/build/Release/i2c.node");
+    expect(spawnSync("file", [native], { encoding: "utf8" }).stdout).toContain("ARM aarch64");
+    // Loaded, and writing to a bus this machine does not have (opened at the first transfer): the
+    // module's own ENOENT for /dev/i2c-250, not a load error.
+    const r = spawnSync(
+      ARM_NODE,
+      [
+        "-e",
+        `require(${JSON.stringify(join(modules, "i2c-bus"))}).openPromisified(250).then((b) => b.i2cWrite(0x3c, 1, Buffer.from([0]))).then(() => console.log("written"), (e) => console.log("error " + e.code))`,
+      ],
+      { encoding: "utf8", timeout: 120_000, env: { ...process.env, ...QEMU_ENV } },
+    );
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe("error ENOENT\n");
+  });
+
+  it("`vendd run` draws its check-in screen into a stand-in framebuffer; the image decodes", {
+    timeout: 300_000,
+  }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), "vendd-pi-fb-"));
+    const emu = await startEmulator({
+      pollDelayMs: 50,
+      seed: { integrators: [{ clientId: "console-client", clientSecret: CANARY_SECRET }] },
+    });
+    // An SPI panel's geometry as fbtft reports it (240x240, RGB565), in a file and a fake sysfs directory.
+    const fb = fakeFramebuffer(240, 240, 16);
+    let daemon: Collected | null = null;
+    try {
+      const files = writeUnit(dir, emu, await hashPin(CANARY_PIN, 1024), ["engine: { flow: checkin }"], {
+        display: `{ kind: framebuffer, device: ${fb.device}, sysfs: ${fb.sysfs} }`,
+        beaconId: PI_BEACON,
+      });
+      daemon = new Collected(
+        spawn(ARM_NODE, [main(), "run", "--config", files.config, "--secrets", files.secrets], {
+          env: { ...process.env, ...QEMU_ENV },
+          stdio: ["ignore", "pipe", "pipe"],
+        }),
+      );
+      await daemon.waitFor("unit in service", 0, READY_MS);
+      const link = `servicepos://pos?id=${PI_BEACON}&source=qr`;
+      await expect
+        .poll(() => decodeRgba(readFramebuffer(fb), fb.width, fb.height), { timeout: 60_000 })
+        .toBe(link);
+      expect(daemon.out).not.toMatch(/"level":50/);
+    } finally {
+      await daemon?.stop();
+      await emu.close();
+      rmSync(dir, { recursive: true, force: true });
+      rmSync(join(fb.device, ".."), { recursive: true, force: true });
+    }
   });
 
   it("nfc-pcsc from the package against Debian's arm64 libpcsclite1: missing, no pcscd, pcscd without a reader", {

@@ -173,6 +173,7 @@ const NOT_RUN: readonly [RegExp, string][] = [
     /^vendd console(?! (hash-pin|verify-audit))/,
     "interactive on a terminal (test/console drives it over a PTY)",
   ],
+  [/^vendd screen\b/, "asks a running daemon over its control socket (test/cli/screen-daemon.test.ts)"],
   [/^vendd demo\b/, "a whole demo, tens of seconds to minutes (test/demo runs it)"],
   [/^vendd doctor\b/, "checks the unit's own devices and payment service (test/cli/doctor-cli.test.ts)"],
   [/^vendd fleet (enroll|pull|push)\b/, "talks to a running fleet server (test/fleet)"],

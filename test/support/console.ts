@@ -79,10 +79,17 @@ export const CANARY_SECRET = "canary-Console-secret-55e1";
 export const CANARY_PIN = "80417263";
 
 /**
- * A unit config against the emulator in `dir` (V10, sim VMC and board, no display), with the console
- * PIN hash; returns the config and secrets paths.
+ * A unit config against the emulator in `dir` (V10, sim VMC and board, no display unless `opts.display`
+ * gives the section's flow mapping), with the console PIN hash and, with `opts.beaconId`, the V10 beaconId;
+ * returns the config and secrets paths.
  */
-export function writeUnit(dir: string, emu: Emulator, pinHash: string, extra: string[] = []) {
+export function writeUnit(
+  dir: string,
+  emu: Emulator,
+  pinHash: string,
+  extra: string[] = [],
+  opts: { display?: string; beaconId?: string } = {},
+) {
   const { v10 } = emu.info;
   const config = join(dir, "unit.yaml");
   writeFileSync(
@@ -91,7 +98,7 @@ export function writeUnit(dir: string, emu: Emulator, pinHash: string, extra: st
       "# the test unit",
       "unit: { id: vm-c, name: Console unit }",
       `journal: { path: ${join(dir, "journal.db")} }`,
-      "display: { kind: none }",
+      `display: ${opts.display ?? "{ kind: none }"}`,
       "logging: { level: debug }",
       "payment:",
       "  driver: v10",
@@ -101,6 +108,7 @@ export function writeUnit(dir: string, emu: Emulator, pinHash: string, extra: st
       "    clientId: console-client",
       `    merchantVat: ${v10.merchantVat}`,
       `    storeId: ${v10.storeId}`,
+      ...(opts.beaconId === undefined ? [] : [`    beaconId: "${opts.beaconId}"`]),
       "console:",
       `  pinHash: "${pinHash}"`,
       "updates:",

@@ -73,6 +73,7 @@ export const FLEET_FEATURES: ReadonlySet<string> = new Set([
   "groups",
   "ingest",
   "invoices",
+  "metrics",
   "plans",
   "reconcile",
   "rollouts",

@@ -43,6 +43,8 @@ export interface UnitApiOptions {
    * the database; the managers approve or revoke the pending ones to make room.
    */
   maxPendingEnrolments?: number;
+  /** Called with the seconds each stored batch of events took (`POST /events`, the fleet's metrics). */
+  onIngest?: (seconds: number) => void;
 }
 
 /** How many enrolments may wait for approval at once, unless the fleet config says otherwise. */
@@ -57,6 +59,7 @@ interface UnitRoutes {
   faults: FleetServerFaultPoints;
   bundles: ReturnType<typeof bundleIndex>;
   entitlementsEtag: (() => Promise<string | null>) | undefined;
+  onIngest: ((seconds: number) => void) | undefined;
 }
 
 /** Registers the unit API on `app` (in its own scope: the raw-body JSON parser stays inside it). */
@@ -83,6 +86,7 @@ export async function registerUnitApi(
         faults: opts.faults ?? NO_FLEET_SERVER_FAULTS,
         bundles,
         entitlementsEtag: opts.entitlements === true ? () => newestEntitlementEtag(ctx) : undefined,
+        onIngest: opts.onIngest,
       };
       api.removeAllContentTypeParsers(); // JSON only (415 for anything else), kept as bytes
       api.addContentTypeParser(
@@ -174,6 +178,8 @@ async function postEvents(u: UnitRoutes, req: FastifyRequest, reply: FastifyRepl
   r ??= await ingestBatch(ctx, unit.id, events, faults, unit.committed_seq);
   if (r.pastGap > 0)
     ctx.logger.info({ unitId: unit.id, committed: r.committed, pastGap: r.pastGap }, "batch past a gap");
+  // From the request's arrival: the signature check, the nonce and the batch's statement.
+  u.onIngest?.(reply.elapsedTime / 1000);
   return reply.send({ committed: r.committed });
 }
 
