@@ -46,13 +46,13 @@ const releaseOf = (u: UnitSummary): string => releaseShown(u) ?? "–";
 /** A fault event in words: `vmcLink raised: VMC link lost`. */
 function faultText(data: unknown): string {
   const f = FaultData.safeParse(data);
-  return f.success ? `${f.data.code} ${f.data.state}: ${f.data.message}` : "fault (unreadable record)";
+  return f.success ? `${f.data.code} ${f.data.state}: ${f.data.message}` : words(data);
 }
 
 /** A version event in words: `release 1.5.0 applied (bundle rel-1.5.0): health gate passed`. */
 function versionText(data: unknown): string {
   const v = VersionData.safeParse(data);
-  if (!v.success) return "version change (unreadable record)";
+  if (!v.success) return words(data);
   const d = v.data;
   const outcome = d.outcome === "rolledBack" ? "rolled back" : d.outcome;
   return `${d.kind} ${d.version} ${outcome}${d.bundleId === null ? "" : ` (bundle ${d.bundleId})`}${d.reason === "" ? "" : `: ${d.reason}`}`;
