@@ -15,6 +15,9 @@ const SUBCOMMANDS: Readonly<Record<string, { load: () => Promise<Command> }>> = 
   init: {
     load: async () => (await import("./fleetAdmin.js")).fleetInitCommand,
   },
+  doctor: {
+    load: async () => (await import("./fleetDoctor.js")).fleetDoctorCommand,
+  },
   units: {
     load: async () => (await import("./fleetAdmin.js")).fleetUnitsCommand,
   },

@@ -118,6 +118,12 @@ export const FLEET_COMMANDS: readonly CommandHelp[] = [
         "create and migrate the fleet database (fleet serve does too); the other admin commands never create one",
     },
     {
+      words: "fleet doctor",
+      only: ["config"],
+      summary:
+        "tell the payment services the fleet's callback addresses now and print whether each took it (exit 1: one refused)",
+    },
+    {
       words: "fleet units",
       only: ["config", "db", "json"],
       summary: "list enrolled units: status, fingerprint, committed seq, last seen, versions",

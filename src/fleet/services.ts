@@ -3,6 +3,7 @@
 import type { InvoicesClient } from "../payment/invoices/client.js";
 import type { SubscriptionsClient } from "../payment/subscriptions/client.js";
 import type { AlertSettings } from "./alerts/settings.js";
+import type { CallbackChecks } from "./callbackChecks.js";
 import type { FleetConfig } from "./config.js";
 import type { PlansSettings } from "./plans/index.js";
 import type { ReportingSettings } from "./reconcile/settings.js";
@@ -15,5 +16,7 @@ export interface FleetServices {
   invoices?: { client: InvoicesClient; auth: FleetInvoiceAuth };
   /** Alerts (issue 37): evaluated on their schedule when configured; the page is always there. */
   alerts?: AlertSettings;
+  /** The services' answers to the fleet's callback addresses (callbackChecks.ts): the dashboard shows refusals. */
+  callbacks?: CallbackChecks;
 }
 export type FleetInvoiceAuth = NonNullable<FleetConfig["invoices"]>["callbackAuth"];

@@ -118,7 +118,7 @@ describe("plans form on the dashboard in Chromium", () => {
     // Without the session's token: refused, nothing changed.
     const editUrl = `/plans/${encodeURIComponent(created[0]?.id ?? "")}/edit`;
     await page.goto(`${base}${editUrl}`);
-    await page.evaluate(() => document.querySelector(".plan-form input[name=_csrf]")?.remove());
+    await page.locator(".plan-form input[name=_csrf]").evaluate((el: { remove(): void }) => el.remove());
     await page.fill(".plan-form input[name=price]", "1.00");
     await submit();
     expect(await page.textContent("main")).toContain("security token is missing or stale");
