@@ -75,7 +75,8 @@ export interface CycleReport {
 
 /**
  * Runs the month `YYYY-MM` (a finished month in the fleet's time zone) at time `now`; with
- * `opts.companyId` ("run now" for one company) only that company's invoice is built and sent.
+ * `opts.companyId` ("run now" for one company) only that company's invoice is built and sent (no follow-up
+ * of open invoices, no overdue marking: the monthly run's).
  * Throws RangeError for a month that has not ended yet.
  */
 export async function runInvoiceCycle(
@@ -103,8 +104,11 @@ export async function runInvoiceCycle(
 
   const companies = await buildInvoices(ctx, db, month, today, report, opts.companyId);
   await sendDrafts(ctx, db, client, companies, now, report, opts.companyId);
-  await followOpen(ctx, db, client, now, report);
-  await markOverdue(db, month, today, now, report);
+  // Following open invoices and marking overdue ones are the monthly run's; a run for one company skips them.
+  if (opts.companyId === undefined) {
+    await followOpen(ctx, db, client, now, report);
+    await markOverdue(db, month, today, now, report);
+  }
   return report;
 }
 
