@@ -159,6 +159,7 @@ const ROLE_MANUALS = [
   "docs/alerts.md",
   "docs/reconciliation.md",
   "docs/board.md",
+  "docs/invoices.md",
 ];
 const RUN_MS = 20_000;
 
