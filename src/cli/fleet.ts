@@ -18,6 +18,9 @@ const SUBCOMMANDS: Readonly<Record<string, { load: () => Promise<Command> }>> = 
   doctor: {
     load: async () => (await import("./fleetDoctor.js")).fleetDoctorCommand,
   },
+  invoice: {
+    load: async () => (await import("./fleetInvoice.js")).fleetInvoiceCommand,
+  },
   units: {
     load: async () => (await import("./fleetAdmin.js")).fleetUnitsCommand,
   },
