@@ -182,7 +182,7 @@ const NOT_RUN: readonly [RegExp, string][] = [
     "talks to the payment services a fleet config names (test/fleet/callback-refused.test.ts)",
   ],
   [
-    /^vendd fleet (units|approve|revoke|reconcile|group|rollout|dex-g85)\b/,
+    /^vendd fleet (units|approve|revoke|reconcile|group|rollout|dex-g85|invoice)\b/,
     "acts on a fleet database with its enrolled units, bundles and sales (test/fleet runs each on a real one)",
   ],
   [
