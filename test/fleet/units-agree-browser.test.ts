@@ -145,7 +145,8 @@ describe("units list: dashboard and vendd fleet units agree", () => {
     await shot("units");
 
     await page.goto(`${base}/units/${UNIT}`);
-    // What the page shows (innerText: the chart's data block is not shown text).
+    // What the page shows: the rendered text, without the chart's JSON data block (not shown text).
+    // biome-ignore lint/performance/useDomNodeTextContent: Playwright's rendered text is the point here
     const main = await page.innerText("main");
     expect(main).toContain("config as installed, release vendd 0.9.1");
     expect(main).toContain("20 events");
