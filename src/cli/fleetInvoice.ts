@@ -13,6 +13,7 @@ import { FleetConfigError, problemsMessage, readFleetConfig } from "../fleet/con
 import type { FleetContext } from "../fleet/context.js";
 import { openFleetDb } from "../fleet/database.js";
 import { previewInvoice, runInvoiceCycle } from "../fleet/invoices/cycle.js";
+import { rate } from "../fleet/invoices/views.js";
 import { parseOptionsOrExit } from "./cliArgs.js";
 import { renderCommandUsage } from "./commandTable.js";
 import { FLEET_COMMANDS, FLEET_INVOICE_OPTIONS } from "./fleetCommands.js";
@@ -127,7 +128,7 @@ async function preview(ctx: FleetContext, company: string, month: string, json: 
         printable(a.description, 80),
         String(a.quantity),
         formatAmount(a.unitPrice),
-        `${a.vatBp / 100} %`,
+        rate(a.vatBp),
         formatAmount(a.net),
         formatAmount(a.vat),
         formatAmount(a.gross),

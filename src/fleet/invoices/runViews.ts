@@ -7,8 +7,7 @@ import { formatAmount } from "../../core/money.js";
 import { type Html, html } from "../web/html.js";
 import type { InvoicePreview } from "./cycle.js";
 import type { CompanyRow } from "./schema.js";
-
-const rate = (bp: number): string => `${(bp / 100).toFixed(bp % 100 === 0 ? 0 : 2)} %`;
+import { rate } from "./views.js";
 
 /** The company and month picker (a GET: the preview changes nothing). */
 export function runNowForm(companies: readonly CompanyRow[], month: string): Html {
