@@ -32,7 +32,14 @@ import {
   monthSales,
   openInvoices,
 } from "./store/cycle.js";
-import { applyRemoteStatus, hasInvoice, type InvoicesDb, insertDraft, invoicesDb } from "./store/invoices.js";
+import {
+  applyRemoteStatus,
+  hasInvoice,
+  type InvoicesDb,
+  insertDraft,
+  invoiceOfMonth,
+  invoicesDb,
+} from "./store/invoices.js";
 
 const MONTH = /^(\d{4})-(0[1-9]|1[0-2])$/;
 /** A claimed draft whose run died is claimable again after this long. */
@@ -215,12 +222,7 @@ export async function previewInvoice(
   const db = invoicesDb(ctx);
   const c = (await companiesInOrder(db)).find((x) => x.id === companyId);
   if (c === undefined) return undefined;
-  const existing = await db
-    .selectFrom("invoices")
-    .select(["id", "number", "status"])
-    .where("company_id", "=", c.id)
-    .where("month", "=", month)
-    .executeTakeFirst();
+  const existing = await invoiceOfMonth(db, c.id, month);
   return {
     companyId: c.id,
     companyName: c.name,
@@ -228,7 +230,7 @@ export async function previewInvoice(
     currency: currencyOf(c),
     issueDate: today,
     dueDate: addDays(today, c.due_days),
-    existing: existing === undefined ? null : { ...existing, number: Number(existing.number) },
+    existing: existing ?? null,
     bill: await billOf(ctx, db, c, month),
   };
 }

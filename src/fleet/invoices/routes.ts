@@ -13,7 +13,14 @@ import { messagePage } from "../web/pages.js";
 import { IdParams, type PageTools } from "../web/pageTools.js";
 import { previewInvoice, runInvoiceCycle } from "./cycle.js";
 import { previewPage, runNowForm } from "./runViews.js";
-import { applyRemoteStatus, invoicesDb, loadCompanies, loadInvoice, loadInvoices } from "./store/invoices.js";
+import {
+  applyRemoteStatus,
+  invoiceOfMonth,
+  invoicesDb,
+  loadCompanies,
+  loadInvoice,
+  loadInvoices,
+} from "./store/invoices.js";
 import { renderInvoice, renderInvoices } from "./views.js";
 
 const InvoiceStatus = z.object({
@@ -98,12 +105,7 @@ export function mountInvoicePages(
     );
     const failed = report.buildErrors[0]?.reason ?? report.sendErrors[0]?.reason;
     if (failed !== undefined) return runRefused(req, reply, `Not sent: ${failed}`, 502);
-    const made = await invoicesDb(ctx)
-      .selectFrom("invoices")
-      .select("id")
-      .where("company_id", "=", a.company)
-      .where("month", "=", a.month)
-      .executeTakeFirst();
+    const made = await invoiceOfMonth(invoicesDb(ctx), a.company, a.month);
     if (made === undefined) return runRefused(req, reply, `Nothing to bill for ${a.month}.`, 422);
     return reply.redirect(`/invoices/${encodeURIComponent(made.id)}`, 303);
   });
