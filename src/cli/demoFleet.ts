@@ -22,6 +22,7 @@ import { SecretRegistry } from "../core/secrets.js";
 import { startFleetUnit } from "../daemon/fleetUnit.js";
 import type { DemoDexSummary } from "../demo/dex.js";
 import { type DemoSummary, runDemo } from "../demo/unit.js";
+import type { FinishedSession } from "../engine/options.js";
 import type { FleetContext } from "../fleet/context.js";
 import { registerFleetDashboard } from "../fleet/features.js";
 import { type RunningFleetServer, startFleetServer } from "../fleet/server.js";
@@ -209,6 +210,12 @@ function startProgress(opts: DemoFleetOptions, ctx: FleetContext, ids: readonly 
   return timer;
 }
 
+/** A vend as it happens, one line (`demo-2 vend 4: 16.50 DKK captured`; a refusal says why). */
+export function vendLine(unit: string, s: FinishedSession, n: number, currency: string): string {
+  const why = s.result === "captured" || s.reason === "" ? "" : ` (${s.reason})`;
+  return `${unit} vend ${n}: ${formatAmount(s.price)} ${currency} ${s.result}${why}\n`;
+}
+
 /** One demo unit with its fleet link; what its journal says at the end goes to `ends`. */
 function runUnit(
   opts: DemoFleetOptions,
@@ -232,6 +239,9 @@ function runUnit(
     unitId: id,
     fleet: { url: d.url, keyFile: join(d.keysDir, `${id}.key`), heartbeatSeconds: 5 },
     ...(opts.dex === true ? { dex: demoDexReads(systemClock, logger.child({ unit: id })) } : {}),
+    ...(opts.json
+      ? {}
+      : { onSessionFinished: (s, n, currency) => opts.err.write(vendLine(id, s, n, currency)) }),
     onJournal: async ({ config, journal }) => {
       const link = startFleetUnit({
         config,

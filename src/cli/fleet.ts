@@ -15,6 +15,12 @@ const SUBCOMMANDS: Readonly<Record<string, { load: () => Promise<Command> }>> = 
   init: {
     load: async () => (await import("./fleetAdmin.js")).fleetInitCommand,
   },
+  doctor: {
+    load: async () => (await import("./fleetDoctor.js")).fleetDoctorCommand,
+  },
+  invoice: {
+    load: async () => (await import("./fleetInvoice.js")).fleetInvoiceCommand,
+  },
   units: {
     load: async () => (await import("./fleetAdmin.js")).fleetUnitsCommand,
   },

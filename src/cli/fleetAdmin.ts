@@ -12,7 +12,7 @@ import { FleetConfigError, fleetConfigBundleKeys, fleetConfigDb } from "../fleet
 import type { FleetContext } from "../fleet/context.js";
 import { openFleetDb } from "../fleet/database.js";
 import { type FleetDb, FleetDbError, isPostgresUrl, redactUrl } from "../fleet/db/open.js";
-import { approveUnit, revokeUnit } from "../fleet/units/index.js";
+import { approveUnit, configShown, listUnits, releaseShown, revokeUnit } from "../fleet/units/index.js";
 import { type PublicKey, parsePublicKey } from "../update/minisign.js";
 import {
   FLEET_SERVER_USAGE,
@@ -82,22 +82,22 @@ const when = (ms: number | null): string => (ms === null ? "never" : new Date(ms
 
 export function fleetUnitsCommand(argv: string[]): Promise<number> {
   return withDb("units", argv, 0, async (ctx, args) => {
-    const units = await ctx.db
-      .selectFrom("units")
-      .select([
-        "id",
-        "label",
-        "status",
-        "fingerprint",
-        "committed_seq",
-        "last_seen_at",
-        "config_version",
-        "release_version",
-        "backlog_events",
-        "unresolved",
-      ])
-      .orderBy("id")
-      .execute();
+    // The dashboard's own list (fleet/units/store.ts): the same backlog (what the fleet does not hold yet),
+    // the same versions.
+    const list = await listUnits(ctx);
+    const units = list.map((u) => ({
+      id: u.id,
+      label: u.label,
+      status: u.status,
+      fingerprint: u.fingerprint,
+      committed_seq: u.committedSeq,
+      last_seen_at: u.lastSeenAt,
+      config_version: u.configVersion,
+      release_version: u.releaseVersion,
+      vendd_version: u.venddVersion,
+      backlog_events: u.backlogEvents,
+      unresolved: u.unresolved,
+    }));
     if (args.json) {
       process.stdout.write(`${JSON.stringify({ units }, null, 2)}\n`);
       return 0;
@@ -108,18 +108,19 @@ export function fleetUnitsCommand(argv: string[]): Promise<number> {
     }
     process.stdout.write(
       formatColumns(
-        ["UNIT", "STATUS", "FINGERPRINT", "SEQ", "LAST SEEN", "CONFIG", "BACKLOG", "LABEL"],
-        units.map((u) => [
+        ["UNIT", "STATUS", "FINGERPRINT", "SEQ", "LAST SEEN", "CONFIG", "RELEASE", "BACKLOG", "LABEL"],
+        list.map((u) => [
           printable(u.id, 64),
           u.status,
           u.fingerprint,
-          String(u.committed_seq),
-          when(u.last_seen_at),
-          printable(u.config_version ?? "-", 32),
-          String(u.backlog_events),
+          String(u.committedSeq),
+          when(u.lastSeenAt),
+          printable(configShown(u) ?? "-", 32),
+          printable(releaseShown(u) ?? "-", 40),
+          String(u.backlogEvents),
           printable(u.label, 200),
         ]),
-        { flex: 7, right: [3, 6], width: 140 },
+        { flex: 8, right: [3, 7], width: 160 },
       ),
     );
     return 0;

@@ -45,6 +45,15 @@ export const FLEET_RECONCILE_OPTIONS = {
   help,
 } as const satisfies OptionSpecs;
 
+/** `vendd fleet invoice preview|run` (src/cli/fleetInvoice.ts, issue 43). */
+export const FLEET_INVOICE_OPTIONS = {
+  config: { type: "string", value: "FILE", required: true },
+  company: { type: "string", value: "ID", required: true },
+  month: { type: "string", value: "YYYY-MM", required: true },
+  json: { type: "boolean" },
+  help,
+} as const satisfies OptionSpecs;
+
 /** `vendd fleet alerts` (src/cli/fleetAlerts.ts, issue 37). */
 export const FLEET_ALERTS_OPTIONS = {
   config: { type: "string", value: "FILE" },
@@ -116,6 +125,12 @@ export const FLEET_COMMANDS: readonly CommandHelp[] = [
       only: ["config", "db"],
       summary:
         "create and migrate the fleet database (fleet serve does too); the other admin commands never create one",
+    },
+    {
+      words: "fleet doctor",
+      only: ["config"],
+      summary:
+        "tell the payment services the fleet's callback addresses now and print whether each took it (exit 1: one refused)",
     },
     {
       words: "fleet units",
@@ -238,6 +253,18 @@ export const FLEET_COMMANDS: readonly CommandHelp[] = [
     {
       words: "fleet backup",
       summary: "a consistent copy of a SQLite fleet database while the server runs (docs/fleet-server.md)",
+    },
+  ]),
+  ...helpLines("fleet", FLEET_INVOICE_OPTIONS, [
+    {
+      words: "fleet invoice preview",
+      only: ["config", "company", "month", "json"],
+      summary: "one company's invoice of a finished month as the monthly run would make it (nothing sent)",
+    },
+    {
+      words: "fleet invoice run",
+      only: ["config", "company", "month"],
+      summary: "make and send that invoice now (once: a second run makes no second invoice)",
     },
   ]),
   ...helpLines("fleet", FLEET_RECONCILE_OPTIONS, [

@@ -11,6 +11,7 @@ import { fleetServerFaultPointsFromEnv, NO_FLEET_SERVER_FAULTS } from "../core/f
 import { ed25519Checker } from "../core/fleetAuth.js";
 import { printable } from "../core/printable.js";
 import { createNotifier } from "../core/sdnotify.js";
+import { CallbackChecks, registerCallbacks } from "../fleet/callbackChecks.js";
 import {
   defaultFleetConfig,
   type FleetConfig,
@@ -20,7 +21,7 @@ import {
 } from "../fleet/config.js";
 import { FleetDbError } from "../fleet/db/open.js";
 import { type FleetServices, fleetPlugins, startFleetJobs } from "../fleet/features.js";
-import { configureProvider, loadEntitlementKey } from "../fleet/plans/index.js";
+import { loadEntitlementKey } from "../fleet/plans/index.js";
 import { loadReportingSettings, ReportingSettingsError } from "../fleet/reconcile/settings.js";
 import { type RunningFleetServer, startFleetServer } from "../fleet/server.js";
 import { InvoicesClient } from "../payment/invoices/client.js";
@@ -62,7 +63,7 @@ function reportingZone(given: string | undefined, env: NodeJS.ProcessEnv): strin
 }
 
 /** Builds the clients and settings of the configured sections (reads the entitlement key). */
-async function servicesOf(cfg: FleetConfig, problems: string[]): Promise<FleetServices> {
+export async function servicesOf(cfg: FleetConfig, problems: string[]): Promise<FleetServices> {
   const services: FleetServices = {};
   const reporting = cfg.reporting;
   // Loaded at each run, so a rotated refresh token written to its secrets file is picked up.
@@ -117,38 +118,28 @@ async function servicesOf(cfg: FleetConfig, problems: string[]): Promise<FleetSe
   }
   if (cfg.alerts !== undefined) services.alerts = cfg.alerts;
   if (cfg.metricsToken !== undefined) services.metricsToken = cfg.metricsToken;
+  if (services.plans !== undefined || services.invoices !== undefined)
+    services.callbacks = new CallbackChecks();
   return services;
 }
 
-/** Tells the payment services where to call back (once at start; a failure is logged, serving goes on). */
+/**
+ * Tells the payment services where to call back (once at start; serving goes on either way): each answer is
+ * kept for the dashboard, which shows a refusal on every page, and a refusal is logged.
+ */
 async function configureCallbacks(
   cfg: FleetConfig,
   s: FleetServices,
   log: RunningFleetServer["ctx"]["logger"],
 ) {
-  if (s.plans !== undefined) {
-    try {
-      await configureProvider(s.plans.client, s.plans.settings);
-    } catch (e) {
+  const checks = await registerCallbacks(s, cfg.publicUrl, Date.now);
+  s.callbacks?.record(checks);
+  for (const c of checks)
+    if (c.refusal !== null)
       log.error(
-        { error: e instanceof Error ? e.message : "failed" },
-        "plans: could not set the callback URL and key at the service",
+        { service: c.service, url: c.url, error: c.refusal },
+        `${c.service}: could not set the callback URL at the service`,
       );
-    }
-  }
-  if (s.invoices !== undefined && cfg.publicUrl !== undefined) {
-    const url = `${cfg.publicUrl}/invoices/callbacks`;
-    const a = s.invoices.auth;
-    try {
-      if (a.kind === "basic") await s.invoices.client.setCallbackBasic(url, a.username, a.password);
-      else await s.invoices.client.setCallbackApiKey(url, a.key);
-    } catch (e) {
-      log.error(
-        { error: e instanceof Error ? e.message : "failed" },
-        "invoices: could not set the callback URL at the service",
-      );
-    }
-  }
 }
 
 function readPem(file: string, what: string): Buffer {

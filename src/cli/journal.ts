@@ -7,12 +7,14 @@
  * purge): 0 yes, 3 no (it holds unsettled sessions or events the fleet has not committed).
  * Exit codes: 0 shown, 1 no journal or an unreadable one, 2 usage error, 3 (settled) the journal is owed.
  */
+
 import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig } from "../config/load.js";
 import { systemClock } from "../core/clock.js";
 import { zonedTime } from "../core/days.js";
 import { formatAmount } from "../core/money.js";
+import { plural } from "../core/plural.js";
 import { describeRefusal } from "../journal/problems.js";
 import { type DayTotal, type JournalOwed, openJournalView, type SessionLine } from "../journal/view.js";
 import type { CliIo } from "./command.js";
@@ -191,10 +193,6 @@ function renderSessions(view: ViewName, lines: SessionLine[], json: boolean, pat
   ]);
   const notes = lines.map((l) => (l.reason === "" ? null : `why: ${l.reason}`));
   return formatColumns(["TIME", "ORDER", "PRICE", "RESULT", "CAPTURED"], rows, { right: [2, 4], notes });
-}
-
-function plural(n: number, one: string, many: string): string {
-  return `${n} ${n === 1 ? one : many}`;
 }
 
 function renderOwed(owed: JournalOwed, json: boolean, path: string): string {

@@ -74,6 +74,11 @@ export interface DemoOptions {
    */
   onJournal?: (unit: { config: VenddConfig; journal: SqliteJournal }) => Promise<() => Promise<void>>;
   /**
+   * Called as each session finishes, with its number in this run (1, 2, ...) and the unit's currency
+   * (`vendd demo --fleet` prints each unit's vends as they happen: the units draw no screen there).
+   */
+  onSessionFinished?: (s: FinishedSession, n: number, currency: string) => void;
+  /**
    * `vendd demo --dex` (src/demo/dex.ts): the machine gets a DEX port on a PTY (needs socat) whose audit
    * counters follow its vends, and the unit reads it through these reads before the first vend and after
    * the last.
@@ -208,7 +213,10 @@ async function startParts(
       logger: opts.logger.child({ component: "engine" }),
     });
     opened.push(() => engine.stop());
-    engine.onSessionFinished((s) => void finished.push(s));
+    engine.onSessionFinished((s) => {
+      finished.push(s);
+      opts.onSessionFinished?.(s, finished.length, config.currency);
+    });
     await engine.start();
     // the same object the closers read `detach` from: runDemo clears it there once it ran
     return Object.assign(parts, { config, journal: j, engine, source, customer, close });

@@ -12,6 +12,7 @@
 import type { FastifyInstance } from "fastify";
 import { alertsFeature } from "./alerts/index.js";
 import { bundleListFeature, bundlesFeature } from "./bundles/index.js";
+import { type CallbackChecks, callbackNotice } from "./callbackChecks.js";
 import { companiesFeature } from "./companies/index.js";
 import type { FleetContext } from "./context.js";
 import { dexFeature } from "./dex/index.js";
@@ -90,6 +91,11 @@ export function fleetNav(s: FleetServices): [string, string][] {
 }
 
 /** The plugins of `vendd fleet serve` for the configured services. */
+/** What every dashboard page says while a payment service refuses the fleet's callback address. */
+function noticesOf(checks: CallbackChecks): () => string[] {
+  return () => checks.refused().map(callbackNotice);
+}
+
 export function fleetPlugins(s: FleetServices, opts: { secureCookies: boolean }): FleetPlugin[] {
   const features = fleetFeatures(s);
   const plugins: FleetPlugin[] = [];
@@ -103,6 +109,7 @@ export function fleetPlugins(s: FleetServices, opts: { secureCookies: boolean })
       nav: features.flatMap((f) => f.nav ?? []),
       bundleUploadHref: "/bundles/upload",
       extend: mountPages(features, ctx),
+      ...(s.callbacks === undefined ? {} : { notices: noticesOf(s.callbacks) }),
     }),
   );
   return plugins;

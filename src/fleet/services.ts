@@ -3,6 +3,7 @@
 import type { InvoicesClient } from "../payment/invoices/client.js";
 import type { SubscriptionsClient } from "../payment/subscriptions/client.js";
 import type { AlertSettings } from "./alerts/settings.js";
+import type { CallbackChecks } from "./callbackChecks.js";
 import type { FleetConfig } from "./config.js";
 import type { PlansSettings } from "./plans/index.js";
 import type { ReportingSettings } from "./reconcile/settings.js";
@@ -17,5 +18,7 @@ export interface FleetServices {
   alerts?: AlertSettings;
   /** The bearer token Prometheus scrapes `/metrics` with (issue 45); absent: managers' sessions only. */
   metricsToken?: string;
+  /** The services' answers to the fleet's callback addresses (callbackChecks.ts): the dashboard shows refusals. */
+  callbacks?: CallbackChecks;
 }
 export type FleetInvoiceAuth = NonNullable<FleetConfig["invoices"]>["callbackAuth"];

@@ -159,6 +159,7 @@ const ROLE_MANUALS = [
   "docs/alerts.md",
   "docs/reconciliation.md",
   "docs/board.md",
+  "docs/invoices.md",
 ];
 const RUN_MS = 20_000;
 
@@ -178,7 +179,11 @@ const NOT_RUN: readonly [RegExp, string][] = [
   [/^vendd doctor\b/, "checks the unit's own devices and payment service (test/cli/doctor-cli.test.ts)"],
   [/^vendd fleet (enroll|pull|push)\b/, "talks to a running fleet server (test/fleet)"],
   [
-    /^vendd fleet (units|approve|revoke|reconcile|group|rollout|dex-g85)\b/,
+    /^vendd fleet doctor\b/,
+    "talks to the payment services a fleet config names (test/fleet/callback-refused.test.ts)",
+  ],
+  [
+    /^vendd fleet (units|approve|revoke|reconcile|group|rollout|dex-g85|invoice)\b/,
     "acts on a fleet database with its enrolled units, bundles and sales (test/fleet runs each on a real one)",
   ],
   [

@@ -3,11 +3,9 @@
  * members, each value escaped through web/html.ts, over the rows store.ts loads (routes.ts mounts them).
  */
 import { formatAmount } from "../../core/money.js";
-import type { CompanyRow } from "../invoices/index.js";
+import { type CompanyRow, rate } from "../invoices/index.js";
 import { type Html, html } from "../web/html.js";
 import type { CompanyFormData } from "./rows.js";
-
-const rate = (bp: number): string => `${(bp / 100).toFixed(bp % 100 === 0 ? 0 : 2)} %`;
 
 function createForm(csrf: string): Html {
   return html`<section class="company-new"><h2>New company</h2>

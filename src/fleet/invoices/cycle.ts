@@ -33,7 +33,14 @@ import {
   monthSales,
   openInvoices,
 } from "./store/cycle.js";
-import { applyRemoteStatus, hasInvoice, type InvoicesDb, insertDraft, invoicesDb } from "./store/invoices.js";
+import {
+  applyRemoteStatus,
+  hasInvoice,
+  type InvoicesDb,
+  insertDraft,
+  invoiceOfMonth,
+  invoicesDb,
+} from "./store/invoices.js";
 
 const MONTH = /^(\d{4})-(0[1-9]|1[0-2])$/;
 /** A claimed draft whose run died is claimable again after this long. */
@@ -74,7 +81,9 @@ export interface CycleReport {
 }
 
 /**
- * Runs the month `YYYY-MM` (a finished month in the fleet's time zone) at time `now`.
+ * Runs the month `YYYY-MM` (a finished month in the fleet's time zone) at time `now`; with
+ * `opts.companyId` ("run now" for one company) only that company's invoice is built and sent (no follow-up
+ * of open invoices, no overdue marking: the monthly run's).
  * Throws RangeError for a month that has not ended yet.
  */
 export async function runInvoiceCycle(
@@ -82,6 +91,7 @@ export async function runInvoiceCycle(
   client: InvoicesClient,
   month: string,
   now: number,
+  opts: { companyId?: string } = {},
 ): Promise<CycleReport> {
   const { last } = monthDays(month);
   const today = dayOf(now, ctx.timeZone);
@@ -99,10 +109,13 @@ export async function runInvoiceCycle(
     byStatus: {},
   };
 
-  const companies = await buildInvoices(ctx, db, month, today, report);
-  await sendDrafts(ctx, db, client, companies, now, report);
-  await followOpen(ctx, db, client, now, report);
-  await markOverdue(db, month, today, now, report);
+  const companies = await buildInvoices(ctx, db, month, today, report, opts.companyId);
+  await sendDrafts(ctx, db, client, companies, now, report, opts.companyId);
+  // Following open invoices and marking overdue ones are the monthly run's; a run for one company skips them.
+  if (opts.companyId === undefined) {
+    await followOpen(ctx, db, client, now, report);
+    await markOverdue(db, month, today, now, report);
+  }
   return report;
 }
 
@@ -115,39 +128,19 @@ async function buildInvoices(
   month: string,
   today: string,
   report: CycleReport,
+  companyId: string | undefined,
 ): Promise<CompanyRow[]> {
-  const { first, last } = monthDays(month);
   // 1. Build and number each company's invoice (once per company and month).
-  const companies = await companiesInOrder(db);
+  const companies = (await companiesInOrder(db)).filter((c) => companyId === undefined || c.id === companyId);
   for (const c of companies) {
     if (await hasInvoice(db, c.id, month)) continue;
-    const units = await companyUnitIds(db, c.id);
-    // Company-paid plan members: their plan vends, at any unit, are billed to the company.
-    const members = await companyMemberIds(ctx, c.id);
-    if (units.length === 0 && members.length === 0) {
+    const bill = await billOf(ctx, db, c, month);
+    if (bill.kind === "empty") {
       report.empty.push(c.id);
       continue;
     }
-    const unitIds = units.map((u) => u.unit_id);
-    const memberIds = members.map((m) => m.id);
-    // One read of the month: vends at the company's units and its members' plan vends; the two line
-    // builders below each take their own.
-    const sales = await monthSales(db, first, last, unitIds, memberIds);
-    const products = await catalogueProducts(db, c.catalogue);
-    const catalogue = new Map<number, ProductForBilling>(products.map((p) => [p.item, p]));
-    let built: ReturnType<typeof buildInvoice>;
-    try {
-      built = buildInvoice([
-        ...subsidisedLines(sales, new Set(unitIds), catalogue),
-        ...memberLines(sales, new Set(memberIds), catalogue),
-      ]);
-    } catch (e: unknown) {
-      if (!(e instanceof InvoiceBuildError)) throw e;
-      report.buildErrors.push({ companyId: c.id, reason: e.message });
-      continue;
-    }
-    if (built.total <= 0) {
-      report.empty.push(c.id);
+    if (bill.kind === "error") {
+      report.buildErrors.push({ companyId: c.id, reason: bill.reason });
       continue;
     }
     const made = await insertDraft(ctx, {
@@ -155,14 +148,91 @@ async function buildInvoices(
       month,
       issuerId: c.issuer_id,
       delivery: c.delivery,
-      currency: c.country === "DK" ? "DKK" : "EUR",
+      currency: currencyOf(c),
       issueDate: today,
       dueDate: addDays(today, c.due_days),
-      built,
+      built: bill.built,
     });
-    if (made !== null) report.created.push({ companyId: c.id, number: made.number, total: built.total });
+    if (made !== null) report.created.push({ companyId: c.id, number: made.number, total: bill.built.total });
   }
   return companies;
+}
+
+const currencyOf = (c: CompanyRow): "DKK" | "EUR" => (c.country === "DK" ? "DKK" : "EUR");
+
+/** What a company's invoice of `month` would hold: nothing to bill, a build error, or the built invoice. */
+export type Bill =
+  | { kind: "empty" }
+  | { kind: "error"; reason: string }
+  | { kind: "built"; built: ReturnType<typeof buildInvoice> };
+
+/** Builds company `c`'s invoice of `month` from the fleet's sales, without storing anything. */
+async function billOf(ctx: FleetContext, db: InvoicesDb, c: CompanyRow, month: string): Promise<Bill> {
+  const { first, last } = monthDays(month);
+  const units = await companyUnitIds(db, c.id);
+  // Company-paid plan members: their plan vends, at any unit, are billed to the company.
+  const members = await companyMemberIds(ctx, c.id);
+  if (units.length === 0 && members.length === 0) return { kind: "empty" };
+  const unitIds = units.map((u) => u.unit_id);
+  const memberIds = members.map((m) => m.id);
+  // One read of the month: vends at the company's units and its members' plan vends; the two line
+  // builders below each take their own.
+  const sales = await monthSales(db, first, last, unitIds, memberIds);
+  const products = await catalogueProducts(db, c.catalogue);
+  const catalogue = new Map<number, ProductForBilling>(products.map((p) => [p.item, p]));
+  let built: ReturnType<typeof buildInvoice>;
+  try {
+    built = buildInvoice([
+      ...subsidisedLines(sales, new Set(unitIds), catalogue),
+      ...memberLines(sales, new Set(memberIds), catalogue),
+    ]);
+  } catch (e: unknown) {
+    if (!(e instanceof InvoiceBuildError)) throw e;
+    return { kind: "error", reason: e.message };
+  }
+  return built.total <= 0 ? { kind: "empty" } : { kind: "built", built };
+}
+
+/** A company's invoice of a month as the run would make it now (issue 43: the preview before "run now"). */
+export interface InvoicePreview {
+  companyId: string;
+  companyName: string;
+  month: string;
+  currency: "DKK" | "EUR";
+  issueDate: string;
+  dueDate: string;
+  /** The company's invoice of the month when one exists already (the run makes no second one). */
+  existing: { id: string; number: number; status: string } | null;
+  bill: Bill;
+}
+
+/**
+ * The preview of company `companyId`'s invoice of `month` at `now`: nothing is stored or sent. Undefined
+ * for an unknown company; RangeError for a month that has not ended.
+ */
+export async function previewInvoice(
+  ctx: FleetContext,
+  companyId: string,
+  month: string,
+  now: number,
+): Promise<InvoicePreview | undefined> {
+  const { last } = monthDays(month);
+  const today = dayOf(now, ctx.timeZone);
+  if (today <= last) throw new RangeError(`month ${month} has not ended (today is ${today})`);
+  const db = invoicesDb(ctx);
+  const c = (await companiesInOrder(db)).find((x) => x.id === companyId);
+  if (c === undefined) return undefined;
+  const existing = await invoiceOfMonth(db, c.id, month);
+  return {
+    companyId: c.id,
+    companyName: c.name,
+    month,
+    currency: currencyOf(c),
+    issueDate: today,
+    dueDate: addDays(today, c.due_days),
+    existing: existing ?? null,
+    bill: await billOf(ctx, db, c, month),
+  };
 }
 
 /** Step 2: sends every draft (this month's and any earlier one whose sending failed), each by one run only. */
@@ -173,10 +243,13 @@ async function sendDrafts(
   companies: readonly CompanyRow[],
   now: number,
   report: CycleReport,
+  companyId: string | undefined,
 ): Promise<void> {
-  // 2. Send every draft (this month's and any earlier one whose sending failed), each by one run only.
+  // 2. Send every draft (this month's and any earlier one whose sending failed), each by one run only;
+  // a run for one company (run now) sends only that company's.
   const drafts = await draftInvoices(db);
   for (const inv of drafts) {
+    if (companyId !== undefined && inv.company_id !== companyId) continue;
     if (!(await claimDraft(db, inv.id, now, CLAIM_TTL_MS))) continue;
     const company = companies.find((c) => c.id === inv.company_id);
     const articles = await invoiceArticles(db, inv.id);

@@ -17,7 +17,7 @@ export {
   ProductInput,
   setProduct,
 } from "./store/invoices.js";
-export { renderCompanies } from "./views.js";
+export { rate, renderCompanies } from "./views.js";
 
 /**
  * The invoices feature: the service's callbacks when invoices are configured, and the pages (cancel for

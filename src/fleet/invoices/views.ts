@@ -8,7 +8,8 @@ import { formatAmount } from "../../core/money.js";
 import { type Html, html } from "../web/html.js";
 import type { CompanyRow, InvoiceArticlesTable, InvoiceRow, InvoicesTable } from "./schema.js";
 
-const rate = (bp: number): string => `${(bp / 100).toFixed(bp % 100 === 0 ? 0 : 2)} %`;
+/** A VAT rate in basis points as a percentage: `25 %`, `12.50 %`. */
+export const rate = (bp: number): string => `${(bp / 100).toFixed(bp % 100 === 0 ? 0 : 2)} %`;
 
 export function renderCompanies(companies: readonly CompanyRow[]): Html {
   return html`<section class="companies">

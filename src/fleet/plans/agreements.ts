@@ -15,7 +15,15 @@ import {
   type PlansSettings,
   setStatus,
 } from "./common.js";
-import { deleteMember, insertMember, insertPlan, memberById, setAgreement } from "./store/members.js";
+import {
+  deleteMember,
+  insertMember,
+  insertPlan,
+  memberById,
+  setAgreement,
+  updatePlan,
+} from "./store/members.js";
+import { planById } from "./store/plans.js";
 
 // ---- plans ------------------------------------------------------------------------------------------------
 
@@ -37,6 +45,18 @@ export async function createPlan(ctx: FleetContext, input: unknown): Promise<str
   const id = newId("p");
   await insertPlan(ctx, id, p);
   return id;
+}
+
+/**
+ * A plan's terms changed: name, monthly fee (from the next charge on), allowances and units (in the next
+ * entitlement list the plan cycle publishes). The currency stays: members' charges are in it.
+ */
+export async function editPlan(ctx: FleetContext, id: string, input: unknown): Promise<void> {
+  const p = PlanInput.parse(input);
+  const old = await planById(ctx, id);
+  if (old === undefined) throw new PlansError(404, "no such plan");
+  if (old.currency !== p.currency) throw new PlansError(409, `the currency stays ${old.currency}`);
+  await updatePlan(ctx, id, p);
 }
 
 // ---- sign-up ----------------------------------------------------------------------------------------------

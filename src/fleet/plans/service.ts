@@ -17,6 +17,7 @@
 export {
   applyAgreementCallback,
   createPlan,
+  editPlan,
   endMembership,
   PlanInput,
   SignUpInput,

@@ -18,15 +18,19 @@ function limit(items: number | null, amount: number | null): string {
   return parts.length === 0 ? "no limit" : parts.join(" / ");
 }
 
-export function plansPage(plans: readonly PlansTable[], signUpBase: string): Html {
+/** The plans; `editable` (a manager) adds each plan's edit link. */
+export function plansPage(plans: readonly PlansTable[], signUpBase: string, editable = false): Html {
   return html`<h1>Plans</h1>
-<table class="plans"><thead><tr><th>Name</th><th>Monthly fee</th><th>Per day</th><th>Per month</th><th>Valid at</th><th>Sign-up link</th></tr></thead>
+${plans.length === 0 ? html`<p class="muted">No plans yet.</p>` : ""}
+<table class="plans"><thead><tr><th>Name</th><th>Monthly fee</th><th>Per day</th><th>Per month</th><th>Valid at</th><th>Sign-up link</th>${editable ? html`<th></th>` : ""}</tr></thead>
 <tbody>${plans.map(
     (
       p,
     ) => html`<tr><td>${p.name}</td><td>${formatAmount(p.price)} ${p.currency}</td><td>${limit(p.day_items, p.day_amount)}</td>
 <td>${limit(p.month_items, p.month_amount)}</td><td>${(JSON.parse(p.units) as string[]).join(", ")}</td>
-<td><a href="${`${signUpBase}/plans/signup/${encodeURIComponent(p.id)}`}">sign up</a></td></tr>`,
+<td><a href="${`${signUpBase}/plans/signup/${encodeURIComponent(p.id)}`}">sign up</a></td>${
+      editable ? html`<td><a href="${`/plans/${encodeURIComponent(p.id)}/edit`}">Edit</a></td>` : ""
+    }</tr>`,
   )}</tbody></table>`;
 }
 

@@ -20,6 +20,7 @@ export {
   type UnitStatus,
   type UnitSummary,
 } from "./store.js";
+export { configShown, releaseShown } from "./versions.js";
 
 export const unitsFeature: FleetFeature = {
   name: "units",

@@ -14,6 +14,8 @@ export interface UnitSummary {
   online: boolean;
   configVersion: string | null;
   releaseVersion: string | null;
+  /** The vendd version the unit's last heartbeat named (the package it runs), or null before one. */
+  venddVersion: string | null;
   backlogEvents: number;
   backlogOldestAt: number | null;
   unresolved: number;

@@ -1,7 +1,9 @@
 /**
- * The units list for the dashboard: each unit's status, whether it is online (from its heartbeats), its
- * backlog and what needs a look.
+ * The units list for the dashboard and `vendd fleet units` alike (one list, so both show the same backlog):
+ * each unit's status, whether it is online (from its heartbeats), its versions, its backlog and what needs a
+ * look.
  */
+import { plural } from "../../core/plural.js";
 import type { FleetContext } from "../context.js";
 import type { UnitStatus, UnitSummary } from "./rows.js";
 
@@ -16,15 +18,16 @@ export const BACKLOG_AGE_ALERT_MS = 15 * 60_000;
 
 function attentionOf(u: UnitSummary, now: number): string[] {
   const out: string[] = [];
-  if (u.unresolved > 0) out.push(`${u.unresolved} unresolved session(s)`);
-  if (u.backlogEvents >= BACKLOG_EVENTS_ALERT) out.push(`backlog of ${u.backlogEvents} events`);
+  if (u.unresolved > 0) out.push(plural(u.unresolved, "unresolved session", "unresolved sessions"));
+  if (u.backlogEvents >= BACKLOG_EVENTS_ALERT)
+    out.push(`backlog of ${plural(u.backlogEvents, "event", "events")}`);
   else if (
     u.backlogOldestAt !== null &&
     u.backlogEvents > 0 &&
     now - u.backlogOldestAt > BACKLOG_AGE_ALERT_MS
   )
     out.push(
-      `backlog of ${u.backlogEvents} events, oldest ${Math.round((now - u.backlogOldestAt) / 60_000)} min old`,
+      `backlog of ${plural(u.backlogEvents, "event", "events")}, oldest ${Math.round((now - u.backlogOldestAt) / 60_000)} min old`,
     );
   return out;
 }
@@ -66,6 +69,7 @@ export async function listUnits(ctx: FleetContext): Promise<UnitSummary[]> {
       online,
       configVersion: r.config_version,
       releaseVersion: r.release_version,
+      venddVersion: hb.vendd,
       backlogEvents: backlog,
       backlogOldestAt: backlog === 0 || r.backlog_oldest_at === null ? null : Number(r.backlog_oldest_at),
       unresolved: Number(r.unresolved),
@@ -78,17 +82,32 @@ export async function listUnits(ctx: FleetContext): Promise<UnitSummary[]> {
   });
 }
 
-/** What the overview needs of a unit's last heartbeat (stored as sent): its state and its last seq. */
-function heartbeatFacts(json: string | null): { state: string | null; lastSeq: number | null } {
-  if (json === null) return { state: null, lastSeq: null };
+interface HeartbeatFacts {
+  state: string | null;
+  lastSeq: number | null;
+  vendd: string | null;
+}
+
+/** What the overview needs of a unit's last heartbeat (stored as sent): its state, last seq, vendd version. */
+function heartbeatFacts(json: string | null): HeartbeatFacts {
+  const none: HeartbeatFacts = { state: null, lastSeq: null, vendd: null };
+  if (json === null) return none;
   let hb: unknown;
   try {
     hb = JSON.parse(json);
   } catch {
-    return { state: null, lastSeq: null };
+    return none;
   }
-  if (typeof hb !== "object" || hb === null) return { state: null, lastSeq: null };
+  if (typeof hb !== "object" || hb === null) return none;
   const state = "state" in hb && typeof hb.state === "string" ? hb.state : null;
+  const versions = "versions" in hb ? hb.versions : null;
+  const vendd =
+    typeof versions === "object" &&
+    versions !== null &&
+    "vendd" in versions &&
+    typeof versions.vendd === "string"
+      ? versions.vendd
+      : null;
   const backlog = "backlog" in hb ? hb.backlog : null;
   const lastSeq =
     typeof backlog === "object" &&
@@ -97,7 +116,7 @@ function heartbeatFacts(json: string | null): { state: string | null; lastSeq: n
     typeof backlog.lastSeq === "number"
       ? backlog.lastSeq
       : null;
-  return { state, lastSeq };
+  return { state, lastSeq, vendd };
 }
 
 /**

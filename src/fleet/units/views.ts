@@ -3,11 +3,17 @@
  * (web/pages.ts). Every value is interpolated through the escaping `html` template; chart data travels in a
  * JSON block that /static/app.js reads.
  */
+import { FaultData, Heartbeat, VersionData } from "../../core/fleetWire.js";
+import { plural } from "../../core/plural.js";
 import { rolloutCounts } from "../bundles/index.js";
 import { type DailySeries, totalsTable } from "../sales/index.js";
 import { type Html, html } from "../web/html.js";
 import { ago, jsonBlock, layout, money, type PageContext, time, unitHref } from "../web/pages.js";
 import type { Overview, UnitDetail, UnitSummary } from "./rows.js";
+import { configShown, releaseShown } from "./versions.js";
+
+/** The noun alone, in the number `n` asks for (the count stands beside it in its own element). */
+const noun = (n: number, one: string, many: string): string => (n === 1 ? one : many);
 
 function chart(id: string, series: DailySeries): Html {
   return html`<div class="chart" data-chart="${id}"></div>${jsonBlock(id, series)}`;
@@ -34,25 +40,45 @@ function decisionForms(pc: PageContext, u: UnitSummary): Html {
   }`;
 }
 
+const configOf = (u: UnitSummary): string => configShown(u) ?? "–";
+const releaseOf = (u: UnitSummary): string => releaseShown(u) ?? "–";
+
+/** A fault event in words: `vmcLink raised: VMC link lost`. */
+function faultText(data: unknown): string {
+  const f = FaultData.safeParse(data);
+  return f.success ? `${f.data.code} ${f.data.state}: ${f.data.message}` : words(data);
+}
+
+/** A version event in words: `release 1.5.0 applied (bundle rel-1.5.0): health gate passed`. */
+function versionText(data: unknown): string {
+  const v = VersionData.safeParse(data);
+  if (!v.success) return words(data);
+  const d = v.data;
+  const outcome = d.outcome === "rolledBack" ? "rolled back" : d.outcome;
+  return `${d.kind} ${d.version} ${outcome}${d.bundleId === null ? "" : ` (bundle ${d.bundleId})`}${d.reason === "" ? "" : `: ${d.reason}`}`;
+}
+
 function unitsTable(pc: PageContext, units: readonly UnitSummary[], withForms: boolean): Html {
   return html`<table><thead><tr><th>Unit</th><th>Label</th><th>State</th><th>Last seen</th><th>Config</th><th>Release</th>
 <th class="num">Backlog</th><th class="num">Unresolved</th><th>Needs a look</th>${withForms ? html`<th></th>` : ""}</tr></thead><tbody>
 ${units.map(
   (u) => html`<tr><td><a href="${unitHref(u.id)}">${u.id}</a></td><td>${u.label}</td><td>${statusCell(u)}</td>
 <td>${time(u.lastSeenAt, pc.timeZone)} <span class="muted">${ago(u.lastSeenAt, pc.now)}</span></td>
-<td>${u.configVersion ?? "–"}</td><td>${u.releaseVersion ?? "–"}</td><td class="num">${u.backlogEvents}</td>
+<td>${configOf(u)}</td><td>${releaseOf(u)}</td><td class="num">${u.backlogEvents}</td>
 <td class="num">${u.unresolved}</td><td class="warn">${u.attention.join("; ")}</td>${withForms ? html`<td>${decisionForms(pc, u)}</td>` : ""}</tr>`,
 )}</tbody></table>`;
 }
 
 export function overviewPage(pc: PageContext, o: Overview): string {
   const body = html`<div class="cards">
-<div class="card"><div class="big online">${o.units.online}</div>units online</div>
-<div class="card"><div class="big${o.units.offline > 0 ? " offline" : ""}">${o.units.offline}</div>units offline</div>${o.units.stopped > 0 ? html`<div class="card"><div class="big">${o.units.stopped}</div>units stopped</div>` : ""}
-<div class="card"><div class="big${o.units.pending > 0 ? " pending" : ""}">${o.units.pending}</div>pending enrolments</div>
-<div class="card"><div class="big">${o.attention.length}</div>units needing a look</div>
-<div class="card" id="alert-counts"><div class="big${o.alerts.open > 0 ? " offline" : ""}">${o.alerts.open}</div><a href="/alerts?state=open">open alerts</a> (${o.alerts.acknowledged} acknowledged${
-    o.alerts.failedDeliveries > 0 ? html`, ${o.alerts.failedDeliveries} deliveries failing` : ""
+<div class="card"><div class="big online">${o.units.online}</div>${noun(o.units.online, "unit", "units")} online</div>
+<div class="card"><div class="big${o.units.offline > 0 ? " offline" : ""}">${o.units.offline}</div>${noun(o.units.offline, "unit", "units")} offline</div>${o.units.stopped > 0 ? html`<div class="card"><div class="big">${o.units.stopped}</div>${noun(o.units.stopped, "unit", "units")} stopped</div>` : ""}
+<div class="card"><div class="big${o.units.pending > 0 ? " pending" : ""}">${o.units.pending}</div>pending ${noun(o.units.pending, "enrolment", "enrolments")}</div>
+<div class="card"><div class="big">${o.attention.length}</div>${noun(o.attention.length, "unit", "units")} needing a look</div>
+<div class="card" id="alert-counts"><div class="big${o.alerts.open > 0 ? " offline" : ""}">${o.alerts.open}</div><a href="/alerts?state=open">open ${noun(o.alerts.open, "alert", "alerts")}</a> (${o.alerts.acknowledged} acknowledged${
+    o.alerts.failedDeliveries > 0
+      ? html`, ${plural(o.alerts.failedDeliveries, "delivery", "deliveries")} failing`
+      : ""
   })</div>
 </div>
 <h2>Sales today (${o.today})</h2>${totalsTable(o.todayTotals, "No sales today.")}
@@ -92,8 +118,46 @@ export function unitsPage(pc: PageContext, units: readonly UnitSummary[]): strin
   return layout(pc, "/units", "Units", body);
 }
 
-function jsonDetails(value: unknown): Html {
-  return html`<pre>${JSON.stringify(value, null, 2)}</pre>`;
+/** One stored value in words: nested records as `key value, key value`, nothing as JSON. */
+function words(value: unknown): string {
+  if (value === null || value === undefined) return "–";
+  if (typeof value !== "object") return String(value);
+  if (Array.isArray(value)) return value.map(words).join(", ");
+  return Object.entries(value)
+    .map(([k, v]) => `${k} ${words(v)}`)
+    .join(", ");
+}
+
+/**
+ * The unit's last heartbeat as a table in words: a heartbeat of today's shape (core/fleetWire.ts) with its
+ * fields named, any other record field by field; never raw JSON.
+ */
+function heartbeatTable(value: unknown, timeZone: string): Html {
+  const hb = Heartbeat.safeParse(value);
+  const rows: [string, string][] = [];
+  if (hb.success) {
+    const h = hb.data;
+    rows.push(
+      ["Sent", time(h.at, timeZone)],
+      ["State", h.reason === "" ? h.state : `${h.state} (${h.reason})`],
+      [
+        "Versions",
+        `vendd ${h.versions.vendd}, config ${h.versions.config ?? "as installed"}, release ${h.versions.release ?? "as installed"}`,
+      ],
+      [
+        "Backlog",
+        `${plural(h.backlog.events, "event", "events")} not yet sent; last seq ${h.backlog.lastSeq}`,
+      ],
+      ["Journal", h.journal.ok ? "ok" : `failing: ${h.journal.detail}`],
+      ["Vending machine link", h.vmc],
+      ["Payment service", h.payment],
+      ["Unresolved sessions", String(h.unresolved)],
+    );
+    if (h.fleet != null) rows.push(["Fleet name", h.fleet]);
+  } else if (typeof value === "object" && value !== null && !Array.isArray(value)) {
+    for (const [k, v] of Object.entries(value)) rows.push([k, words(v)]);
+  } else rows.push(["Record", words(value)]);
+  return html`<table class="heartbeat"><tbody>${rows.map(([k, v]) => html`<tr><th>${k}</th><td>${v}</td></tr>`)}</tbody></table>`;
 }
 
 export function unitPage(pc: PageContext, d: UnitDetail): string {
@@ -103,8 +167,8 @@ export function unitPage(pc: PageContext, d: UnitDetail): string {
 <tr><th>State</th><td>${statusCell(u)} ${decisionForms(pc, u)}</td></tr>
 <tr><th>Fingerprint</th><td><code>${u.fingerprint}</code></td></tr>
 <tr><th>Last seen</th><td>${time(u.lastSeenAt, pc.timeZone)} <span class="muted">${ago(u.lastSeenAt, pc.now)}</span></td></tr>
-<tr><th>Versions</th><td>config ${u.configVersion ?? "–"}, release ${u.releaseVersion ?? "–"}</td></tr>
-<tr><th>Backlog</th><td>${u.backlogEvents} events${
+<tr><th>Versions</th><td>config ${configOf(u)}, release ${releaseOf(u)}</td></tr>
+<tr><th>Backlog</th><td>${plural(u.backlogEvents, "event", "events")}${
     u.backlogOldestAt === null ? "" : html`, oldest from ${time(u.backlogOldestAt, pc.timeZone)}`
   }; committed up to seq ${u.committedSeq}</td></tr>
 <tr><th>Unresolved sessions</th><td>${u.unresolved}</td></tr>
@@ -130,7 +194,7 @@ ${totalsTable(d.totals30, "No sales in the last 30 days.")}
       ? html`<p class="muted">No faults reported.</p>`
       : html`<table><thead><tr><th>At</th><th class="num">Seq</th><th>Fault</th></tr></thead><tbody>${d.faults.map(
           (f) =>
-            html`<tr><td>${time(f.at, pc.timeZone)}</td><td class="num">${f.seq}</td><td><code>${JSON.stringify(f.data)}</code></td></tr>`,
+            html`<tr><td>${time(f.at, pc.timeZone)}</td><td class="num">${f.seq}</td><td>${faultText(f.data)}</td></tr>`,
         )}</tbody></table>`
   }
 <h2>Version changes</h2>${
@@ -138,7 +202,7 @@ ${totalsTable(d.totals30, "No sales in the last 30 days.")}
       ? html`<p class="muted">None reported.</p>`
       : html`<table><thead><tr><th>At</th><th class="num">Seq</th><th>Change</th></tr></thead><tbody>${d.versions.map(
           (f) =>
-            html`<tr><td>${time(f.at, pc.timeZone)}</td><td class="num">${f.seq}</td><td><code>${JSON.stringify(f.data)}</code></td></tr>`,
+            html`<tr><td>${time(f.at, pc.timeZone)}</td><td class="num">${f.seq}</td><td>${versionText(f.data)}</td></tr>`,
         )}</tbody></table>`
   }
 <h2>Bundles</h2>${
@@ -152,6 +216,6 @@ ${totalsTable(d.totals30, "No sales in the last 30 days.")}
             ),
         )}</tbody></table>`
   }
-<h2>Last heartbeat</h2>${d.heartbeat === null ? html`<p class="muted">No heartbeat yet.</p>` : jsonDetails(d.heartbeat)}`;
+<h2>Last heartbeat</h2>${d.heartbeat === null ? html`<p class="muted">No heartbeat yet.</p>` : heartbeatTable(d.heartbeat, pc.timeZone)}`;
   return layout(pc, "/units", `Unit ${u.id}`, body);
 }

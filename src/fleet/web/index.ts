@@ -57,6 +57,7 @@ export async function registerDashboard(
       now: ctx.clock.now(),
       ...(opts.nav === undefined ? {} : { extraNav: opts.nav }),
       ...(opts.bundleUploadHref === undefined ? {} : { bundleUploadHref: opts.bundleUploadHref }),
+      ...(opts.notices === undefined ? {} : { notices: opts.notices() }),
     });
     const sendHtml = (reply: FastifyReply, body: string, status = 200) =>
       reply.code(status).type("text/html; charset=utf-8").send(body);

@@ -16,6 +16,8 @@ export interface DashboardOptions {
    * checks and security headers (the fleet server mounts reconciliation, plans and invoices this way).
    */
   extend?: (web: FastifyInstance, tools: DashboardTools) => Promise<void>;
+  /** What every page must say at its top while it holds (e.g. a callback address a service refused). */
+  notices?: () => readonly string[];
 }
 
 /** What `extend` gets to render pages in the dashboard's layout. */

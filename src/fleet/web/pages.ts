@@ -17,6 +17,8 @@ export interface PageContext {
   extraNav?: readonly (readonly [string, string])[];
   /** Where managers upload bundles from the browser, if the server offers it. */
   bundleUploadHref?: string;
+  /** Shown at the top of every page while they hold (a callback address a payment service refused). */
+  notices?: readonly string[];
 }
 
 /** Minor units as a decimal string with the currency's digits; negative nets keep their sign. */
@@ -77,7 +79,7 @@ export function layout(pc: PageContext, path: string, title: string, body: Html,
 <header><span class="brand">vendd fleet</span><nav>${nav}</nav>
 <span class="who">${pc.session.username} (${pc.session.role})</span>
 <form method="post" action="/logout"><input type="hidden" name="_csrf" value="${pc.session.csrf}"><button type="submit">Log out</button></form>
-</header><main>${ownHeading ? "" : html`<h1>${title}</h1>`}
+</header><main>${(pc.notices ?? []).map((n) => html`<p class="notice error" role="alert">${n}</p>`)}${ownHeading ? "" : html`<h1>${title}</h1>`}
 ${body}
 </main></body></html>`.value;
 }

@@ -146,6 +146,21 @@ export async function hasInvoice(
   return row !== undefined;
 }
 
+/** The company's invoice of the month (any status): its id, number and status, or undefined. */
+export async function invoiceOfMonth(
+  db: InvoicesDb,
+  companyId: string,
+  month: string,
+): Promise<{ id: string; number: number; status: string } | undefined> {
+  const row = await db
+    .selectFrom("invoices")
+    .select(["id", "number", "status"])
+    .where("company_id", "=", companyId)
+    .where("month", "=", month)
+    .executeTakeFirst();
+  return row === undefined ? undefined : { id: row.id, number: Number(row.number), status: row.status };
+}
+
 /**
  * Inserts the month's invoice of a company as a draft with its articles and its number, in one transaction.
  * Returns null when the company already has an invoice for the month (also when a concurrent run inserted it

@@ -1,5 +1,5 @@
 /**
- * The plans feature's queries on members and plans for its flows: a plan created, a card's owner, a member
+ * The plans feature's queries on members and plans for its flows: a plan created or edited, a card's owner, a member
  * inserted, read, its agreement, status and grace set, the fees it still owes, and the members the cycle runs.
  */
 import type { FleetContext } from "../../context.js";
@@ -35,6 +35,36 @@ export async function insertPlan(
       created_at: ctx.clock.now(),
     })
     .execute();
+}
+
+/** A plan's terms changed (its currency stays); false when there is no plan `id`. */
+export async function updatePlan(
+  ctx: FleetContext,
+  id: string,
+  p: {
+    name: string;
+    price: number;
+    dayItems: number | null;
+    dayAmount: number | null;
+    monthItems: number | null;
+    monthAmount: number | null;
+    units: string[];
+  },
+): Promise<boolean> {
+  const r = await ctx.db
+    .updateTable("plans")
+    .set({
+      name: p.name,
+      price: p.price,
+      day_items: p.dayItems,
+      day_amount: p.dayAmount,
+      month_items: p.monthItems,
+      month_amount: p.monthAmount,
+      units: JSON.stringify(p.units),
+    })
+    .where("id", "=", id)
+    .executeTakeFirst();
+  return r.numUpdatedRows > 0n;
 }
 
 /** The pending, active or suspended member holding the badge, or undefined. */
