@@ -5,12 +5,14 @@
 import { readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { parseArgs } from "node:util";
+import type { Dispatcher } from "undici";
 import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig, type VenddConfig } from "../config/load.js";
 import { writeFileAtomic } from "../core/atomicFile.js";
 import { systemClock } from "../core/clock.js";
 import { defaultControlSocket } from "../core/control.js";
 import { expiryText } from "../core/days.js";
 import { updateFaultPointsFromEnv } from "../core/faults.js";
+import { FleetCaError, fleetDispatcher } from "../core/fleetCa.js";
 import { fleetBundleUrl } from "../core/fleetWire.js";
 import { printable } from "../core/printable.js";
 import { type ApplyReport, applyBundleFile, applyInbox, recoverInterrupted } from "../update/apply.js";
@@ -242,7 +244,20 @@ async function pullAction(values: Values, configFile: string): Promise<number> {
   if (recovered !== null && values.json !== true) {
     process.stdout.write(`interrupted apply: ${describe(recovered)}\n`);
   }
+  // The fleet's private CA (fleet.caFile) for a pull from the fleet's own origin.
+  const fleet = unitConfig.fleet;
+  let dispatcher: Dispatcher | undefined;
+  try {
+    dispatcher =
+      fleet !== undefined && new URL(url).origin === new URL(fleet.url).origin
+        ? fleetDispatcher(fleet.caFile)
+        : undefined;
+  } catch (err) {
+    if (err instanceof FleetCaError) throw new UsageError(err.message);
+    throw err;
+  }
   const r = await pullBundle(env, {
+    ...(dispatcher === undefined ? {} : { dispatcher }),
     url,
     stateDir: u.stateDir,
     minBackoffMs: u.pull.minBackoffMs,
@@ -251,6 +266,7 @@ async function pullAction(values: Values, configFile: string): Promise<number> {
     random: Math.random,
     ...(fleetKey === null ? {} : { key: fleetKey }),
   });
+  await dispatcher?.close();
   if (r.result === "applied") return printReport(r.report, values.json === true);
   process.stdout.write(values.json === true ? `${JSON.stringify(r)}\n` : `${pullLine(r)}\n`);
   return r.result === "failed" ? 1 : 0;
