@@ -27,6 +27,7 @@ import {
   verifyBundle,
 } from "../update/bundle.js";
 import { commandRestarter, controlSocketProbe } from "../update/health.js";
+import { waitingInInbox, waitingLines } from "../update/inboxWaiting.js";
 import {
   decryptSecretKey,
   formatSignature,
@@ -275,8 +276,15 @@ async function pullAction(values: Values, configFile: string): Promise<number> {
 /** `bundle status`: the applier's high-water mark, an apply in progress, the last outcome. */
 function statusAction(file: string | undefined, values: Values, configFile: string): number {
   if (file !== undefined) throw new UsageError("status takes no file argument");
-  const st = readUpdateOutcome(loadUnitConfig(configFile).updates.stateDir);
-  if (values.json === true) process.stdout.write(`${JSON.stringify(st)}\n`);
+  const u = loadUnitConfig(configFile).updates;
+  const st = readUpdateOutcome(u.stateDir);
+  // Issue 43: what waits in the inbox for the applier (a console's config apply, a bundle dropped there).
+  const files = waitingInInbox(u.inbox);
+  const waitingNow = waitingLines(u.inbox, files, Date.now(), configFile);
+  if (values.json === true)
+    process.stdout.write(
+      `${JSON.stringify({ ...st, waiting: files.map((f) => ({ file: join(u.inbox, f.name), since: new Date(f.since).toISOString() })) })}\n`,
+    );
   else {
     const lines = [`high-water mark: ${st.highWater}`];
     if (st.pending !== null) {
@@ -288,6 +296,7 @@ function statusAction(file: string | undefined, values: Values, configFile: stri
       `last outcome: ${st.outcome === null ? "none" : `${describe(st.outcome)} at ${st.outcome.at}`}`,
     );
     if (st.problem !== null) lines.push(`problem: ${st.problem}`);
+    lines.push(...(waitingNow.length === 0 ? [`nothing waits in ${u.inbox}`] : waitingNow));
     process.stdout.write(`${lines.join("\n")}\n`);
   }
   return st.problem === null ? 0 : 1;
