@@ -10,7 +10,6 @@
  * Command lines are those in fenced code blocks (after `$ `, `sudo ` or environment assignments) and inline
  * code spans that start with `vendd `; a synopsis (with `[`, `<`, `|` or `...`) is not a command line.
  */
-import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
@@ -24,7 +23,8 @@ import { UNIT_API } from "../../src/core/fleetWire.js";
 import { type Emulator, startEmulator } from "../../src/emulator/index.js";
 import { openSqliteJournal } from "../../src/journal/sqlite.js";
 import { makeKey, signedBundle } from "../../src/update/update.test-support.js";
-import { CLI, vendd } from "../support/cli.js";
+import { vendd } from "../support/cli.js";
+import { serveFleet } from "../support/fleetServe.js";
 
 const ROOT = process.cwd();
 
@@ -184,7 +184,7 @@ const NOT_RUN: readonly [RegExp, string][] = [
     "takes a unit out of the fleet or flags its audits: test/fleet runs each on a real fleet",
   ],
   [
-    /^vendd keys generate\b(?!.*(--passphrase-file|--kdf interactive))/,
+    /^vendd keys generate\b(?!.*--passphrase-file)/,
     "derives the key with scrypt over 1 GiB, a minute of CPU on a shared runner (test/update/bundle-cli.test.ts); the scratch fleet has a signed bundle of its own instead",
   ],
   [
@@ -275,26 +275,8 @@ async function scratchFleet(dir: string): Promise<ScratchFleet> {
   );
   const init = await vendd(["fleet", "init", "--config", config]);
   expect(init.code, init.stderr).toBe(0);
-  const child = spawn(process.execPath, [CLI, "fleet", "serve", "--config", config], {
-    env: { ...process.env, VENDD_FAULT_POINT: "" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const exited = new Promise((r) => child.once("exit", r));
-  let out = "";
-  const url = await new Promise<string>((done, fail) => {
-    const timer = setTimeout(() => fail(new Error(`fleet serve did not start: ${out}`)), 30_000);
-    child.stderr?.on("data", (d: Buffer) => {
-      out += d.toString();
-    });
-    child.stdout?.on("data", (d: Buffer) => {
-      out += d.toString();
-      const m = /serving (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m?.[1] !== undefined) {
-        clearTimeout(timer);
-        done(m[1]);
-      }
-    });
-  });
+  const served = await serveFleet(config);
+  const url = served.url;
   for (const id of ["vm-0001", "vm-0002", "vm-0003"]) {
     const path = `${UNIT_API}/enroll`;
     const body = JSON.stringify({ unitId: id, label: `docs ${id}` });
@@ -319,10 +301,7 @@ async function scratchFleet(dir: string): Promise<ScratchFleet> {
   return {
     config,
     url,
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-      await exited;
-    },
+    stop: () => served.stop(),
   };
 }
 

@@ -6,7 +6,7 @@
  * that HTTPS. A `caFile` that is not a certificate keeps the link off with the reason in the unit's status
  * (the unit still vends).
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { appendFileSync, chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,11 +14,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.js";
 import { ManualClock } from "../../src/core/clock.js";
 import { controlRequest } from "../../src/core/controlClient.js";
-import { CLI, vendd } from "../support/cli.js";
+import { vendd } from "../support/cli.js";
+import { type ServedFleet, serveFleet } from "../support/fleetServe.js";
 import { NOWHERE, startTestDaemon, v10Unit } from "../support/inprocess.js";
 
 let dir: string;
-let fleet: ChildProcess;
+let fleet: ServedFleet | undefined;
 let url: string;
 let fleetConfig: string;
 let caFile: string;
@@ -72,35 +73,12 @@ beforeAll(async () => {
     fleetConfig,
     `db: ${join(dir, "fleet.db")}\nlisten: 127.0.0.1:0\nlogLevel: warn\ntls: { cert: ${pki.cert}, key: ${pki.key} }\n`,
   );
-  fleet = spawn(process.execPath, [CLI, "fleet", "serve", "--config", fleetConfig], {
-    env: { ...process.env, VENDD_FAULT_POINT: "" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  let err = "";
-  fleet.stderr?.on("data", (d: Buffer) => {
-    err = (err + d.toString()).slice(-2000);
-  });
-  url = await new Promise<string>((done, fail) => {
-    const timer = setTimeout(() => fail(new Error(`fleet serve did not start: ${err}`)), 30_000);
-    fleet.once("exit", (code) => fail(new Error(`fleet serve exited ${code}: ${err}`)));
-    fleet.stdout?.on("data", (d: Buffer) => {
-      out += d.toString();
-      const m = /serving (https:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m?.[1] !== undefined) {
-        clearTimeout(timer);
-        done(m[1]);
-      }
-    });
-  });
+  fleet = await serveFleet(fleetConfig);
+  url = fleet.url;
 }, 60_000);
 
 afterAll(async () => {
-  if (fleet !== undefined && fleet.exitCode === null) {
-    const exited = new Promise((r) => fleet.once("exit", r));
-    fleet.kill("SIGTERM");
-    await exited;
-  }
+  await fleet?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
