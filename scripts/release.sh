@@ -79,7 +79,8 @@ build_native() { # dir: node-gyp rebuild for the target (skipped when already bu
   name="${dir#"$work/deps/node_modules/"}"
   built="$(find "$dir/build/Release" -maxdepth 1 -name '*.node' 2>/dev/null | head -1 || true)"
   if [ -n "$built" ] && file -b "$built" | grep -q "$machine"; then return 0; fi
-  step "compiling $name for $arch"
+  local expect="${expected_s[$name]:-}" t0=$SECONDS
+  step "compiling $name for $arch (${expect:+expected about $expect s; }log: $work/gyp-${name//\//_}.log)"
   # Packages built by node-pre-gyp name their module in package.json ("binary"); gyp needs the names.
   while IFS= read -r kv; do [ -z "$kv" ] || extra+=("$kv"); done < <(node -e '
     const b = require(process.argv[1]).binary;
@@ -96,7 +97,15 @@ build_native() { # dir: node-gyp rebuild for the target (skipped when already bu
     }
     for f in build/Release/*.node; do "${STRIP:-strip}" --strip-unneeded "$f"; done
   )
+  step "compiled $name in $((SECONDS - t0)) s"
 }
+# What each native module's compile is expected to take, s: measured from the gyp logs' times of an arm64
+# release on the project's shared 2-core host (2026-12-02, under load; an idle host is faster). Shown
+# before each compile, so a long silent step says how long it should be.
+declare -A expected_s=(
+  [better-sqlite3]=330 [@serialport/bindings-cpp]=55 [unix-dgram]=30 [@abandonware/bluetooth-hci-socket]=30
+  [@pokusew/pcsclite]=50 [@serialport/bindings]=50 [i2c-bus]=35
+)
 # nfc-pcsc's binding links libpcsclite, which this machine has for its own CPU only: for arm64 it is
 # compiled with the headers of Debian's libpcsclite-dev:arm64 and linked against the real
 # libpcsclite1:arm64, both extracted (not installed) into a sysroot of the work directory. Its
@@ -125,6 +134,9 @@ fi
 # binding.gyp is for macOS only; its HCI socket is bluetooth-hci-socket's. i2c-bus drives the I2C OLED
 # (display.kind ssd1306/sh1106, issue 46); it includes only the kernel's <linux/i2c-dev.h>.
 natives=(better-sqlite3 @serialport/bindings-cpp unix-dgram @abandonware/bluetooth-hci-socket @pokusew/pcsclite i2c-bus)
+total=0
+for n in "${natives[@]}"; do total=$((total + ${expected_s[$n]:-60})); done
+step "native modules for $arch: ${#natives[@]} and their dependencies' (about $total s when none is built yet; a built one is kept)"
 for n in "${natives[@]}"; do
   d="$work/deps/node_modules/$n"
   if [ ! -f "$d/binding.gyp" ]; then echo "release: $n is not installed in $work/deps" >&2; exit 1; fi

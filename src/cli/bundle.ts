@@ -5,12 +5,14 @@
 import { readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { parseArgs } from "node:util";
+import type { Dispatcher } from "undici";
 import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig, type VenddConfig } from "../config/load.js";
 import { writeFileAtomic } from "../core/atomicFile.js";
 import { systemClock } from "../core/clock.js";
 import { defaultControlSocket } from "../core/control.js";
 import { expiryText } from "../core/days.js";
 import { updateFaultPointsFromEnv } from "../core/faults.js";
+import { FleetCaError, fleetDispatcher } from "../core/fleetCa.js";
 import { fleetBundleUrl } from "../core/fleetWire.js";
 import { printable } from "../core/printable.js";
 import { type ApplyReport, applyBundleFile, applyInbox, recoverInterrupted } from "../update/apply.js";
@@ -25,6 +27,7 @@ import {
   verifyBundle,
 } from "../update/bundle.js";
 import { commandRestarter, controlSocketProbe } from "../update/health.js";
+import { waitingInInbox, waitingLines } from "../update/inboxWaiting.js";
 import {
   decryptSecretKey,
   formatSignature,
@@ -242,7 +245,20 @@ async function pullAction(values: Values, configFile: string): Promise<number> {
   if (recovered !== null && values.json !== true) {
     process.stdout.write(`interrupted apply: ${describe(recovered)}\n`);
   }
+  // The fleet's private CA (fleet.caFile) for a pull from the fleet's own origin.
+  const fleet = unitConfig.fleet;
+  let dispatcher: Dispatcher | undefined;
+  try {
+    dispatcher =
+      fleet !== undefined && new URL(url).origin === new URL(fleet.url).origin
+        ? fleetDispatcher(fleet.caFile)
+        : undefined;
+  } catch (err) {
+    if (err instanceof FleetCaError) throw new UsageError(err.message);
+    throw err;
+  }
   const r = await pullBundle(env, {
+    ...(dispatcher === undefined ? {} : { dispatcher }),
     url,
     stateDir: u.stateDir,
     minBackoffMs: u.pull.minBackoffMs,
@@ -251,6 +267,7 @@ async function pullAction(values: Values, configFile: string): Promise<number> {
     random: Math.random,
     ...(fleetKey === null ? {} : { key: fleetKey }),
   });
+  await dispatcher?.close();
   if (r.result === "applied") return printReport(r.report, values.json === true);
   process.stdout.write(values.json === true ? `${JSON.stringify(r)}\n` : `${pullLine(r)}\n`);
   return r.result === "failed" ? 1 : 0;
@@ -259,8 +276,15 @@ async function pullAction(values: Values, configFile: string): Promise<number> {
 /** `bundle status`: the applier's high-water mark, an apply in progress, the last outcome. */
 function statusAction(file: string | undefined, values: Values, configFile: string): number {
   if (file !== undefined) throw new UsageError("status takes no file argument");
-  const st = readUpdateOutcome(loadUnitConfig(configFile).updates.stateDir);
-  if (values.json === true) process.stdout.write(`${JSON.stringify(st)}\n`);
+  const u = loadUnitConfig(configFile).updates;
+  const st = readUpdateOutcome(u.stateDir);
+  // Issue 43: what waits in the inbox for the applier (a console's config apply, a bundle dropped there).
+  const files = waitingInInbox(u.inbox);
+  const waitingNow = waitingLines(u.inbox, files, Date.now(), configFile);
+  if (values.json === true)
+    process.stdout.write(
+      `${JSON.stringify({ ...st, waiting: files.map((f) => ({ file: join(u.inbox, f.name), since: new Date(f.since).toISOString() })) })}\n`,
+    );
   else {
     const lines = [`high-water mark: ${st.highWater}`];
     if (st.pending !== null) {
@@ -272,6 +296,7 @@ function statusAction(file: string | undefined, values: Values, configFile: stri
       `last outcome: ${st.outcome === null ? "none" : `${describe(st.outcome)} at ${st.outcome.at}`}`,
     );
     if (st.problem !== null) lines.push(`problem: ${st.problem}`);
+    lines.push(...(waitingNow.length === 0 ? [`nothing waits in ${u.inbox}`] : waitingNow));
     process.stdout.write(`${lines.join("\n")}\n`);
   }
   return st.problem === null ? 0 : 1;

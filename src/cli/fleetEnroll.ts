@@ -8,7 +8,7 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { parseArgs } from "node:util";
-import { request } from "undici";
+import { type Dispatcher, request } from "undici";
 import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig, type VenddConfig } from "../config/load.js";
 import { writeFileAtomic } from "../core/atomicFile.js";
 import {
@@ -18,6 +18,7 @@ import {
   signRequest,
   type UnitKeyPair,
 } from "../core/fleetAuth.js";
+import { fleetDispatcher, fleetTlsHint } from "../core/fleetCa.js";
 import { EnrollResponse, parseWire, UNIT_API, WireError } from "../core/fleetWire.js";
 import { printable } from "../core/printable.js";
 import { safeUrl } from "../core/safeUrl.js";
@@ -82,6 +83,7 @@ export async function enroll(
   key: UnitKeyPair,
   unitId: string,
   label: string,
+  caFile?: string,
 ): Promise<"pending" | "approved"> {
   const path = `${UNIT_API}/enroll`;
   const body = JSON.stringify({ unitId, label });
@@ -89,8 +91,15 @@ export async function enroll(
   const target = `${url.replace(/\/+$/, "")}${path}`;
   let status: number;
   let text: string;
+  let dispatcher: Dispatcher | undefined;
+  try {
+    dispatcher = fleetDispatcher(caFile);
+  } catch (err) {
+    throw new EnrollError((err as Error).message);
+  }
   try {
     const res = await request(target, {
+      ...(dispatcher === undefined ? {} : { dispatcher }),
       method: "POST",
       body,
       headers: { ...headers, "content-type": "application/json" },
@@ -103,7 +112,11 @@ export async function enroll(
   } catch (err) {
     const shown = safeUrl(url);
     const cause = (err as Error).message.split(url).join(shown).split(target).join(safeUrl(target));
-    throw new EnrollError(`the fleet at ${printable(shown)} is unreachable: ${printable(cause, 300)}`);
+    throw new EnrollError(
+      `the fleet at ${printable(shown)} is unreachable: ${printable(cause, 300)}${fleetTlsHint(err, caFile)}`,
+    );
+  } finally {
+    await dispatcher?.close();
   }
   let parsed: unknown = null;
   try {
@@ -169,7 +182,7 @@ export async function fleetEnrollCommand(argv: string[]): Promise<number> {
           `enrolling needs the unit's id: pass --config FILE (no ${DEFAULT_CONFIG_FILE})`,
         );
       const label = str(values.label) ?? config.unit.name;
-      result.status = await enroll(url, key, config.unit.id, label.slice(0, 200));
+      result.status = await enroll(url, key, config.unit.id, label.slice(0, 200), config.fleet?.caFile);
     }
     if (values.json === true) process.stdout.write(`${JSON.stringify(result)}\n`);
     else {

@@ -13,6 +13,12 @@ export const fleetSchema = z
     url: httpUrl().refine((u) => !/[?#]/.test(u), "must be a base URL without a query or fragment"),
     /** The unit's Ed25519 private key (PKCS#8 PEM, mode 0600), made by `vendd fleet enroll`. */
     keyFile: nonEmpty(4096).default("/var/lib/vendd/fleet.key"),
+    /**
+     * A private certificate authority for an `https` fleet (PEM file): the unit trusts the fleet's
+     * certificate when it chains to this CA, and only then (src/core/fleetCa.ts). Absent: the system's
+     * public authorities.
+     */
+    caFile: nonEmpty(4096).optional(),
     /** Seconds between heartbeats. */
     heartbeatSeconds: intIn(5, 3600).default(60),
     /** Most events per batch. */

@@ -12,6 +12,11 @@ function isRecord(x: unknown): x is Record<string, unknown> {
   return typeof x === "object" && x !== null && !Array.isArray(x);
 }
 
+/** A whole sentence from the daemon (paths and the next step in it): shown up to 600 characters. */
+function long(x: unknown): string {
+  return printable(String(x), 600);
+}
+
 function s(x: unknown): string {
   return printable(typeof x === "string" ? x : x === undefined || x === null ? "-" : JSON.stringify(x), 200);
 }
@@ -98,6 +103,7 @@ function renderStatus(r: Record<string, unknown>): string {
     ...(typeof r.beaconId === "string" ? [`check-in beacon id ${s(r.beaconId)}`] : []),
     `unresolved sessions ${s(r.unresolved)}  config version ${s(r.configVersion)}`,
     `last update: ${s(r.update)}`,
+    ...list(r.updateWaiting).map((x) => `  ${long(x)}`),
     ...fleetLines(r.fleet),
     `audit log: ${audit.ok === true ? "intact" : "BROKEN"} (${s(audit.detail)})`,
     `last vends (times ${zone()}):`,
@@ -157,8 +163,9 @@ function renderConfig(r: Record<string, unknown>, result: unknown): string {
     return [
       "applying (handed to the update applier):",
       ...list(r.changes).map((x) => `  ${s(x)}`),
-      "vendd restarts with it and keeps it only if it comes back healthy;",
-      "log in again after the restart: status shows the outcome",
+      `queued as ${s(r.queued)}: vendd restarts with it and keeps it only if it comes back healthy;`,
+      "log in again after the restart: status shows the outcome (and, until the applier takes it, the file waiting)",
+      ...list(r.applier).map(long),
     ].join("\n");
   if (Array.isArray(r.entries))
     return [

@@ -15,7 +15,7 @@ import { createHash } from "node:crypto";
 import { closeSync, createWriteStream, fsyncSync, openSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { pipeline } from "node:stream/promises";
-import { request } from "undici";
+import { type Dispatcher, request } from "undici";
 import { writeFileAtomic } from "../core/atomicFile.js";
 import type { Clock } from "../core/clock.js";
 import { signRequest, type UnitKeyPair } from "../core/fleetAuth.js";
@@ -56,7 +56,7 @@ export async function fetchBundleToInbox(
   signer: { key: UnitKeyPair; clock: Clock },
   etag: string | null,
   inbox: string,
-  opts: { timeoutMs?: number; signal?: AbortSignal } = {},
+  opts: { timeoutMs?: number; signal?: AbortSignal; dispatcher?: Dispatcher | undefined } = {},
 ): Promise<BundleFetchResult> {
   const path = `${UNIT_API}/bundle`;
   // Signed as the fleet link signs its POSTs: the unit API's own path (fleetLink.ts post).
@@ -65,6 +65,7 @@ export async function fetchBundleToInbox(
   if (etag !== null) headers["if-none-match"] = etag;
   const timeoutMs = opts.timeoutMs ?? 120_000;
   const res = await request(url, {
+    ...(opts.dispatcher === undefined ? {} : { dispatcher: opts.dispatcher }),
     method: "GET",
     headers,
     headersTimeout: timeoutMs,

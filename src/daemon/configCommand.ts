@@ -6,7 +6,9 @@
 
 import { isIdentityKey } from "../config/identity.js";
 import { toConfigInput } from "../config/load.js";
+import { zonedTime } from "../core/days.js";
 import { printable } from "../core/printable.js";
+import { APPLIER_GRACE_MS, noApplierHint, waitingInInbox } from "../update/inboxWaiting.js";
 import { readUpdateOutcome } from "../update/state.js";
 import {
   type ConfigEdit,
@@ -83,9 +85,19 @@ export function configCommand(u: ConsoleUnit, a: Record<string, unknown>, sessio
         );
       if (edits.some((e) => e.key === "updates" || e.key.startsWith("updates.")))
         throw new CommandError("refused", "only a signed bundle changes the updates section");
-      const queued = dropForApplier(u.config.updates.inbox, text, u.now());
+      // Issue 43: a file an earlier apply left that no applier has taken means none is running: say so now.
+      const inbox = u.config.updates.inbox;
+      const stale = waitingInInbox(inbox).filter((f) => u.now() - f.since > APPLIER_GRACE_MS);
+      const queued = dropForApplier(inbox, text, u.now());
       session.data.delete(STAGED);
-      return { queued, changes: edits.map(describeEdit) };
+      const applier =
+        stale.length === 0
+          ? []
+          : [
+              `NOT APPLIED YET: ${stale.length} earlier file(s) still wait in ${inbox}, the oldest since ${zonedTime(Math.min(...stale.map((f) => f.since)), undefined, true)};`,
+              `${noApplierHint(inbox, u.configFile)}`,
+            ];
+      return { queued, changes: edits.map(describeEdit), applier };
     }
     default:
       throw new CommandError("badArgs", "config show|diff|set KEY VALUE|apply|discard");

@@ -1,5 +1,5 @@
 /** Fetching the member entitlement list from the fleet (issue 18) into the unit's EntitlementStore. */
-import { request } from "undici";
+import { type Dispatcher, request } from "undici";
 import type { Clock } from "../core/clock.js";
 import { signRequest, type UnitKeyPair } from "../core/fleetAuth.js";
 import { UNIT_API } from "../core/fleetWire.js";
@@ -23,7 +23,7 @@ export async function fetchEntitlements(
   signer: { key: UnitKeyPair; clock: Clock },
   etag: string | null,
   store: EntitlementStore,
-  opts: { timeoutMs?: number; signal?: AbortSignal } = {},
+  opts: { timeoutMs?: number; signal?: AbortSignal; dispatcher?: Dispatcher | undefined } = {},
 ): Promise<FetchResult> {
   const path = `${UNIT_API}/entitlements`;
   const url = new URL(path, baseUrl);
@@ -31,6 +31,7 @@ export async function fetchEntitlements(
   if (etag !== null) headers["if-none-match"] = etag;
   const timeoutMs = opts.timeoutMs ?? 30_000;
   const res = await request(url, {
+    ...(opts.dispatcher === undefined ? {} : { dispatcher: opts.dispatcher }),
     method: "GET",
     headers,
     headersTimeout: timeoutMs,

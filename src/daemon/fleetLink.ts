@@ -10,6 +10,7 @@
  * and the fleet ignores what it already has (idempotent on (unit, seq)).
  */
 import type { Logger } from "pino";
+import type { Dispatcher } from "undici";
 import type { Clock } from "../core/clock.js";
 import type { FleetFaultPoints } from "../core/faults.js";
 import { signRequest, type UnitKeyPair } from "../core/fleetAuth.js";
@@ -128,11 +129,25 @@ class FleetRefused extends Error {
   }
 }
 
-/** undici POST with a time limit on the whole exchange. */
-export const undiciTransport: FleetTransport = async (url, body, headers, timeoutMs, signal) => {
+/**
+ * undici POST with a time limit on the whole exchange, through `dispatcher` when given (the agent that
+ * trusts `fleet.caFile`, src/core/fleetCa.ts).
+ */
+export function undiciTransportVia(dispatcher: Dispatcher | undefined): FleetTransport {
+  return (url, body, headers, timeoutMs, signal) => post(dispatcher, url, body, headers, timeoutMs, signal);
+}
+
+/** undici POST through undici's default agent (the system's certificate authorities). */
+export const undiciTransport: FleetTransport = undiciTransportVia(undefined);
+
+async function post(
+  dispatcher: Dispatcher | undefined,
+  ...[url, body, headers, timeoutMs, signal]: Parameters<FleetTransport>
+): Promise<FleetAnswer> {
   // Loaded on first use: a unit without a fleet link never loads it.
   const { request } = await import("undici");
   const res = await request(url, {
+    ...(dispatcher === undefined ? {} : { dispatcher }),
     method: "POST",
     body,
     headers: { ...headers, "content-type": "application/json" },
@@ -151,7 +166,7 @@ export const undiciTransport: FleetTransport = async (url, body, headers, timeou
     parsed = text.slice(0, 200);
   }
   return { status: res.statusCode, body: parsed };
-};
+}
 
 export class FleetLink {
   private state: FleetState = "unreachable";

@@ -5,11 +5,13 @@
  */
 import { readFileSync } from "node:fs";
 import type { Logger } from "pino";
+import type { Dispatcher } from "undici";
 import type { VenddConfig } from "../config/load.js";
 import type { Clock } from "../core/clock.js";
 import { DAY_MS } from "../core/days.js";
 import type { FleetFaultPoints } from "../core/faults.js";
 import { loadUnitKey, type UnitKeyPair } from "../core/fleetAuth.js";
+import { fleetDispatcher } from "../core/fleetCa.js";
 import type { FaultData, Heartbeat, ServiceData } from "../core/fleetWire.js";
 import type { SqliteJournal } from "../journal/sqlite.js";
 import { readUpdateOutcome } from "../update/state.js";
@@ -21,7 +23,7 @@ import {
   writeHeldBundleEtag,
 } from "./bundleFetch.js";
 import { type EntitlementStore, fetchEntitlements } from "./entitlements.js";
-import { BUNDLE_HINT_JITTER_MS, FleetLink, type FleetStatus } from "./fleetLink.js";
+import { BUNDLE_HINT_JITTER_MS, FleetLink, type FleetStatus, undiciTransportVia } from "./fleetLink.js";
 import type { ReasonCode, UnitStatus } from "./status.js";
 
 /** A session open longer than this counts as unresolved in the heartbeat (longer than any timeout). */
@@ -193,11 +195,22 @@ export function startFleetUnit(d: FleetUnitDeps): FleetUnit | null {
 
   let key: UnitKeyPair | null = null;
   let keyProblem = "";
+  let dispatcher: Dispatcher | undefined;
   try {
     key = loadUnitKey(readFileSync(fleet.keyFile, "utf8"));
   } catch (err) {
     keyProblem = `the unit key ${fleet.keyFile} cannot be used (${err instanceof Error ? err.message : String(err)}): run \`vendd fleet enroll\``;
     logger.error({ keyFile: fleet.keyFile }, keyProblem);
+  }
+  if (key !== null) {
+    try {
+      dispatcher = fleetDispatcher(fleet.caFile);
+    } catch (err) {
+      // The link stays off (the unit vends and settles on its own); status shows why until a restart.
+      key = null;
+      keyProblem = err instanceof Error ? err.message : String(err);
+      logger.error({ caFile: fleet.caFile }, keyProblem);
+    }
   }
   if (key === null) {
     return {
@@ -229,6 +242,7 @@ export function startFleetUnit(d: FleetUnitDeps): FleetUnit | null {
     url: fleet.url,
     unitId: d.config.unit.id,
     key,
+    transport: undiciTransportVia(dispatcher),
     outbox: journal,
     clock: d.clock,
     random: d.random,
@@ -247,7 +261,10 @@ export function startFleetUnit(d: FleetUnitDeps): FleetUnit | null {
       held: readHeldBundleEtag(heldFile),
       jitterMs: BUNDLE_HINT_JITTER_MS,
       fetch: async (held) => {
-        const r = await fetchBundleToInbox(fleet.url, signer, held, inbox, { signal: stopping.signal });
+        const r = await fetchBundleToInbox(fleet.url, signer, held, inbox, {
+          signal: stopping.signal,
+          dispatcher,
+        });
         if (r.status !== "fetched") return null;
         const etag = r.etag ?? `"${r.sha256}"`;
         writeHeldBundleEtag(heldFile, etag);
@@ -260,7 +277,10 @@ export function startFleetUnit(d: FleetUnitDeps): FleetUnit | null {
       ? {}
       : {
           entitlements: async (held: string | null) => {
-            const r = await fetchEntitlements(fleet.url, signer, held, store, { signal: stopping.signal });
+            const r = await fetchEntitlements(fleet.url, signer, held, store, {
+              signal: stopping.signal,
+              dispatcher,
+            });
             if (r.status === "updated")
               logger.info(
                 { serial: r.list.serial, members: r.list.members.length },
@@ -278,6 +298,7 @@ export function startFleetUnit(d: FleetUnitDeps): FleetUnit | null {
       unsubscribe();
       stopping.abort(new Error("daemon stopping"));
       await running;
+      await dispatcher?.close();
     },
   };
 }

@@ -5,6 +5,7 @@
 import type { ControlStatus, LinkState } from "../core/controlStatus.js";
 import { formatAmount } from "../core/money.js";
 import { printable } from "../core/printable.js";
+import { waitingInInbox, waitingLines } from "../update/inboxWaiting.js";
 import { readUpdateOutcome, type UpdateStatus } from "../update/state.js";
 import type { ConsoleUnit } from "./consoleUnit.js";
 import type { FleetStatus } from "./fleetLink.js";
@@ -45,6 +46,13 @@ export function controlStatus(u: ConsoleUnit): ControlStatus {
     unresolved: u.journal.unresolved().length,
     configVersion: update.highWater,
     update: describeUpdate(update),
+    // Issue 43: what waits for the update applier, and whether one has run.
+    updateWaiting: waitingLines(
+      u.config.updates.inbox,
+      waitingInInbox(u.config.updates.inbox),
+      u.now(),
+      u.configFile,
+    ),
     serviceMode: u.serviceReason(),
     engine: e === null ? "not started" : e.current.tag,
     beacon: u.beacon(),

@@ -168,7 +168,9 @@ async function finish(
   } catch (err) {
     return rollBack(run, state, pending, err instanceof Error ? err.message : "restart failed", "unhealthy");
   }
-  const gate = await healthGate(env.probeFor(inForce), settings.health, env.clock, env.faults);
+  const gate = await healthGate(env.probeFor(inForce), settings.health, env.clock, env.faults, (l) =>
+    env.log(l),
+  );
   if (!gate.healthy) return rollBack(run, state, pending, gate.reason, "unhealthy");
   reportStep(env, pending.sha256, "healthy");
   const out = outcome(env.clock, "committed", {

@@ -50,6 +50,25 @@ describe("healthGate", () => {
     expect(clock.now() - start).toBe(350);
   });
 
+  it("counts down at least every 5 s while it waits (issue 43)", async () => {
+    const lines: string[] = [];
+    await healthGate(
+      { sample: async () => ({ ...OK, ready: false }) },
+      { holdMs: 60_000, timeoutMs: 20_000, pollMs: 1000 },
+      new JumpClock(),
+      noFaults,
+      (l) => lines.push(l),
+    );
+    expect(lines).toEqual([
+      "health gate: the daemon has 20 s to be ready and then healthy for 60 s",
+      "health gate: 20 s left; waiting: not ready",
+      "health gate: 15 s left; waiting: not ready",
+      "health gate: 10 s left; waiting: not ready",
+      "health gate: 5 s left; waiting: not ready",
+      "health gate: time is up (not ready)",
+    ]);
+  });
+
   it("an out-of-service daemon is not healthy, with its reasons in the report", async () => {
     const r = await healthGate(
       { sample: async () => ({ ...OK, outOfService: "vmc_disabled" }) },

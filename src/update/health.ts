@@ -41,19 +41,41 @@ function describe(s: HealthSample): string {
   return bad.join(", ");
 }
 
+/** A countdown line at least this often while the gate waits (and at each change between healthy and not). */
+export const GATE_PROGRESS_MS = 5_000;
+
+const secs = (ms: number) => `${Math.max(0, Math.ceil(ms / 1000))} s`;
+
 /**
  * Polls `probe` until the daemon has been ready and healthy for `holdMs` (healthy), a journal error shows
- * (unhealthy at once), or `timeoutMs` passes (unhealthy, with the last thing that was wrong).
+ * (unhealthy at once), or `timeoutMs` passes (unhealthy, with the last thing that was wrong). `progress`
+ * gets a countdown (issue 43): what the gate waits for at the start, then, at each change between healthy and
+ * not and at least every GATE_PROGRESS_MS, the time left and what it waits for.
  */
 export async function healthGate(
   probe: HealthProbe,
   opts: GateOptions,
   clock: Clock,
   faults: UpdateFaultPoints,
+  progress: (line: string) => void = () => {},
 ): Promise<GateResult> {
   const deadline = clock.now() + opts.timeoutMs;
   let healthySince: number | null = null;
   let last = "no answer yet";
+  progress(
+    `health gate: the daemon has ${secs(opts.timeoutMs)} to be ready and then healthy for ${secs(opts.holdMs)}`,
+  );
+  let told: { at: number; healthy: boolean } | null = null;
+  const tell = (now: number) => {
+    const healthy = healthySince !== null;
+    if (told !== null && told.healthy === healthy && now - told.at < GATE_PROGRESS_MS) return;
+    told = { at: now, healthy };
+    progress(
+      healthySince === null
+        ? `health gate: ${secs(deadline - now)} left; waiting: ${last}`
+        : `health gate: healthy; committed in ${secs(opts.holdMs - (now - healthySince))} unless it fails (${secs(deadline - now)} left)`,
+    );
+  };
   for (;;) {
     let sample: HealthSample | null = null;
     try {
@@ -79,11 +101,13 @@ export async function healthGate(
       healthySince = null;
     }
     if (now >= deadline) {
+      progress(`health gate: time is up (${last})`);
       return {
         healthy: false,
         reason: `not healthy for ${opts.holdMs} ms within ${opts.timeoutMs} ms of the restart (${last})`,
       };
     }
+    tell(now);
     await clock.sleep(Math.min(opts.pollMs, Math.max(0, deadline - now)));
   }
 }

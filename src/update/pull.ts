@@ -9,6 +9,7 @@ import { createWriteStream, existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { type Dispatcher, fetch as undiciFetch } from "undici";
 import type { VenddConfig } from "../config/load.js";
 import { writeFileAtomic } from "../core/atomicFile.js";
 import { loadUnitKey, signRequest, type UnitKeyPair } from "../core/fleetAuth.js";
@@ -41,6 +42,11 @@ export interface PullOptions {
   /** [0, 1); jitter source. */
   random(): number;
   fetch?: typeof fetch;
+  /**
+   * The agent for a fleet behind a private CA (config `fleet.caFile`, src/core/fleetCa.ts): the download
+   * goes through undici's fetch with it. Absent: the default fetch.
+   */
+  dispatcher?: Dispatcher;
   /**
    * The unit's fleet key (config `fleet.keyFile`, {@link fleetPullKey}): the GET is signed with it, so a
    * fleet server (`/api/unit/v1/bundle`) knows which unit asks. Absent: an unsigned GET.
@@ -106,7 +112,7 @@ async function download(
   etag: string | null,
   file: string,
 ): Promise<"not_modified" | "ok"> {
-  const doFetch = opts.fetch ?? fetch;
+  const doFetch = opts.fetch ?? viaDispatcher(opts.dispatcher);
   const res = await doFetch(opts.url, {
     headers: { ...signedHeaders(opts), ...(etag === null ? {} : { "if-none-match": etag }) },
     signal: AbortSignal.timeout(opts.timeoutMs),
@@ -139,6 +145,18 @@ async function download(
   return "ok";
 }
 
+/** The global fetch, or undici's through `dispatcher` (its Response is the same web Response shape). */
+function viaDispatcher(dispatcher: Dispatcher | undefined): typeof fetch {
+  if (dispatcher === undefined) return fetch;
+  return (async (url: string | URL | Request, init?: RequestInit) =>
+    undiciFetch(String(url), {
+      ...(init?.headers === undefined ? {} : { headers: init.headers as Record<string, string> }),
+      ...(init?.signal == null ? {} : { signal: init.signal }),
+      redirect: "error",
+      dispatcher,
+    })) as unknown as typeof fetch;
+}
+
 /** One pull: back off, fetch, verify and apply; the pull state records the ETag or the failure. */
 export async function pullBundle(env: ApplyEnv, opts: PullOptions): Promise<PullReport> {
   const state = readPullState(opts.stateDir);
@@ -167,7 +185,7 @@ export async function pullBundle(env: ApplyEnv, opts: PullOptions): Promise<Pull
         {
           ...opts,
           fetch: async (url, init) => {
-            const res = await (opts.fetch ?? fetch)(url, init);
+            const res = await (opts.fetch ?? viaDispatcher(opts.dispatcher))(url, init);
             etag = res.headers.get("etag");
             return res;
           },

@@ -10,11 +10,14 @@ import { spawnSync } from "node:child_process";
 import {
   appendFileSync,
   existsSync,
+  mkdirSync,
   mkdtempSync,
   readFileSync,
   readlinkSync,
+  renameSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -82,6 +85,9 @@ describe.skipIf(why !== null)(`Debian packages (${ARCH})`, () => {
 
     let r = dpkg(root, ["-i", old]);
     expect(r.status, r.out).toBe(0);
+    // A first install starts nothing and says what to do next (issue 43).
+    expect(r.out).toContain(`vendd ${VERSION}: installed; nothing is started or enabled. Next (man vendd`);
+    expect(r.out).toContain("sudo systemctl enable --now vendd vendd-bundle.path vendd-pull.timer");
     expect(readFileSync(join(root, "etc/passwd"), "utf8")).toMatch(
       /^vendd:x:\d+:\d+:vendd payment unit:\/var\/lib\/vendd:\/usr\/sbin\/nologin$/m,
     );
@@ -110,6 +116,12 @@ describe.skipIf(why !== null)(`Debian packages (${ARCH})`, () => {
 
     r = dpkg(root, ["-i", UNIT_DEB]);
     expect(r.status, r.out).toBe(0);
+    // An upgrade restarts the daemon as Debian users expect, or says plainly that it did not and what to
+    // do (issue 43): here no systemd runs the root, so it says so.
+    expect(r.out).toContain(
+      `vendd: upgraded from 0.0.1 to ${VERSION}; the daemon was NOT restarted (installed into ${root}, no running systemd here): on the unit, 'sudo systemctl restart vendd'`,
+    );
+    expect(r.out).toContain("Next: 'sudo vendd doctor --secrets /etc/vendd/secrets.yaml'");
     expect(readFileSync(join(root, "etc/vendd/config.yaml"), "utf8")).toBe(edited);
     expect(readFileSync(join(root, "etc/vendd/secrets.yaml"), "utf8")).toBe("v10: { clientSecret: s }\n");
     expect(readFileSync(join(root, "var/lib/vendd/journal.db"), "utf8")).toBe("journal bytes");
@@ -119,6 +131,19 @@ describe.skipIf(why !== null)(`Debian packages (${ARCH})`, () => {
       { encoding: "utf8" },
     );
     expect(installed.stdout).toBe(VERSION);
+
+    // A unit running a release a bundle installed is not restarted by the package, and is told why.
+    mkdirSync(join(root, "opt/vendd/releases/r7"), { recursive: true });
+    symlinkSync("releases/r7", join(root, "opt/vendd/current.tmp"));
+    renameSync(join(root, "opt/vendd/current.tmp"), join(root, "opt/vendd/current"));
+    r = dpkg(root, ["-i", UNIT_DEB]);
+    expect(r.status, r.out).toBe(0);
+    expect(r.out).toContain(
+      `vendd: upgraded from ${VERSION} to ${VERSION}; not restarted: the daemon runs the release a bundle installed (releases/r7), not this package's`,
+    );
+    expect(readlinkSync(join(root, "opt/vendd/current"))).toBe("releases/r7");
+    rmSync(join(root, "opt/vendd/current"));
+    symlinkSync("../../usr/lib/vendd", join(root, "opt/vendd/current"));
 
     r = dpkg(root, ["--remove", "vendd"]);
     expect(r.status, r.out).toBe(0);

@@ -18,9 +18,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { COMMANDS } from "../../src/cli/commands.js";
 import type { CommandHelp } from "../../src/cli/commandTable.js";
 import { systemClock } from "../../src/core/clock.js";
+import { generateUnitKey, signRequest } from "../../src/core/fleetAuth.js";
+import { UNIT_API } from "../../src/core/fleetWire.js";
 import { type Emulator, startEmulator } from "../../src/emulator/index.js";
 import { openSqliteJournal } from "../../src/journal/sqlite.js";
+import { makeKey, signedBundle } from "../../src/update/update.test-support.js";
 import { vendd } from "../support/cli.js";
+import { serveFleet } from "../support/fleetServe.js";
 
 const ROOT = process.cwd();
 
@@ -177,26 +181,25 @@ const NOT_RUN: readonly [RegExp, string][] = [
   [/^vendd screen\b/, "asks a running daemon over its control socket (test/cli/screen-daemon.test.ts)"],
   [/^vendd demo\b/, "a whole demo, tens of seconds to minutes (test/demo runs it)"],
   [/^vendd doctor\b/, "checks the unit's own devices and payment service (test/cli/doctor-cli.test.ts)"],
-  [/^vendd fleet (enroll|pull|push)\b/, "talks to a running fleet server (test/fleet)"],
   [
     /^vendd fleet doctor\b/,
     "talks to the payment services a fleet config names (test/fleet/callback-refused.test.ts)",
   ],
   [
-    /^vendd fleet (units|approve|revoke|reconcile|group|rollout|dex-g85|invoice)\b/,
-    "acts on a fleet database with its enrolled units, bundles and sales (test/fleet runs each on a real one)",
+    /^vendd fleet (revoke|dex-g85|invoice)\b/,
+    "takes a unit out of the fleet, flags its audits or makes invoices: test/fleet runs each on a real fleet",
   ],
   [
     /^vendd keys generate\b(?!.*--passphrase-file)/,
-    "prompts for a passphrase (test/update/bundle-cli.test.ts)",
+    "derives the key with scrypt over 1 GiB, a minute of CPU on a shared runner (test/update/bundle-cli.test.ts); the scratch fleet has a signed bundle of its own instead",
   ],
   [
     /^vendd bundle sign\b(?!.*--passphrase-file)/,
-    "prompts for the key's passphrase (test/update/bundle-cli.test.ts)",
+    "needs the key made by the keys generate above (test/update/bundle-cli.test.ts)",
   ],
   [
-    /^vendd reconcile\b/,
-    "needs the payment service's reporting API settings (test/unit/reconcile-unit-cli.test.ts)",
+    /^vendd (fleet )?reconcile\b/,
+    "needs the payment service's reporting API settings and its sales (test/unit/reconcile-unit-cli.test.ts, test/fleet/reconcile-cli.test.ts)",
   ],
   [/^vendd bundle apply\b/, "root: swaps the release and config (test/update)"],
   [
@@ -251,9 +254,69 @@ function blockCommands(file: string, text: string): Runnable[] {
   return out;
 }
 
-/** A scratch unit: /etc/vendd and /var/lib/vendd stand-ins, a home. */
-function scratch(emu: Emulator): { dir: string; rewrite(text: string): string[] } {
-  const dir = mkdtempSync(join(tmpdir(), "vendd-docrun-"));
+/** The scratch fleet's signed bundle: the id the fleet manager's rollout commands name. */
+const DOC_BUNDLE_ID = "5e1b8c403f9c2a7d";
+
+/** A running scratch fleet: its config (SQLite in the scratch directory), address and server process. */
+interface ScratchFleet {
+  config: string;
+  url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * A scratch fleet for a manual that runs `vendd fleet` commands: `fleet init` on a SQLite file, `fleet
+ * serve` on loopback, units vm-0001 (pending: the manual approves it), vm-0002 and vm-0003 (approved)
+ * enrolled through the real API, and `fleet-a-13.vbundle` signed with the key the config's bundleKeys
+ * names (the manual's own `keys generate` is parsed only, see NOT_RUN).
+ */
+async function scratchFleet(dir: string): Promise<ScratchFleet> {
+  const key = await makeKey();
+  const pub = join(dir, "bundle-key.pub");
+  writeFileSync(pub, key.publicKeyText);
+  const config = join(dir, "fleet.yaml");
+  writeFileSync(
+    config,
+    `db: ${join(dir, "fleet.db")}\nlisten: 127.0.0.1:0\nlogLevel: warn\nbundleKeys: [${pub}]\n`,
+  );
+  const init = await vendd(["fleet", "init", "--config", config]);
+  expect(init.code, init.stderr).toBe(0);
+  const served = await serveFleet(config);
+  const url = served.url;
+  for (const id of ["vm-0001", "vm-0002", "vm-0003"]) {
+    const path = `${UNIT_API}/enroll`;
+    const body = JSON.stringify({ unitId: id, label: `docs ${id}` });
+    const headers = signRequest(generateUnitKey(), "POST", path, body, Date.now());
+    const res = await fetch(`${url}${path}`, {
+      method: "POST",
+      body,
+      headers: { ...headers, "content-type": "application/json" },
+    });
+    expect(res.status).toBe(202);
+    if (id !== "vm-0001") expect((await vendd(["fleet", "approve", id, "--config", config])).code).toBe(0);
+  }
+  writeFileSync(
+    join(dir, "fleet-a-13.vbundle"),
+    signedBundle([key], {
+      id: DOC_BUNDLE_ID,
+      version: 13,
+      targets: ["fleet-a", "vm-0001", "vm-0002", "vm-0003"],
+      configText: 'engine: { maxPrice: "3.00" }\n',
+    }),
+  );
+  return {
+    config,
+    url,
+    stop: () => served.stop(),
+  };
+}
+
+/** A scratch unit: /etc/vendd and /var/lib/vendd stand-ins, a home; with a scratch fleet, its link. */
+function scratch(
+  emu: Emulator,
+  dir: string = mkdtempSync(join(tmpdir(), "vendd-docrun-")),
+  fleet?: ScratchFleet,
+): { dir: string; rewrite(text: string): string[] } {
   const etc = join(dir, "etc");
   const home = join(dir, "home");
   mkdirSync(etc);
@@ -275,6 +338,7 @@ function scratch(emu: Emulator): { dir: string; rewrite(text: string): string[] 
     `  inbox: ${join(dir, "inbox")}`,
     `  stateDir: ${join(dir, "updates")}`,
     `  releaseRoot: ${join(dir, "release")}`,
+    ...(fleet === undefined ? [] : [`fleet: { url: "${fleet.url}", keyFile: ${join(dir, "fleet.key")} }`]),
   ].join("\n");
   for (const name of ["config.yaml", "vendd.yaml"]) writeFileSync(join(etc, name), config, { mode: 0o640 });
   writeFileSync(join(etc, "secrets.yaml"), "v10: { clientSecret: docs-secret }\n", { mode: 0o600 });
@@ -291,12 +355,13 @@ function scratch(emu: Emulator): { dir: string; rewrite(text: string): string[] 
         .slice(1)
         .map((w) =>
           w
+            .replace(/^\/etc\/vendd(-fleet)?\/fleet\.yaml$/, fleet?.config ?? "$&")
             .replace(/^\/etc\/vendd\//, `${etc}/`)
             .replace(/^\/var\/lib\/vendd\/journal\.db$/, journal)
             .replace(/^~\//, `${home}/`),
         )
         .map((w) => {
-          if (!/^[\w.-]+\.yaml$/.test(w)) return w;
+          if (!/^[\w.-]+\.yaml$/.test(w) || w.startsWith("/")) return w;
           const copy = join(dir, w);
           writeFileSync(copy, config, { mode: 0o640 });
           return copy;
@@ -349,7 +414,12 @@ describe("every command a role manual tells a user to run, run as written in a s
 
   for (const { file, commands } of runs) {
     it(`${file}: runs its commands`, { timeout: 120_000 }, async () => {
-      const s = scratch(emu);
+      const dir = mkdtempSync(join(tmpdir(), "vendd-docrun-"));
+      const needsFleet = commands.some(
+        (c) => /^vendd fleet /.test(c.text) && NOT_RUN.every(([re]) => !re.test(c.text)),
+      );
+      const fleet = needsFleet ? await scratchFleet(dir) : undefined;
+      const s = scratch(emu, dir, fleet);
       try {
         const failures: string[] = [];
         const ran: string[] = [];
@@ -376,6 +446,7 @@ describe("every command a role manual tells a user to run, run as written in a s
         expect(failures).toEqual([]);
         if (ran.length > 0) process.stdout.write(`${file}: ran ${ran.length}: ${ran.join("; ")}\n`);
       } finally {
+        await fleet?.stop();
         rmSync(s.dir, { recursive: true, force: true });
       }
     });
