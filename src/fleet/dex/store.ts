@@ -156,6 +156,25 @@ export async function salesBetween(db: Kysely<FleetDatabase>, unit: string, sinc
     .execute();
 }
 
+/** When each of a unit's sessions with these order ids closed, whenever that was (in chunks of 500 ids). */
+export async function sessionsOf(
+  db: Kysely<FleetDatabase>,
+  unit: string,
+  orderIds: readonly string[],
+): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (let i = 0; i < orderIds.length; i += 500) {
+    const rows = await db
+      .selectFrom("sales")
+      .select(["order_id", "closed_at"])
+      .where("unit_id", "=", unit)
+      .where("order_id", "in", orderIds.slice(i, i + 500))
+      .execute();
+    for (const r of rows) out.set(r.order_id, Number(r.closed_at));
+  }
+  return out;
+}
+
 /** The units with a DEX read in [start, end) (or `unit` alone), by id. */
 export async function unitsWithReads(
   db: Kysely<FleetDatabase>,
