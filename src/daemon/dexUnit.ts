@@ -43,7 +43,7 @@ export function startDexReads(deps: DexUnitDeps): DexReads | null {
     },
     engineIdle: deps.engineIdle,
     setBusy: deps.setBusy,
-    onVmcActivity: (listener) => deps.vmc.onEvent(() => listener()),
+    onVmcActivity: (listener) => deps.vmc.onEvent((e) => listener(e)),
   });
   reads.start();
   return reads;
