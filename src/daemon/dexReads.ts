@@ -43,7 +43,7 @@ export const DEX_BUSY_REASON = "Reading machine audit";
  * the engine captured by policy while the machine still owes its VEND SUCCESS or FAILURE).
  */
 export const VEND_IN_PROGRESS =
-  "a vend is in progress at the machine (no vend outcome yet): the read waits for it; try again when the vend has ended";
+  "a vend is in progress at the machine (no vend outcome yet); read again when the vend has ended";
 /** VMC events that end a vend the machine asked for. */
 const VEND_ENDS = new Set(["vendSucceeded", "vendFailed", "vendCancelled", "sessionEnded", "reset"]);
 /** How often the quiet gate looks again, and how long it waits at most before the read is skipped. */
