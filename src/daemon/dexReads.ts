@@ -25,7 +25,7 @@ export interface DexReadsDeps {
   clock: Clock;
   logger: Logger;
   /** The journal's DEX reads: `record` also puts the read in the fleet outbox (SqliteJournal.recordDexRead). */
-  store: { record(read: NewDexRead): boolean; last(): DexReadRow | null };
+  store: { record(read: NewDexRead): boolean; last(): DexReadRow | null; lastPush?(): DexReadRow | null };
   openReader(): Promise<DexReaderLike>;
   /** No session open at the engine. */
   engineIdle(): boolean;
@@ -115,6 +115,11 @@ export class DexReads {
   /** The latest read in the journal. */
   last(): DexReadRow | null {
     return this.deps.store.last();
+  }
+
+  /** The machine's latest push of events in the journal, or null. */
+  lastPush(): DexReadRow | null {
+    return this.deps.store.lastPush?.() ?? null;
   }
 
   /** Reads now (after the quiet gate); a read already running is joined, not started twice. */

@@ -29,7 +29,11 @@ export function startDexReads(deps: DexUnitDeps): DexReads | null {
     config: config.dex,
     clock,
     logger,
-    store: { record: (read) => deps.journal.recordDexRead(read), last: () => deps.journal.dex().last() },
+    store: {
+      record: (read) => deps.journal.recordDexRead(read),
+      last: () => deps.journal.dex().last(),
+      lastPush: () => deps.journal.dex().lastPush(),
+    },
     async openReader() {
       const { DexReader } = await import("../../drivers/dex/reader.js");
       return DexReader.open({
