@@ -20,6 +20,7 @@ import { DexMachine } from "../../drivers/dex/simulator/machine.js";
 import { ManualClock } from "../../src/core/clock.js";
 import { loadDexReport } from "../../src/fleet/dex/load.js";
 import { dexRows } from "../../src/fleet/dex/output.js";
+import { renderDexPage } from "../../src/fleet/dex/views.js";
 import { reconcile } from "../../src/fleet/reconcile/match.js";
 import { saveRun } from "../../src/fleet/reconcile/run.js";
 import { createFleetApp } from "../../src/fleet/server.js";
@@ -211,6 +212,18 @@ describe("a DEX read whose G85 check fails: kept, unverified", () => {
       "unverified (G85): read read-0800 used as it is; ana marked this machine's G85 as always wrong on",
     );
     expect(out.stdout).toContain("firmware 1.2 writes G85 byte-swapped");
+    // the /dex page names the mark, who made it and why
+    const { ctx, fdb } = await fleetContext(db, new ManualClock(Date.parse(`${DAY}T23:00:00Z`)));
+    try {
+      const page = renderDexPage(
+        await loadDexReport(ctx.db, { from: DAY, to: DAY, timeZone: "UTC" }),
+      ).toString();
+      expect(page).toContain("G85 always wrong</td><td>ana</td>");
+      expect(page).toContain("firmware 1.2 writes G85 byte-swapped");
+      expect(page).toContain("unverified (G85)");
+    } finally {
+      await fdb.close();
+    }
     expect((await cli(["fleet", "dex-g85", "--unit", "vm-g85", "--clear", "--db", db])).code).toBe(0);
     expect((await dexCsv(db)).code).toBe(0);
   }, 60_000);
