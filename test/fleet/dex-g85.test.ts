@@ -24,7 +24,8 @@ import { renderDexPage } from "../../src/fleet/dex/views.js";
 import { reconcile } from "../../src/fleet/reconcile/match.js";
 import { saveRun } from "../../src/fleet/reconcile/run.js";
 import { createFleetApp } from "../../src/fleet/server.js";
-import { approveUnit } from "../../src/fleet/units/index.js";
+import { approveUnit, unitDetail } from "../../src/fleet/units/index.js";
+import { unitPage } from "../../src/fleet/units/views.js";
 import { openSqliteJournal } from "../../src/journal/sqlite.js";
 import { requireBuiltCli } from "../support/daemon.js";
 import { fleetContext, send, simUnit } from "../support/fleet.js";
@@ -221,6 +222,16 @@ describe("a DEX read whose G85 check fails: kept, unverified", () => {
       expect(page).toContain("G85 always wrong</td><td>ana</td>");
       expect(page).toContain("firmware 1.2 writes G85 byte-swapped");
       expect(page).toContain("unverified (G85)");
+      // and the unit's page: its latest read and the mark
+      const detail = await unitDetail(ctx, "vm-g85");
+      expect(detail?.dex?.g85Mark).toMatchObject({
+        by: "ana",
+        reason: "firmware 1.2 writes G85 byte-swapped",
+      });
+      const session = { id: "s", userId: 1, username: "ana", role: "manager" as const, csrf: "c" };
+      const unit = detail === null ? "" : unitPage({ session, timeZone: "UTC", now: Date.now() }, detail);
+      expect(unit).toMatch(/DEX audit<\/th><td>last read [^<]*: ok, G85 ok/);
+      expect(unit).toContain('<span class="warn">G85 always wrong</span> (marked by ana on');
     } finally {
       await fdb.close();
     }

@@ -99,6 +99,20 @@ export async function g85Mark(db: Kysely<FleetDatabase>, unit: string) {
   );
 }
 
+/** A unit's latest DEX read (not a push), for its dashboard page, or null. */
+export async function lastReadOf(db: Kysely<FleetDatabase>, unit: string) {
+  return (
+    (await db
+      .selectFrom("dex_reads")
+      .select(["read_id", "at", "outcome", "g85"])
+      .where("unit_id", "=", unit)
+      .where("trigger", "<>", "push")
+      .orderBy("at", "desc")
+      .limit(1)
+      .executeTakeFirst()) ?? null
+  );
+}
+
 /** Marks (or, with `mark` null, unmarks) a unit's machine as one whose G85 is always wrong. */
 export async function setG85Mark(
   db: Kysely<FleetDatabase>,
