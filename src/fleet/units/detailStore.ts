@@ -5,7 +5,7 @@
 
 import { listBundles } from "../bundles/index.js";
 import type { FleetContext } from "../context.js";
-import { g85Mark, lastReadOf } from "../dex/store.js";
+import { g85Mark, lastReadOf } from "../dex/index.js";
 import { dailySeries, totals } from "../sales/index.js";
 import type { UnitDetail, UnitEventRow, Vend } from "./rows.js";
 import { listUnits } from "./store.js";
