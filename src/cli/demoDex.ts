@@ -40,7 +40,7 @@ export function demoDexReads(clock: Clock, logger: Logger): DemoDexStarter {
       },
       engineIdle: unit.engineIdle,
       setBusy: unit.setBusy,
-      onVmcActivity: (listener) => unit.vmc.onEvent(() => listener()),
+      onVmcActivity: (listener) => unit.vmc.onEvent((e) => listener(e)),
     });
     return { read: () => reads.read("schedule"), stop: () => reads.stop() };
   };

@@ -85,7 +85,7 @@ export async function journalCommand(argv: string[], io?: CliIo): Promise<number
   }
   if (view === "export") {
     if (values.limit !== undefined || values.days !== undefined || values.cancel || values.json)
-      return usage(out, "export takes --config or --journal, --from, --to and --out");
+      return usage(out, "export takes --config or --journal, --from, --to, --out and --dex");
     return journalExportCommand(values, out);
   }
   if (values.from !== undefined || values.to !== undefined || values.out !== undefined)

@@ -1,7 +1,8 @@
 /**
  * `vendd journal export [--config FILE | --journal PATH] [--from DATE] [--to DATE] [--out FILE]` (issue 17):
  * the journal's finished sessions as JSON lines of fleetWire `SessionData`, read-only (safe while vendd runs).
- * Days are local calendar days (the process's time zone), both included.
+ * Days are local calendar days (the process's time zone), both included. With `--dex` (issue 42): the
+ * journal's DEX reads instead, one JSON line each (journal/dexExport.ts).
  */
 
 import { existsSync } from "node:fs";
@@ -9,6 +10,7 @@ import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig } from "../config/load.js"
 import { writeFileAtomic } from "../core/atomicFile.js";
 import { dayRefusal } from "../core/days.js";
 import { dayStart, nextDay } from "../fleet/reconcile/run.js";
+import { exportDexReads } from "../journal/dexExport.js";
 import { exportSessions } from "../journal/export.js";
 import { describeRefusal } from "../journal/problems.js";
 import type { CliIo } from "./command.js";
@@ -19,6 +21,7 @@ export interface ExportValues {
   from?: string;
   to?: string;
   out?: string;
+  dex?: boolean;
 }
 
 /** The process's time zone (local days). */
@@ -69,6 +72,19 @@ export function journalExportCommand(values: ExportValues, out: CliIo): number {
   }
   const tz = localZone();
   try {
+    if (values.dex === true) {
+      const reads = exportDexReads(src.path, {
+        ...(values.from === undefined ? {} : { from: dayStart(values.from, tz) }),
+        ...(values.to === undefined ? {} : { to: dayStart(nextDay(values.to), tz) }),
+      });
+      const text = reads.map((r) => `${JSON.stringify(r)}\n`).join("");
+      if (values.out === undefined) out.stdout.write(text);
+      else {
+        writeFileAtomic(values.out, text);
+        out.stderr.write(`vendd journal export: ${reads.length} DEX read(s) written to ${values.out}\n`);
+      }
+      return 0;
+    }
     const r = exportSessions(src.path, {
       currency: src.currency,
       ...(values.from === undefined ? {} : { from: dayStart(values.from, tz) }),

@@ -42,6 +42,7 @@ export const JOURNAL_OPTIONS = {
   from: { type: "string", value: "DATE" },
   to: { type: "string", value: "DATE" },
   out: { type: "string", value: "FILE" },
+  dex: { type: "boolean" },
   help,
 } as const satisfies OptionSpecs;
 
@@ -141,8 +142,9 @@ export const UNIT_COMMANDS: readonly CommandHelp[] = [
     },
     {
       words: "journal export",
-      only: ["config", "journal", "from", "to", "out"],
-      summary: "finished sessions as JSON lines of the fleet's SessionData (read-only)",
+      only: ["config", "journal", "from", "to", "out", "dex"],
+      summary:
+        "finished sessions as JSON lines of the fleet's SessionData (read-only); --dex: the DEX reads instead",
     },
   ]),
   ...helpLines("reconcile", RECONCILE_OPTIONS, [

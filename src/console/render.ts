@@ -207,7 +207,7 @@ const RENDERERS = new Map<string, (r: Record<string, unknown>, result: unknown) 
         ? `out of service: ${s(r.reason)}`
         : `back in service${r.inService === true ? "" : " (other reasons remain: status)"}`,
   ],
-  ["dex", (r) => renderDex(r.read)],
+  ["dex", (r) => renderDex(r.read, r.push)],
   ["screen", (r) => renderScreenAnswer(r)],
   ["restart", () => "restarting the daemon"],
   ["logout", () => "logged out"],
@@ -228,16 +228,32 @@ function renderScreenAnswer(r: Record<string, unknown>): string {
   );
 }
 
-/** `dex read` / `dex last` (issue 36). */
-function renderDex(read: unknown): string {
-  if (!isRecord(read)) return "no DEX read yet";
+/** The machine's latest push of events, under `dex last` (issue 42); nothing under `dex read`. */
+function renderPush(push: unknown): string[] {
+  if (push === undefined) return [];
+  if (!isRecord(push)) return ["  pushes     none from the machine"];
+  const events =
+    Array.isArray(push.events) && push.events.length > 0 ? `: ${push.events.map(s).join(", ")}` : "";
+  return push.outcome === "ok"
+    ? [`  last push  ${s(push.at)}, ${s(push.bytes)} bytes${events}`]
+    : [`  last push  ${s(push.at)}, failed: ${s(push.error)}`];
+}
+
+/** `dex read` / `dex last` (issue 36; each payment device apart and the machine's pushes, issue 42). */
+function renderDex(read: unknown, push?: unknown): string {
+  if (!isRecord(read)) return ["no DEX read yet", ...renderPush(push)].join("\n");
   const head = `DEX read ${s(read.at)} (${s(read.trigger)}): ${s(read.outcome)}`;
-  if (read.outcome !== "ok") return `${head}: ${s(read.error)}`;
+  if (read.outcome !== "ok") return [`${head}: ${s(read.error)}`, ...renderPush(push)].join("\n");
+  const line = (label: string, v: unknown) => (v === null || v === undefined ? [] : [`  ${label}${s(v)}`]);
   return [
     head,
     `  ${s(read.bytes)} bytes, unit as ${s(read.role)}, G85 ${s(read.g85)}${read.g85 === "bad" ? ": counters unverified (G85)" : ""}, ${s(read.warnings)} warning(s)`,
     `  paid vends ${s(read.paid)}`,
     `  cashless   ${s(read.cashless)}`,
+    ...line("cashless 1 ", read.cashless1),
+    ...line("cashless 2 ", read.cashless2),
+    ...line("tokens     ", read.tokens),
     `  cash       ${s(read.cash)}`,
+    ...renderPush(push),
   ].join("\n");
 }

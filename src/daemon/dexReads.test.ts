@@ -3,13 +3,14 @@ import { describe, expect, it } from "vitest";
 import { DexError } from "../../drivers/dex/protocol.js";
 import { DEFAULT_SELECTIONS } from "../../drivers/dex/simulator/index.js";
 import { DexMachine } from "../../drivers/dex/simulator/machine.js";
+import { VmcError } from "../../drivers/vmc/controller.js";
 import { ManualClock } from "../core/clock.js";
 import { openSqliteJournal } from "../journal/sqlite.js";
-import { type DexReaderLike, DexReads, nextReadAt } from "./dexReads.js";
+import { type DexReaderLike, DexReads, nextReadAt, VEND_IN_PROGRESS } from "./dexReads.js";
 
 const NOON = Date.UTC(2026, 10, 28, 12, 0, 0);
 
-function rig(opts: { fail?: boolean } = {}) {
+function rig(opts: { fail?: boolean; busyError?: Error } = {}) {
   const clock = new ManualClock(NOON);
   const journal = openSqliteJournal({ path: ":memory:", unitId: "vm-dex", clock });
   const machine = new DexMachine({
@@ -19,7 +20,7 @@ function rig(opts: { fail?: boolean } = {}) {
   });
   const log: string[] = [];
   let idle = true;
-  let activity: () => void = () => {};
+  let activity: (event?: { type: string }) => void = () => {};
   const reader: DexReaderLike = {
     async read() {
       log.push(`read@${clock.now() - NOON}`);
@@ -45,7 +46,10 @@ function rig(opts: { fail?: boolean } = {}) {
     store: journal.dex(),
     openReader: async () => reader,
     engineIdle: () => idle,
-    setBusy: async (busy) => void log.push(`busy=${busy}@${clock.now() - NOON}`),
+    setBusy: async (busy) => {
+      log.push(`busy=${busy}@${clock.now() - NOON}`);
+      if (busy && opts.busyError) throw opts.busyError;
+    },
     onVmcActivity: (l) => {
       activity = l;
       return () => undefined;
@@ -60,7 +64,7 @@ function rig(opts: { fail?: boolean } = {}) {
     setIdle: (v: boolean) => {
       idle = v;
     },
-    vmcActivity: () => activity(),
+    vmcActivity: (type?: string) => activity(type === undefined ? undefined : { type }),
   };
 }
 
@@ -187,6 +191,32 @@ describe("DEX reads in the daemon (issue 36)", () => {
     expect(first).toMatchObject({ trigger: "push", outcome: "ok", counters: null });
     expect(first.raw).toContain("EA1*EGS*20261128*1155");
     await reads.stop();
+    await r.reads.stop();
+  });
+
+  it("a read asked for while the machine owes a vend's outcome says a vend is in progress, then reads once it ends (issue 42)", async () => {
+    const r = rig();
+    // the engine is idle (it captured the vend by policy); the machine asked for a vend and never said how it ended
+    r.vmcActivity("vendRequested");
+    await r.clock.advanceAsync(60_000, 1000);
+    const refused = await r.reads.read("console");
+    expect(refused).toMatchObject({ outcome: "failed", error: VEND_IN_PROGRESS });
+    expect(refused.error).not.toMatch(/state/);
+    expect(r.log).toEqual([]);
+    r.vmcActivity("vendSucceeded");
+    const done = r.reads.read("console");
+    await r.clock.advanceAsync(11_000, 500);
+    expect(await done).toMatchObject({ outcome: "ok" });
+    await r.reads.stop();
+  });
+
+  it("a machine that refuses to be switched off mid-vend: the read says a vend is in progress, the unit goes back in service (issue 42)", async () => {
+    const r = rig({ busyError: new VmcError("state", "cannot switch off in state approved") });
+    const done = r.reads.read("console");
+    await r.clock.advanceAsync(1000, 100);
+    const row = await done;
+    expect(row).toMatchObject({ outcome: "failed", error: VEND_IN_PROGRESS });
+    expect(r.log).toEqual(["busy=true@0", "busy=false@0"]);
     await r.reads.stop();
   });
 });

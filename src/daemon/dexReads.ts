@@ -26,19 +26,27 @@ export interface DexReadsDeps {
   clock: Clock;
   logger: Logger;
   /** The journal's DEX reads: `record` also puts the read in the fleet outbox (SqliteJournal.recordDexRead). */
-  store: { record(read: NewDexRead): boolean; last(): DexReadRow | null };
+  store: { record(read: NewDexRead): boolean; last(): DexReadRow | null; lastPush?(): DexReadRow | null };
   openReader(): Promise<DexReaderLike>;
   /** No session open at the engine. */
   engineIdle(): boolean;
   /** Out of service for the read (true) and back (false); the engine waits for a running sale. */
   setBusy(busy: boolean): Promise<void>;
-  /** Subscribes to VMC activity (any event); returns the unsubscribe. */
-  onVmcActivity(listener: () => void): () => void;
+  /** Subscribes to VMC activity (any event, with its type when known); returns the unsubscribe. */
+  onVmcActivity(listener: (event?: { type: string }) => void): () => void;
   currencyDigits?: number;
 }
 
 /** The text the display shows while a read runs. */
 export const DEX_BUSY_REASON = "Reading machine audit";
+/**
+ * What a read asked for during a vend says: the machine has a vend open (asked for, no outcome yet, e.g. a vend
+ * the engine captured by policy while the machine still owes its VEND SUCCESS or FAILURE).
+ */
+export const VEND_IN_PROGRESS =
+  "a vend is in progress at the machine (no vend outcome yet); read again when the vend has ended";
+/** VMC events that end a vend the machine asked for. */
+const VEND_ENDS = new Set(["vendSucceeded", "vendFailed", "vendCancelled", "sessionEnded", "reset"]);
 /** How often the quiet gate looks again, and how long it waits at most before the read is skipped. */
 const GATE_POLL_MS = 1000;
 const GATE_MAX_MS = 30 * 60_000;
@@ -59,14 +67,18 @@ export function nextReadAt(now: number, schedule: readonly string[], timeZone: s
 export class DexReads {
   private reader: DexReaderLike | null = null;
   private lastActivity = Number.NEGATIVE_INFINITY;
+  /** The machine asked for a vend and has not reported how it ended. */
+  private vendOpen = false;
   private timer: Timer | null = null;
   private running: Promise<DexReadRow> | null = null;
   private stopped = false;
   private readonly unsubscribe: () => void;
 
   constructor(private readonly deps: DexReadsDeps) {
-    this.unsubscribe = deps.onVmcActivity(() => {
+    this.unsubscribe = deps.onVmcActivity((event) => {
       this.lastActivity = deps.clock.now();
+      if (event?.type === "vendRequested") this.vendOpen = true;
+      else if (event !== undefined && VEND_ENDS.has(event.type)) this.vendOpen = false;
     });
   }
 
@@ -106,6 +118,11 @@ export class DexReads {
     return this.deps.store.last();
   }
 
+  /** The machine's latest push of events in the journal, or null. */
+  lastPush(): DexReadRow | null {
+    return this.deps.store.lastPush?.() ?? null;
+  }
+
   /** Reads now (after the quiet gate); a read already running is joined, not started twice. */
   read(trigger: "schedule" | "console"): Promise<DexReadRow> {
     this.running ??= this.readOnce(trigger).finally(() => {
@@ -125,7 +142,7 @@ export class DexReads {
     const until = clock.now() + GATE_MAX_MS;
     while (!this.stopped && clock.now() < until) {
       const left = this.quietLeft();
-      if (left === 0 && this.deps.engineIdle()) return true;
+      if (left === 0 && this.deps.engineIdle() && !this.vendOpen) return true;
       await clock.sleep(Math.max(left, GATE_POLL_MS));
     }
     return false;
@@ -144,23 +161,24 @@ export class DexReads {
       warnings: 0,
     };
     let record: NewDexRead;
-    if (!(await this.quiet())) {
-      record = {
-        ...base,
-        at: clock.now(),
-        outcome: "failed",
-        error: "the machine stayed busy (vends); read skipped",
-      };
+    const failed = (error: string): NewDexRead => ({ ...base, at: clock.now(), outcome: "failed", error });
+    if (trigger === "console" && this.vendOpen) {
+      // the machine owes a vend's outcome: the engine may be idle (captured by policy), the machine is not
+      record = failed(VEND_IN_PROGRESS);
+    } else if (!(await this.quiet())) {
+      record = failed(this.vendOpen ? VEND_IN_PROGRESS : "the machine stayed busy (vends); read skipped");
     } else {
-      await this.deps.setBusy(true);
-      try {
-        // a vend that ended while the engine went out of service: let its seconds pass first
-        const left = this.quietLeft();
-        if (left > 0) await clock.sleep(left);
-        record = await this.readPort(base);
-      } finally {
-        await this.deps.setBusy(false);
-      }
+      const out = await this.outOfService();
+      if (out !== null) record = failed(out);
+      else
+        try {
+          // a vend that ended while the engine went out of service: let its seconds pass first
+          const left = this.quietLeft();
+          if (left > 0) await clock.sleep(left);
+          record = await this.readPort(base);
+        } finally {
+          await this.deps.setBusy(false);
+        }
     }
     store.record(record);
     logger.info(
@@ -174,6 +192,24 @@ export class DexReads {
       "DEX read",
     );
     return store.last() ?? { ...record, id: 0, counters: null };
+  }
+
+  /**
+   * Takes the unit out of service for the read; null when it is, else why not (the unit is put back in
+   * service). The machine refuses to be switched off in the middle of a vend: that is said as such.
+   */
+  private async outOfService(): Promise<string | null> {
+    try {
+      await this.deps.setBusy(true);
+      return null;
+    } catch (err) {
+      await this.deps.setBusy(false).catch(() => undefined);
+      const code = (err as { code?: unknown }).code;
+      this.deps.logger.warn({ err }, "DEX read: the unit could not go out of service");
+      return code === "state"
+        ? VEND_IN_PROGRESS
+        : `the unit could not go out of service for the read (${err instanceof Error ? err.message : String(err)}); try again`;
+    }
   }
 
   private async readPort(base: Omit<NewDexRead, "at" | "outcome" | "error">): Promise<NewDexRead> {

@@ -29,7 +29,11 @@ export function startDexReads(deps: DexUnitDeps): DexReads | null {
     config: config.dex,
     clock,
     logger,
-    store: { record: (read) => deps.journal.recordDexRead(read), last: () => deps.journal.dex().last() },
+    store: {
+      record: (read) => deps.journal.recordDexRead(read),
+      last: () => deps.journal.dex().last(),
+      lastPush: () => deps.journal.dex().lastPush(),
+    },
     async openReader() {
       const { DexReader } = await import("../../drivers/dex/reader.js");
       return DexReader.open({
@@ -43,7 +47,7 @@ export function startDexReads(deps: DexUnitDeps): DexReads | null {
     },
     engineIdle: deps.engineIdle,
     setBusy: deps.setBusy,
-    onVmcActivity: (listener) => deps.vmc.onEvent(() => listener()),
+    onVmcActivity: (listener) => deps.vmc.onEvent((e) => listener(e)),
   });
   reads.start();
   return reads;

@@ -29,7 +29,7 @@ export interface DexReadRow extends Omit<NewDexRead, "counters"> {
   counters: string | null;
 }
 
-interface DbRow {
+export interface DbRow {
   id: number;
   read_id: string;
   at: number;
@@ -44,7 +44,7 @@ interface DbRow {
   error: string | null;
 }
 
-const toRow = (r: DbRow): DexReadRow => ({
+export const toRow = (r: DbRow): DexReadRow => ({
   id: r.id,
   readId: r.read_id,
   at: r.at,

@@ -40,7 +40,7 @@ export interface ExportResult {
 
 const ORDER_ID = /^(.+)-(\d{10})-(\d+)$/;
 
-function openReadOnly(path: string): Database.Database {
+export function openReadOnly(path: string): Database.Database {
   try {
     return new Database(path, { readonly: true, fileMustExist: true, timeout: 2000 });
   } catch (err) {
@@ -48,7 +48,7 @@ function openReadOnly(path: string): Database.Database {
   }
 }
 
-function hasTable(db: Database.Database, name: string): boolean {
+export function hasTable(db: Database.Database, name: string): boolean {
   return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
 }
 

@@ -3,7 +3,9 @@
  * VMC-side simulator answers; the technician console's `dex last` and `dex read` over a real PTY; the read
  * journaled with its raw file; the machine's since-init counters untouched.
  */
+import { execFile } from "node:child_process";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import Database from "better-sqlite3";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { hashPin } from "../../src/core/pin.js";
@@ -11,6 +13,7 @@ import { CANARY_PIN, PtyConsole } from "../support/console.js";
 import { HAVE_SOCAT } from "../support/daemon.js";
 import { unitWithDex as startUnitWithDex } from "../support/dexUnit.js";
 
+const run = promisify(execFile);
 let pinHash: string;
 const cleanups: (() => Promise<unknown>)[] = [];
 beforeAll(async () => {
@@ -120,5 +123,29 @@ describe.skipIf(!HAVE_SOCAT)("DEX reads from the technician console", () => {
       db.close();
     }
     expect(u.sim.machine.reads).toBe(1);
+    // issue 42: `dex last` shows the push, each payment device apart; `vendd journal export --dex` has both
+    const c = PtyConsole.start(u.socket, 300);
+    cleanups.push(() => c.stop("SIGKILL"));
+    await c.waitFor("PIN or badge: ");
+    await c.line(CANARY_PIN, /logged in[\s\S]*vendd> /);
+    const last = await c.line("dex last", /last push\s+\S+, \d+ bytes: EGS[\s\S]*vendd> /);
+    expect(last).toMatch(/cashless 1\s+0 vends, 0\.00/);
+    const exported = await run(process.execPath, [
+      "dist/src/cli/main.js",
+      "journal",
+      "export",
+      "--dex",
+      "--journal",
+      join(u.dir, "journal.db"),
+    ]);
+    const lines = exported.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { trigger: string; outcome: string; verified: boolean; raw: string });
+    expect(lines.map((l) => [l.trigger, l.outcome, l.verified])).toEqual([
+      ["schedule", "ok", true],
+      ["push", "ok", true],
+    ]);
+    expect(lines[1]?.raw).toContain("EA1*EGS*20261128*0930");
   }, 90_000);
 });

@@ -20,10 +20,12 @@ import { DexMachine } from "../../drivers/dex/simulator/machine.js";
 import { ManualClock } from "../../src/core/clock.js";
 import { loadDexReport } from "../../src/fleet/dex/load.js";
 import { dexRows } from "../../src/fleet/dex/output.js";
+import { renderDexPage } from "../../src/fleet/dex/views.js";
 import { reconcile } from "../../src/fleet/reconcile/match.js";
 import { saveRun } from "../../src/fleet/reconcile/run.js";
 import { createFleetApp } from "../../src/fleet/server.js";
-import { approveUnit } from "../../src/fleet/units/index.js";
+import { approveUnit, unitDetail } from "../../src/fleet/units/index.js";
+import { unitPage } from "../../src/fleet/units/views.js";
 import { openSqliteJournal } from "../../src/journal/sqlite.js";
 import { requireBuiltCli } from "../support/daemon.js";
 import { fleetContext, send, simUnit } from "../support/fleet.js";
@@ -211,6 +213,28 @@ describe("a DEX read whose G85 check fails: kept, unverified", () => {
       "unverified (G85): read read-0800 used as it is; ana marked this machine's G85 as always wrong on",
     );
     expect(out.stdout).toContain("firmware 1.2 writes G85 byte-swapped");
+    // the /dex page names the mark, who made it and why
+    const { ctx, fdb } = await fleetContext(db, new ManualClock(Date.parse(`${DAY}T23:00:00Z`)));
+    try {
+      const page = renderDexPage(
+        await loadDexReport(ctx.db, { from: DAY, to: DAY, timeZone: "UTC" }),
+      ).toString();
+      expect(page).toContain("G85 always wrong</td><td>ana</td>");
+      expect(page).toContain("firmware 1.2 writes G85 byte-swapped");
+      expect(page).toContain("unverified (G85)");
+      // and the unit's page: its latest read and the mark
+      const detail = await unitDetail(ctx, "vm-g85");
+      expect(detail?.dex?.g85Mark).toMatchObject({
+        by: "ana",
+        reason: "firmware 1.2 writes G85 byte-swapped",
+      });
+      const session = { id: "s", userId: 1, username: "ana", role: "manager" as const, csrf: "c" };
+      const unit = detail === null ? "" : unitPage({ session, timeZone: "UTC", now: Date.now() }, detail);
+      expect(unit).toMatch(/DEX audit<\/th><td>last read [^<]*: ok, G85 ok/);
+      expect(unit).toContain('<span class="warn">G85 always wrong</span> (marked by ana on');
+    } finally {
+      await fdb.close();
+    }
     expect((await cli(["fleet", "dex-g85", "--unit", "vm-g85", "--clear", "--db", db])).code).toBe(0);
     expect((await dexCsv(db)).code).toBe(0);
   }, 60_000);

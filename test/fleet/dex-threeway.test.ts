@@ -40,7 +40,8 @@ type Case =
   | "capturedNoVend"
   | "cashShortfall"
   | "unitNotService"
-  | "noSettlement";
+  | "noSettlement"
+  | "retrofit";
 
 /** The unit's journal events of the day (sessions and two DEX reads), as the outbox holds them. */
 function simulatedDay(unitId: string, c: Case): UnitEvent[] {
@@ -55,6 +56,14 @@ function simulatedDay(unitId: string, c: Case): UnitEvent[] {
     clock.advance(at(hhmm) - clock.now());
     j.recordDexRead(machineRead(machine, readId, clock.now()));
   };
+  if (c === "retrofit") {
+    // a retrofit unit: it sells (and the machine counts) before the first read, its baseline
+    journalSale(j, { id: "early1", item: 11, price: price("11"), driver: "v10", paymentId: "order" });
+    machine.vend("11", "DA");
+    clock.advance(at("01:40") - clock.now());
+    journalSale(j, { id: "early2", item: 12, price: price("12"), driver: "v10", paymentId: "order" });
+    machine.vend("12", "DA");
+  }
   read("read-0200", "02:00");
   const sels = ["11", "12", "13", "11", "12", "11", "13", "12"];
   sels.forEach((sel, i) => {
@@ -69,6 +78,12 @@ function simulatedDay(unitId: string, c: Case): UnitEvent[] {
     journalSale(j, { id: "lost", item: 13, price: price("13"), driver: "v10", paymentId: "order" });
   if (c === "cashShortfall") machine.vend("12", "CA", undefined, price("12") - 70);
   read("read-1400", "14:00");
+  if (c === "retrofit") {
+    // and after the day's last read: the next read's window, not this one
+    clock.advance(at("14:40") - clock.now());
+    journalSale(j, { id: "late1", item: 13, price: price("13"), driver: "v10", paymentId: "order" });
+    machine.vend("13", "DA");
+  }
   const events = j.outboxPending(1000);
   j.close();
   return events;
@@ -193,6 +208,22 @@ describe("three-way DEX reconciliation over a simulated day", () => {
     },
     60_000,
   );
+
+  it("a retrofit day: sales before the first read and after the last are in no window, on either side (issue 42)", async () => {
+    const db = join(files.dir, "retrofit.db");
+    const { report, rows } = await fleetDay(db, "retrofit");
+    // the service reported all eleven captures of the day; only the window's eight are compared
+    expect(rows.map((r) => [r.class, r.dexCount, r.dexValue, r.journalCount, r.serviceValue])).toEqual([
+      ["matched", 8, 1660, 8, 1660],
+    ]);
+    expect(report.clean).toBe(true);
+    const out = await cli(db);
+    expect(out.stdout).not.toContain("capturedNoVend");
+    expect(out.code).toBe(0);
+    expect(out.stdout).toContain(
+      "vm-dex1,2026-11-27T02:00:00Z,2026-11-27T14:00:00Z,read-0200,read-1400,matched,0,0,EUR",
+    );
+  }, 60_000);
 
   it("without a settlement run the service is not compared, and the rows say which days to reconcile", async () => {
     const { report, rows } = await fleetDay(join(files.dir, "nosettle.db"), "noSettlement");

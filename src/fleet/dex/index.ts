@@ -5,7 +5,7 @@
 import type { FleetFeature } from "../feature.js";
 import { mountDexPages } from "./routes.js";
 
-export { storeDexRead } from "./store.js";
+export { g85Mark, lastReadOf, storeDexRead } from "./store.js";
 
 export const dexFeature: FleetFeature = {
   name: "dex",

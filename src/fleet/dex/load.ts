@@ -20,6 +20,7 @@ import {
   reconLinesOf,
   runsCovering,
   salesBetween,
+  sessionsOf,
   unitsWithReads,
 } from "./store.js";
 import {
@@ -140,14 +141,16 @@ async function runsByDay(db: Kysely<FleetDatabase>, list: readonly string[]): Pr
 const CAPTURE = new Set(["matched", "amountMismatch", "unknownInFleet"]);
 const REFUND = new Set(["refundMatched", "refundUnmatched"]);
 
-/** The service's captured minus refunded per order id of one unit, from the stored reconciliation lines. */
+/**
+ * The service's captured minus refunded per order id of one unit, from the stored reconciliation lines, each
+ * with the unit's session of that order id (whenever it closed: a sale before the first read stays there).
+ */
 async function loadService(
   db: Kysely<FleetDatabase>,
   unit: string,
   runs: ReadonlyMap<string, number>,
-  closedAt: ReadonlyMap<string, number>,
   dayEnd: (day: string) => number,
-): Promise<ServicePayment[]> {
+): Promise<{ payments: ServicePayment[]; sessions: Map<string, number> }> {
   const byOrder = new Map<string, { at: number; amount: Minor }>();
   for (const [day, runId] of runs) {
     const lines = await reconLinesOf(db, runId, day, unit);
@@ -157,10 +160,16 @@ async function loadService(
       if (sign === 0) continue;
       const prev = byOrder.get(l.order_id);
       const amount = (prev?.amount ?? 0) + sign * Number(l.reported);
-      byOrder.set(l.order_id, { at: closedAt.get(l.order_id) ?? prev?.at ?? dayEnd(day), amount });
+      byOrder.set(l.order_id, { at: prev?.at ?? dayEnd(day), amount });
     }
   }
-  return [...byOrder].map(([orderId, p]) => ({ orderId, at: p.at, amount: p.amount }));
+  const sessions = await sessionsOf(db, unit, [...byOrder.keys()]);
+  const payments = [...byOrder].map(([orderId, p]) => ({
+    orderId,
+    at: sessions.get(orderId) ?? p.at,
+    amount: p.amount,
+  }));
+  return { payments, sessions };
 }
 
 /** One unit's three-way report for the period. */
@@ -184,16 +193,16 @@ async function unitReport(
   const vends: UnitVend[] = sales
     .filter((s) => Number(s.vends_ok) > 0)
     .map((s) => ({ orderId: s.order_id, at: Number(s.closed_at), amount: Number(s.approved) }));
-  const closedAt = new Map(sales.map((s) => [s.order_id, Number(s.closed_at)]));
   // A line the fleet has no sale for is known by its day only: it joins that day's last window.
   const dayEnd = (day: string) => Math.min(dayStart(nextDay(day), p.timeZone) - 1, last);
-  const payments = await loadService(db, unit, runs, closedAt, dayEnd);
+  const { payments, sessions } = await loadService(db, unit, runs, dayEnd);
   const all = days(p.from, p.to);
   const uncoveredDays = all.filter((d) => !runs.has(d));
   const result = reconcileDex({
     reads,
     vends,
     payments,
+    sessions,
     serviceCompared: uncoveredDays.length === 0,
     g85Marked: mark !== null,
   });

@@ -99,6 +99,20 @@ export async function g85Mark(db: Kysely<FleetDatabase>, unit: string) {
   );
 }
 
+/** A unit's latest DEX read (not a push), for its dashboard page, or null. */
+export async function lastReadOf(db: Kysely<FleetDatabase>, unit: string) {
+  return (
+    (await db
+      .selectFrom("dex_reads")
+      .select(["read_id", "at", "outcome", "g85"])
+      .where("unit_id", "=", unit)
+      .where("trigger", "<>", "push")
+      .orderBy("at", "desc")
+      .limit(1)
+      .executeTakeFirst()) ?? null
+  );
+}
+
 /** Marks (or, with `mark` null, unmarks) a unit's machine as one whose G85 is always wrong. */
 export async function setG85Mark(
   db: Kysely<FleetDatabase>,
@@ -154,6 +168,25 @@ export async function salesBetween(db: Kysely<FleetDatabase>, unit: string, sinc
     .where("closed_at", ">", since)
     .where("closed_at", "<=", last)
     .execute();
+}
+
+/** When each of a unit's sessions with these order ids closed, whenever that was (in chunks of 500 ids). */
+export async function sessionsOf(
+  db: Kysely<FleetDatabase>,
+  unit: string,
+  orderIds: readonly string[],
+): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (let i = 0; i < orderIds.length; i += 500) {
+    const rows = await db
+      .selectFrom("sales")
+      .select(["order_id", "closed_at"])
+      .where("unit_id", "=", unit)
+      .where("order_id", "in", orderIds.slice(i, i + 500))
+      .execute();
+    for (const r of rows) out.set(r.order_id, Number(r.closed_at));
+  }
+  return out;
 }
 
 /** The units with a DEX read in [start, end) (or `unit` alone), by id. */

@@ -29,7 +29,11 @@ export interface UnitVend {
   amount: Minor;
 }
 
-/** A payment as the service reports it: captured minus refunded, by the order id the unit sent. */
+/**
+ * A payment as the service reports it: captured minus refunded, by the order id the unit sent. It is placed
+ * at the time of the unit's session with that order id (`DexReconInput.sessions`, or a vend's); `at` counts
+ * only for an order id the unit never had (the end of the day the service reported it).
+ */
 export interface ServicePayment {
   orderId: string;
   at: number;
@@ -98,6 +102,12 @@ export interface DexReconInput {
   serviceCompared?: boolean;
   /** A manager marked the machine's G85 as always wrong: its `bad` reads are used, and the notes say so. */
   g85Marked?: boolean;
+  /**
+   * When each of the unit's sessions closed, by order id, delivered or not and whenever it was (before the
+   * first read too): the service side is matched to them, so a payment belongs to its session's window, and to
+   * none when the session lies outside every window (a retrofit unit's sales before its first read).
+   */
+  sessions?: ReadonlyMap<string, number>;
 }
 
 const sum = (xs: readonly { amount: Minor }[]): CountValue => ({
@@ -165,6 +175,7 @@ function compare(
   w: DexWindow,
   vends: readonly UnitVend[],
   paidIds: ReadonlyMap<string, ServicePayment>,
+  serviceKnown: boolean,
 ): void {
   const dex = w.dex;
   if (!dex) return;
@@ -180,16 +191,36 @@ function compare(
       ),
     );
   if (diff.count < 0 || (diff.count === 0 && diff.value < 0)) {
-    const captured = vends.filter((v) => paidIds.has(v.orderId)).map((v) => v.orderId);
-    w.findings.push(
-      finding(
-        "capturedNoVend",
-        -diff.count,
-        -diff.value,
-        "payments captured for vends the machine did not count",
-        captured.slice(-Math.max(1, -diff.count)),
-      ),
-    );
+    // The machine counted fewer vends than the unit journaled. A journaled vend the service did not capture
+    // either explains one of them (it is `unitNotService`: one class per vend); what is left is captured
+    // payments the machine did not count. With no such vend, the whole gap is named, as before.
+    const paid = vends.filter((v) => paidIds.has(v.orderId));
+    // (without the service's side, nothing is known to be unpaid)
+    const unpaid = serviceKnown ? vends.filter((v) => !paidIds.has(v.orderId)) : [];
+    const count = -diff.count - unpaid.length;
+    const captured = (serviceKnown ? paid : vends).slice(-Math.max(1, count));
+    if (unpaid.length === 0)
+      w.findings.push(
+        finding(
+          "capturedNoVend",
+          -diff.count,
+          -diff.value,
+          "payments captured for vends the machine did not count",
+          captured.map((v) => v.orderId),
+        ),
+      );
+    else if (count > 0 && captured.length > 0) {
+      const value = -diff.value - sum(unpaid).value;
+      w.findings.push(
+        finding(
+          "capturedNoVend",
+          captured.length,
+          value > 0 ? value : sum(captured).value,
+          "payments captured for vends the machine did not count",
+          captured.map((v) => v.orderId),
+        ),
+      );
+    }
   }
   const c = w.cash;
   if (c.sales !== null && c.kept !== null && c.kept < c.sales)
@@ -276,6 +307,24 @@ function unverifiedFinding(skipped: readonly DexReadPoint[], pending: boolean): 
   );
 }
 
+const within = (t: number, from: number, to: number) => t > from && t <= to;
+
+/** The unit's sessions by order id: the ones given, and every journal vend's. */
+function sessionTimes(input: DexReconInput): Map<string, number> {
+  const out = new Map(input.sessions ?? []);
+  for (const v of input.vends) out.set(v.orderId, v.at);
+  return out;
+}
+
+/** Each order id in at most one class of a window: the first finding that names it keeps it. */
+function oneClassPerVend(w: DexWindow): void {
+  const seen = new Set<string>();
+  for (const f of w.findings) {
+    f.orderIds = f.orderIds.filter((id) => !seen.has(id));
+    for (const id of f.orderIds) seen.add(id);
+  }
+}
+
 /** Reconciles one unit's reads (in time order) against its journal and the service. */
 export function reconcileDex(input: DexReconInput): { windows: DexWindow[]; clean: boolean } {
   const sorted = [...input.reads].sort((x, y) => x.at - y.at);
@@ -301,8 +350,8 @@ export function reconcileDex(input: DexReconInput): { windows: DexWindow[]; clea
   const lastSkipped = skipped[skipped.length - 1];
   if (prev && lastSkipped) {
     // no verified read after these yet: a window to the last of them, its counters not compared
-    const vends = input.vends.filter((v) => v.at > prev.at && v.at <= lastSkipped.at);
-    const ids = new Set(vends.map((v) => v.orderId));
+    const vends = input.vends.filter((v) => within(v.at, prev.at, lastSkipped.at));
+    const when = sessionTimes(input);
     windows.push({
       fromRead: prev.readId,
       toRead: lastSkipped.readId,
@@ -310,7 +359,9 @@ export function reconcileDex(input: DexReconInput): { windows: DexWindow[]; clea
       to: lastSkipped.at,
       dex: null,
       journal: sum(vends),
-      service: sum(input.payments.filter((p) => ids.has(p.orderId))),
+      service: sum(
+        input.payments.filter((p) => within(when.get(p.orderId) ?? p.at, prev.at, lastSkipped.at)),
+      ),
       cash: { sales: null, kept: null, unaccounted: null },
       products: [],
       findings: [unverifiedFinding(skipped, true)],
@@ -331,8 +382,8 @@ function windowOf(
   marked: boolean,
 ): DexWindow {
   const vends = input.vends.filter((v) => v.at > prev.at && v.at <= cur.at);
-  const ids = new Set(vends.map((v) => v.orderId));
-  const pays = input.payments.filter((p) => ids.has(p.orderId) || (p.at > prev.at && p.at <= cur.at));
+  const when = sessionTimes(input);
+  const pays = input.payments.filter((p) => within(when.get(p.orderId) ?? p.at, prev.at, cur.at));
   const paidIds = new Map(pays.map((p) => [p.orderId, p]));
   const broken = baselineBreak(prev.counters, cur.counters);
   const w: DexWindow = {
@@ -351,8 +402,9 @@ function windowOf(
       ? [prev, cur].filter((r) => r.g85 === "bad").map((r) => r.readId)
       : skipped.map((r) => r.readId),
   };
-  compare(w, vends, paidIds);
+  compare(w, vends, paidIds, input.serviceCompared !== false);
   if (input.serviceCompared !== false) serviceCheck(w, vends, pays);
   if (!marked && skipped.length > 0) w.findings.push(unverifiedFinding(skipped, false));
+  oneClassPerVend(w);
   return w;
 }

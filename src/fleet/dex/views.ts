@@ -42,6 +42,22 @@ ${rows}
 </tbody></table>`;
 }
 
+/** Machines a manager marked as having a G85 that is always wrong (issue 42), with who, when and why. */
+function g85Marks(report: DexReport): Html {
+  const marked = report.units.filter((u) => u.g85Mark !== null);
+  if (marked.length === 0) return html``;
+  const rows = marked.map((u) =>
+    u.g85Mark === null
+      ? html``
+      : html`<tr><td>${u.unit}</td><td>G85 always wrong</td><td>${u.g85Mark.by}</td><td>${new Date(u.g85Mark.at).toISOString()}</td><td>${u.g85Mark.reason}</td></tr>`,
+  );
+  return html`<h2>Machines marked "G85 always wrong"</h2>
+<p>Their reads with a bad G85 are used as they are (each row touched says "unverified (G85)"); <code>vendd fleet dex-g85 --unit ID --clear</code> removes the mark.</p>
+<table class="dex-g85"><thead><tr><th>unit</th><th>mark</th><th>by</th><th>since</th><th>why</th></tr></thead><tbody>
+${rows}
+</tbody></table>`;
+}
+
 /** The page for a period; `base` is where it is mounted (the CSV is `${base}.csv`). */
 export function renderDexPage(report: DexReport, base = "/dex"): Html {
   const q = `from=${encodeURIComponent(report.from)}&to=${encodeURIComponent(report.to)}`;
@@ -61,6 +77,7 @@ first window. The service's side comes from the settlement runs (<code>vendd fle
 <table class="dex-windows"><thead><tr><th>unit</th><th>window</th><th>class</th><th>vends</th><th>amount</th><th>currency</th><th>machine (DA2)</th><th>unit</th><th>service</th><th>note</th></tr></thead><tbody>
 ${rows.map(rowHtml)}
 </tbody></table>
+${g85Marks(report)}
 ${products(report)}
 ${pushes(report)}`;
 }

@@ -5,6 +5,7 @@
 
 import { listBundles } from "../bundles/index.js";
 import type { FleetContext } from "../context.js";
+import { g85Mark, lastReadOf } from "../dex/index.js";
 import { dailySeries, totals } from "../sales/index.js";
 import type { UnitDetail, UnitEventRow, Vend } from "./rows.js";
 import { listUnits } from "./store.js";
@@ -35,6 +36,20 @@ async function eventsOf(
     .limit(limit)
     .execute();
   return rows.map((r) => ({ seq: Number(r.seq), at: Number(r.at), kind: r.kind, data: parseJson(r.data) }));
+}
+
+/** The unit's latest DEX read and its machine's G85 mark, or null without either. */
+async function dexOf(ctx: FleetContext, id: string): Promise<UnitDetail["dex"]> {
+  const read = await lastReadOf(ctx.db, id);
+  const mark = await g85Mark(ctx.db, id);
+  if (read === null && mark === null) return null;
+  return {
+    lastRead:
+      read === null
+        ? null
+        : { readId: read.read_id, at: Number(read.at), outcome: read.outcome, g85: read.g85 },
+    g85Mark: mark === null ? null : { by: mark.marked_by, reason: mark.reason, at: Number(mark.marked_at) },
+  };
 }
 
 export async function unitDetail(ctx: FleetContext, id: string): Promise<UnitDetail | null> {
@@ -88,5 +103,6 @@ export async function unitDetail(ctx: FleetContext, id: string): Promise<UnitDet
     faults: await eventsOf(ctx, id, "fault", 25),
     versions: await eventsOf(ctx, id, "version", 10),
     bundles: await listBundles(ctx, id),
+    dex: await dexOf(ctx, id),
   };
 }

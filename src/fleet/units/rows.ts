@@ -57,6 +57,11 @@ export interface UnitDetail {
   faults: UnitEventRow[];
   versions: UnitEventRow[];
   bundles: BundleSummary[];
+  /** The unit's latest DEX read and a manager's "G85 always wrong" mark (issue 42); null without either. */
+  dex: {
+    lastRead: { readId: string; at: number; outcome: string; g85: string | null } | null;
+    g85Mark: { by: string; reason: string; at: number } | null;
+  } | null;
 }
 
 export interface Overview {

@@ -160,6 +160,22 @@ function heartbeatTable(value: unknown, timeZone: string): Html {
   return html`<table class="heartbeat"><tbody>${rows.map(([k, v]) => html`<tr><th>${k}</th><td>${v}</td></tr>`)}</tbody></table>`;
 }
 
+/** The unit's DEX audit row (issue 42): its latest read, "unverified (G85)" when its file failed G85, and the mark. */
+function dexRow(pc: PageContext, dex: UnitDetail["dex"]): Html {
+  if (dex === null) return html``;
+  const r = dex.lastRead;
+  const read =
+    r === null
+      ? html`no read yet`
+      : html`last read ${time(r.at, pc.timeZone)}: ${r.outcome}${r.g85 === "bad" ? html`, <span class="warn">unverified (G85)</span>` : r.g85 === null ? "" : `, G85 ${r.g85}`}`;
+  const m = dex.g85Mark;
+  const mark =
+    m === null
+      ? html``
+      : html`; <span class="warn">G85 always wrong</span> (marked by ${m.by} on ${time(m.at, pc.timeZone)}: ${m.reason})`;
+  return html`<tr><th>DEX audit</th><td>${read}${mark} <a href="/dex">DEX audits</a></td></tr>`;
+}
+
 export function unitPage(pc: PageContext, d: UnitDetail): string {
   const u = d.unit;
   const body = html`<table><tbody>
@@ -173,6 +189,7 @@ export function unitPage(pc: PageContext, d: UnitDetail): string {
   }; committed up to seq ${u.committedSeq}</td></tr>
 <tr><th>Unresolved sessions</th><td>${u.unresolved}</td></tr>
 <tr><th>Needs a look</th><td class="warn">${u.attention.join("; ") || "no"}</td></tr>
+${dexRow(pc, d.dex)}
 </tbody></table>
 <h2>Net sales per day, last 30 days</h2>${chart("unit-chart", d.chart)}
 ${totalsTable(d.totals30, "No sales in the last 30 days.")}
