@@ -4,10 +4,48 @@
  * fleet's secrets file (`alertsSmtpPassword`, `alertsWebhookSecret`), never from this section.
  */
 import { z } from "zod";
+import { GROUP_NAME, GROUP_NAME_RULE } from "../groups/index.js";
+import { ALERT_RULES, type AlertRule } from "./schema.js";
 import { blockedPortOf, blockedPortWhy } from "./webhookPorts.js";
 
 const minutes = z.number().positive().max(525_600);
 const off = z.literal(false);
+
+/** How urgent a rule's alerts are (issue 42): what routes match by `severities`. */
+export const SEVERITIES = ["critical", "warning", "info"] as const;
+export type Severity = (typeof SEVERITIES)[number];
+
+/** Each rule's severity unless `severities` in the section says otherwise. */
+export const DEFAULT_SEVERITY: Record<AlertRule, Severity> = {
+  offline: "critical",
+  stuckMoney: "critical",
+  entitlements: "critical",
+  reconciliation: "warning",
+  vendFailures: "warning",
+  review: "warning",
+  rollout: "warning",
+  silent: "warning",
+  backlog: "info",
+};
+
+const ruleName = z.enum(ALERT_RULES as [AlertRule, ...AlertRule[]]);
+const address = z.string().regex(/^[^\s@<>,;]+@[^\s@<>,;]+$/, "an e-mail address (name@host)").max(320);
+const webhookName = z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, "letters, digits, _ and - (at most 40)");
+
+/**
+ * One route (issue 42): which changes (by rule, severity, the unit's groups and company: each list given
+ * must match, an absent one matches any) go to which receivers (mail addresses, configured webhooks).
+ */
+const Route = z.strictObject({
+  rules: z.array(ruleName).min(1).max(ALERT_RULES.length).optional(),
+  severities: z.array(z.enum(SEVERITIES)).min(1).max(3).optional(),
+  groups: z.array(z.string().regex(GROUP_NAME, GROUP_NAME_RULE)).min(1).max(100).optional(),
+  /** A company's name, organisation number or id, as on the Companies page. */
+  companies: z.array(z.string().min(1).max(200)).min(1).max(100).optional(),
+  mail: z.array(address).min(1).max(50).optional(),
+  webhooks: z.array(webhookName).min(1).max(10).optional(),
+});
+export type AlertRoute = z.infer<typeof Route>;
 
 export const AlertsSection = z.strictObject({
   /** Seconds between evaluations (the fleet's job scheduler); default 60. */
@@ -87,7 +125,7 @@ export const AlertsSection = z.strictObject({
   webhooks: z
     .array(
       z.strictObject({
-        name: z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, "letters, digits, _ and - (at most 40)"),
+        name: webhookName,
         url: z
           .string()
           .url()
@@ -96,10 +134,35 @@ export const AlertsSection = z.strictObject({
             const port = blockedPortOf(u);
             if (port !== null) c.addIssue({ code: "custom", message: blockedPortWhy(port) });
           }),
+        /** One POST per evaluation with all of its changes for this webhook (issue 42), else one per change. */
+        group: z.boolean().optional(),
       }),
     )
     .max(10)
     .default([]),
+  /** A rule's severity, where it differs from DEFAULT_SEVERITY. */
+  severities: z.partialRecord(ruleName, z.enum(SEVERITIES)).default({}),
+  /** Receivers per rule, severity, group and company (issue 42); none: every change to mail.to and every webhook. */
+  routes: z.array(Route).max(100).default([]),
+}).superRefine((s, c) => {
+  const names = new Set(s.webhooks.map((w) => w.name));
+  s.routes.forEach((r, i) => {
+    if (r.mail === undefined && r.webhooks === undefined)
+      c.addIssue({ code: "custom", path: ["routes", i], message: "a route needs receivers: mail, webhooks or both" });
+    if (r.mail !== undefined && s.mail === undefined)
+      c.addIssue({
+        code: "custom",
+        path: ["routes", i, "mail"],
+        message: "mail receivers need the mail section (the SMTP server to send through)",
+      });
+    for (const [j, w] of (r.webhooks ?? []).entries())
+      if (!names.has(w))
+        c.addIssue({
+          code: "custom",
+          path: ["routes", i, "webhooks", j],
+          message: `no webhook named ${JSON.stringify(w)} in alerts.webhooks (configured: ${[...names].join(", ") || "none"})`,
+        });
+  });
 });
 export type AlertsSectionInput = z.input<typeof AlertsSection>;
 type Section = z.infer<typeof AlertsSection>;
