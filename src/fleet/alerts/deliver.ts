@@ -9,10 +9,9 @@ import { createHash, createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
 import nodemailer from "nodemailer";
 import type { FleetContext } from "../context.js";
-import type { AlertsDb } from "./schema.js";
-import type { AlertSettings } from "./settings.js";
 import { severityOf } from "./routing.js";
-import type { Severity } from "./settings.js";
+import type { AlertsDb } from "./schema.js";
+import type { AlertSettings, Severity } from "./settings.js";
 import { type DueDelivery, markAttemptFailed, markSent } from "./store.js";
 import { digestMail, singleMail } from "./views.js";
 import { blockedPortOf, blockedPortWhy } from "./webhookPorts.js";
@@ -53,7 +52,10 @@ function changeJson(d: DueDelivery, severity: Severity): Record<string, unknown>
 }
 
 /** The documented webhook body (docs/alerts.md): one change. */
-export function webhookBody(d: DueDelivery, s: Pick<AlertSettings, "severities"> = { severities: {} }): string {
+export function webhookBody(
+  d: DueDelivery,
+  s: Pick<AlertSettings, "severities"> = { severities: {} },
+): string {
   return JSON.stringify(changeJson(d, severityOf(s, d.alert.rule)));
 }
 
@@ -259,7 +261,9 @@ export async function sendDue(
   };
   const hooks = due.filter((x) => x.channel.startsWith("webhook:"));
   for (const d of hooks.filter((x) => !grouped.has(x.channel)))
-    await settle([d], () => sender.webhook(d.channel.slice("webhook:".length), d.changeId, webhookBody(d, s)));
+    await settle([d], () =>
+      sender.webhook(d.channel.slice("webhook:".length), d.changeId, webhookBody(d, s)),
+    );
   for (const group of byChannelRun(hooks.filter((x) => grouped.has(x.channel))))
     await settle(group, (mine) =>
       sender.webhook(
@@ -279,20 +283,31 @@ export async function sendDue(
     const channel = group[0]?.channel ?? "mail";
     // A routed address (`mail:<address>`) gets its own mail; its Message-ID names it, so ids stay unique.
     const to = channel === "mail" ? undefined : [channel.slice("mail:".length)];
-    const suffix = to === undefined ? "" : `.${createHash("sha256").update(channel).digest("hex").slice(0, 12)}`;
+    const suffix =
+      to === undefined ? "" : `.${createHash("sha256").update(channel).digest("hex").slice(0, 12)}`;
     const rcpt = to === undefined ? {} : { to };
     if (group.length > s.digestAfter) {
       await settle(group, (mine) => {
         const ids = mine.map((d) => d.changeId);
         const digestId = createHash("sha256").update(ids.join(",")).digest("hex").slice(0, 32);
         const m = digestMail(mine, s.publicUrl);
-        return mailer({ ...m, ...rcpt, messageId: `<digest-${digestId}${suffix}@vendd-fleet-alerts>`, changeIds: ids });
+        return mailer({
+          ...m,
+          ...rcpt,
+          messageId: `<digest-${digestId}${suffix}@vendd-fleet-alerts>`,
+          changeIds: ids,
+        });
       });
     } else
       for (const d of group) {
         const m = singleMail(d, s.publicUrl);
         await settle([d], () =>
-          mailer({ ...m, ...rcpt, messageId: `<${d.changeId}${suffix}@vendd-fleet-alerts>`, changeIds: [d.changeId] }),
+          mailer({
+            ...m,
+            ...rcpt,
+            messageId: `<${d.changeId}${suffix}@vendd-fleet-alerts>`,
+            changeIds: [d.changeId],
+          }),
         );
       }
   }

@@ -48,7 +48,9 @@ export interface AlertEvaluator {
 
 /** Every channel a change may go to with these settings (routing picks among them per change). */
 export function channelsOf(s: AlertSettings): string[] {
-  const routed = s.routes.flatMap((r) => (s.mail === undefined ? [] : (r.mail ?? [])).map((m) => `mail:${m}`));
+  const routed = s.routes.flatMap((r) =>
+    (s.mail === undefined ? [] : (r.mail ?? [])).map((m) => `mail:${m}`),
+  );
   return [
     ...(s.mail === undefined ? [] : ["mail"]),
     ...new Set(routed),

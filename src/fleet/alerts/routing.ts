@@ -69,7 +69,13 @@ export function receiversOf(
 }
 
 /** Whether `x` matches a change of `rule` at `unitId` (with `scope`) at `now`: every matcher it has holds. */
-export function silences(x: Silence, unitId: string, rule: AlertRule, scope: UnitScope, now: number): boolean {
+export function silences(
+  x: Silence,
+  unitId: string,
+  rule: AlertRule,
+  scope: UnitScope,
+  now: number,
+): boolean {
   return (
     x.startsAt <= now &&
     now < x.endsAt &&
@@ -91,7 +97,10 @@ export function silenceFor(
 }
 
 /** `active`, `upcoming` (a maintenance window not yet begun) or `expired`, at `now`. */
-export function silenceState(x: Pick<Silence, "startsAt" | "endsAt">, now: number): "active" | "upcoming" | "expired" {
+export function silenceState(
+  x: Pick<Silence, "startsAt" | "endsAt">,
+  now: number,
+): "active" | "upcoming" | "expired" {
   if (now >= x.endsAt) return "expired";
   return now < x.startsAt ? "upcoming" : "active";
 }

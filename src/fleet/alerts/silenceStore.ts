@@ -5,6 +5,7 @@
  * Also what routes and silences know of units (their groups and company).
  */
 import { randomUUID } from "node:crypto";
+import type { Kysely } from "kysely";
 import { z } from "zod";
 import { GROUP_NAME, GROUP_NAME_RULE } from "../groups/index.js";
 import type { InvoicesDatabase } from "../invoices/index.js";
@@ -99,7 +100,10 @@ export async function createSilence(
 ): Promise<{ ok: true; silence: Silence } | { ok: false; problems: string[] }> {
   const parsed = SilenceInput.safeParse(raw);
   if (!parsed.success)
-    return { ok: false, problems: parsed.error.issues.map((i) => `${i.path.join(".") || "input"}: ${i.message}`) };
+    return {
+      ok: false,
+      problems: parsed.error.issues.map((i) => `${i.path.join(".") || "input"}: ${i.message}`),
+    };
   const i = parsed.data;
   const problems: string[] = [];
   const unit = blank(i.unit) ? null : i.unit;
@@ -113,7 +117,9 @@ export async function createSilence(
   if (unit !== null) {
     const known = await db.selectFrom("units").select("id").where("id", "=", unit).executeTakeFirst();
     if (known === undefined && unit !== "*")
-      problems.push(`no unit ${JSON.stringify(unit)} in this fleet (\`vendd fleet units\` lists them; * is the fleet-wide alerts)`);
+      problems.push(
+        `no unit ${JSON.stringify(unit)} in this fleet (\`vendd fleet units\` lists them; * is the fleet-wide alerts)`,
+      );
   }
   if (blank(i.reason)) problems.push("say why (reason)");
   const { startsAt, endsAt } = spanOf(i, now, null, problems);
@@ -178,14 +184,20 @@ export async function editSilence(
   now: number,
 ): Promise<{ ok: true; silence: Silence } | { ok: false; problems: string[]; missing?: true }> {
   const cur = await getSilence(db, id);
-  if (cur === null) return { ok: false, problems: [`no silence ${JSON.stringify(id.slice(0, 40))}`], missing: true };
+  if (cur === null)
+    return { ok: false, problems: [`no silence ${JSON.stringify(id.slice(0, 40))}`], missing: true };
   const parsed = SilenceEdit.safeParse(raw);
   if (!parsed.success)
-    return { ok: false, problems: parsed.error.issues.map((i) => `${i.path.join(".") || "input"}: ${i.message}`) };
+    return {
+      ok: false,
+      problems: parsed.error.issues.map((i) => `${i.path.join(".") || "input"}: ${i.message}`),
+    };
   const e = parsed.data;
   const problems: string[] = [];
   if (e.reason !== undefined && e.reason.trim() === "") problems.push("the reason cannot be empty");
-  const startsAt = blank(e.starts) ? cur.startsAt : spanOf({ starts: e.starts }, cur.startsAt, cur.endsAt, problems).startsAt;
+  const startsAt = blank(e.starts)
+    ? cur.startsAt
+    : spanOf({ starts: e.starts }, cur.startsAt, cur.endsAt, problems).startsAt;
   const { endsAt } = spanOf({ ends: e.ends, for: e.for }, startsAt, cur.endsAt, problems);
   spanProblems(startsAt, endsAt, now, problems);
   if (problems.length > 0) return { ok: false, problems };
@@ -226,7 +238,7 @@ export async function unitScopes(db: AlertsDb, unitIds: readonly string[]): Prom
   const out = new Map<string, { groups: string[]; company: string[] }>();
   const ids = [...new Set(unitIds)].filter((u) => u !== "*");
   for (const u of ids) out.set(u, { groups: [], company: [] });
-  const idb = db as unknown as import("kysely").Kysely<InvoicesDatabase>;
+  const idb = db as unknown as Kysely<InvoicesDatabase>;
   for (let i = 0; i < ids.length; i += 500) {
     const chunk = ids.slice(i, i + 500);
     const groups = await idb
@@ -244,4 +256,55 @@ export async function unitScopes(db: AlertsDb, unitIds: readonly string[]): Prom
     for (const c of companies) out.get(c.unit_id)?.company.push(c.id, c.name, c.org_number);
   }
   return out;
+}
+
+/** A change a silence kept from being sent (recorded, not delivered). */
+export interface SilencedChange {
+  changeId: string;
+  kind: string;
+  at: number;
+  detail: string;
+  alertId: string;
+  unitId: string;
+  rule: AlertRule;
+  silenceId: string;
+  silenceKind: "silence" | "maintenance" | null;
+  silenceReason: string | null;
+}
+
+/** The changes silences kept back, newest first (what the alerts page and the API show). */
+export async function silencedChanges(db: AlertsDb, limit = 100): Promise<SilencedChange[]> {
+  const rows = await db
+    .selectFrom("alert_changes as c")
+    .innerJoin("alerts as a", "a.id", "c.alert_id")
+    .leftJoin("alert_silences as s", "s.id", "c.silenced_by")
+    .select([
+      "c.id",
+      "c.kind",
+      "c.at",
+      "c.detail",
+      "a.id as alert_id",
+      "a.unit_id",
+      "a.rule",
+      "c.silenced_by",
+      "s.kind as silence_kind",
+      "s.reason",
+    ])
+    .where("c.silenced_by", "is not", null)
+    .orderBy("c.at", "desc")
+    .orderBy("c.id")
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({
+    changeId: r.id,
+    kind: r.kind,
+    at: Number(r.at),
+    detail: r.detail,
+    alertId: r.alert_id,
+    unitId: r.unit_id,
+    rule: r.rule,
+    silenceId: r.silenced_by ?? "",
+    silenceKind: r.silence_kind,
+    silenceReason: r.reason,
+  }));
 }

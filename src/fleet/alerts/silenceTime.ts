@@ -20,7 +20,10 @@ export function parseInstant(name: string, text: string): Parsed {
   const month = m === null ? -1 : Number(m[2]);
   const day = m === null ? -1 : Number(m[3]);
   const zone = m?.[7] ?? "Z";
-  const offset = zone === "Z" ? 0 : (zone.startsWith("-") ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(4)));
+  const offset =
+    zone === "Z"
+      ? 0
+      : (zone.startsWith("-") ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(4)));
   const local = new Date(ms + offset * 60_000);
   if (m === null || Number.isNaN(ms) || local.getUTCMonth() + 1 !== month || local.getUTCDate() !== day)
     return {

@@ -213,7 +213,12 @@ export async function acknowledge(db: AlertsDb, alertId: string, by: string, now
  * resume (the next one `renotifyMinutes` after the last message); who and when are kept as a change.
  * False when the alert is not open or not acknowledged.
  */
-export async function unacknowledge(db: AlertsDb, alertId: string, by: string, now: number): Promise<boolean> {
+export async function unacknowledge(
+  db: AlertsDb,
+  alertId: string,
+  by: string,
+  now: number,
+): Promise<boolean> {
   return db.transaction().execute(async (tx) => {
     const r = await tx
       .updateTable("alerts")
@@ -223,7 +228,16 @@ export async function unacknowledge(db: AlertsDb, alertId: string, by: string, n
       .where("acked_at", "is not", null)
       .executeTakeFirst();
     if (Number(r.numUpdatedRows) !== 1) return false;
-    await addChange(tx, alertId, "unacknowledged", now, `acknowledgement taken back by ${by}`, null, NOWHERE, by);
+    await addChange(
+      tx,
+      alertId,
+      "unacknowledged",
+      now,
+      `acknowledgement taken back by ${by}`,
+      null,
+      NOWHERE,
+      by,
+    );
     return true;
   });
 }
