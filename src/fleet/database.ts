@@ -4,8 +4,7 @@
  * them. db/ knows no feature: this list hands the features' migrations to it. A new feature's tables are
  * one more entry at the end, named with the next number.
  */
-import { alertsUp } from "./alerts/migration.js";
-import { alertSilencesUp } from "./alerts/silencesMigration.js";
+import { alertSilencesUp, alertsUp } from "./alerts/migration.js";
 import { bundlesTables, bundleVerifiedColumn } from "./bundles/migration.js";
 import type { FleetMigration } from "./db/migrator.js";
 import { type FleetDb, type OpenFleetDbOptions, openDatabase } from "./db/open.js";

@@ -10,7 +10,11 @@ import { z } from "zod";
 import { GROUP_NAME, GROUP_NAME_RULE } from "../groups/index.js";
 import type { InvoicesDatabase } from "../invoices/index.js";
 import type { Silence, UnitScope } from "./routing.js";
+import type { SilencedChange } from "./rows.js";
 import { ALERT_RULES, type AlertRule, type AlertSilencesTable, type AlertsDb } from "./schema.js";
+
+export type { SilencedChange } from "./rows.js";
+
 import { MAX_SILENCE_MS, parseInstant, parseSpan } from "./silenceTime.js";
 
 /** What a manager gives for a new silence (strings as typed; parsed and checked by {@link silenceProblems}). */
@@ -256,20 +260,6 @@ export async function unitScopes(db: AlertsDb, unitIds: readonly string[]): Prom
     for (const c of companies) out.get(c.unit_id)?.company.push(c.id, c.name, c.org_number);
   }
   return out;
-}
-
-/** A change a silence kept from being sent (recorded, not delivered). */
-export interface SilencedChange {
-  changeId: string;
-  kind: string;
-  at: number;
-  detail: string;
-  alertId: string;
-  unitId: string;
-  rule: AlertRule;
-  silenceId: string;
-  silenceKind: "silence" | "maintenance" | null;
-  silenceReason: string | null;
 }
 
 /** The changes silences kept back, newest first (what the alerts page and the API show). */

@@ -6,8 +6,8 @@
 import { type Html, html } from "../web/html.js";
 import { time } from "../web/pages.js";
 import { type Silence, silenceState } from "./routing.js";
+import type { SilencedChange } from "./rows.js";
 import { ALERT_RULES } from "./schema.js";
-import type { SilencedChange } from "./silenceStore.js";
 import { RULE_TITLES } from "./views.js";
 
 export interface SilencesPageData {
