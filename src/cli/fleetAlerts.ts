@@ -28,6 +28,10 @@ const iso = (ms: number | null): string | null => (ms === null ? null : new Date
 const cell = (v: string): string => printable(v, 300);
 
 export async function fleetAlertsCommand(argv: string[]): Promise<number> {
+  const [verb, ...rest] = argv;
+  if (verb === "silence") return (await import("./fleetAlertsSilence.js")).fleetAlertsSilenceCommand(rest);
+  if (verb === "ack" || verb === "unack")
+    return (await import("./fleetAlertsSilence.js")).fleetAlertsAckCommand(verb, rest);
   let values: { config?: string; db?: string; open?: boolean; json?: boolean; help?: boolean };
   try {
     const p = parseArgs({ args: argv, options: FLEET_ALERTS_OPTIONS, allowPositionals: false, strict: true });

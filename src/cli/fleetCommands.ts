@@ -63,6 +63,32 @@ export const FLEET_ALERTS_OPTIONS = {
   help,
 } as const satisfies OptionSpecs;
 
+/** `vendd fleet alerts silence ...` (src/cli/fleetAlertsSilence.ts, issue 42). */
+export const FLEET_ALERTS_SILENCE_OPTIONS = {
+  config: { type: "string", value: "FILE" },
+  db: { type: "string", value: "FILE|URL" },
+  unit: { type: "string", value: "ID" },
+  group: { type: "string", value: "NAME" },
+  rule: { type: "string", value: "RULE" },
+  maintenance: { type: "boolean" },
+  starts: { type: "string", value: "TIME" },
+  ends: { type: "string", value: "TIME" },
+  for: { type: "string", value: "DURATION" },
+  by: { type: "string", value: "NAME" },
+  reason: { type: "string", value: "TEXT" },
+  all: { type: "boolean" },
+  json: { type: "boolean" },
+  help,
+} as const satisfies OptionSpecs;
+
+/** `vendd fleet alerts ack|unack ID` (src/cli/fleetAlertsSilence.ts, issue 42). */
+export const FLEET_ALERTS_ACK_OPTIONS = {
+  config: { type: "string", value: "FILE" },
+  db: { type: "string", value: "FILE|URL" },
+  by: { type: "string", value: "NAME", required: true },
+  help,
+} as const satisfies OptionSpecs;
+
 /** `vendd fleet dex-g85` (src/cli/fleetDexG85.ts, issue 42). */
 export const FLEET_DEX_G85_OPTIONS = {
   unit: { type: "string", value: "ID", required: true },
@@ -240,6 +266,55 @@ export const FLEET_COMMANDS: readonly CommandHelp[] = [
       words: "fleet alerts",
       summary:
         "list alerts (open, acknowledged, resolved; --open: only those not resolved) and failing deliveries",
+    },
+  ]),
+  ...helpLines("fleet", FLEET_ALERTS_ACK_OPTIONS, [
+    {
+      words: "fleet alerts ack ID",
+      summary: "acknowledge an open alert (no more re-notifications), as NAME",
+    },
+    {
+      words: "fleet alerts unack ID",
+      summary: "take an acknowledgement back: the alert is open again and re-notified",
+    },
+  ]),
+  ...helpLines("fleet", FLEET_ALERTS_SILENCE_OPTIONS, [
+    {
+      words: "fleet alerts silence add",
+      only: [
+        "unit",
+        "group",
+        "rule",
+        "maintenance",
+        "starts",
+        "ends",
+        "for",
+        "by",
+        "reason",
+        "json",
+        "config",
+        "db",
+      ],
+      required: ["by", "reason"],
+      summary:
+        "silence alerts of a unit, group and/or rule from now (or a maintenance window from --starts) until --ends or --for: changes are recorded, not sent",
+    },
+    {
+      words: "fleet alerts silence list",
+      only: ["all", "json", "config", "db"],
+      summary: "list current silences and maintenance windows (--all: with the expired ones)",
+    },
+    {
+      words: "fleet alerts silence edit ID",
+      only: ["starts", "ends", "for", "reason", "by", "json", "config", "db"],
+      required: ["by"],
+      summary: "change a silence's start, end or reason",
+    },
+    {
+      words: "fleet alerts silence end ID",
+      only: ["by", "config", "db"],
+      required: ["by"],
+      summary: "end a silence now (an upcoming maintenance window is cancelled)",
     },
   ]),
   ...helpLines("fleet", FLEET_DEX_G85_OPTIONS, [

@@ -4,7 +4,7 @@
  * them. db/ knows no feature: this list hands the features' migrations to it. A new feature's tables are
  * one more entry at the end, named with the next number.
  */
-import { alertsUp } from "./alerts/migration.js";
+import { alertSilencesUp, alertsUp } from "./alerts/migration.js";
 import { bundlesTables, bundleVerifiedColumn } from "./bundles/migration.js";
 import type { FleetMigration } from "./db/migrator.js";
 import { type FleetDb, type OpenFleetDbOptions, openDatabase } from "./db/open.js";
@@ -47,6 +47,8 @@ export const FLEET_MIGRATIONS: readonly FleetMigration[] = [
   { name: "0009_unit_groups", steps: [unitGroupsTable] },
   /** Issue 41: rollouts of a bundle in phases, the steps units report, each unit's phase. */
   { name: "0010_rollouts", steps: [rolloutsUp] },
+  /** Issue 42: alert silences and maintenance windows; which change a silence kept from being sent. */
+  { name: "0011_alert_silences", steps: [alertSilencesUp] },
 ];
 
 /**

@@ -9,8 +9,9 @@ import { createHash, createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
 import nodemailer from "nodemailer";
 import type { FleetContext } from "../context.js";
+import { severityOf } from "./routing.js";
 import type { AlertsDb } from "./schema.js";
-import type { AlertSettings } from "./settings.js";
+import type { AlertSettings, Severity } from "./settings.js";
 import { type DueDelivery, markAttemptFailed, markSent } from "./store.js";
 import { digestMail, singleMail } from "./views.js";
 import { blockedPortOf, blockedPortWhy } from "./webhookPorts.js";
@@ -28,10 +29,10 @@ export function signWebhook(secret: string, timestamp: number, body: string): st
   return `t=${timestamp},v1=${mac}`;
 }
 
-/** The documented webhook body (docs/alerts.md). */
-export function webhookBody(d: DueDelivery): string {
+/** One change as a webhook carries it (docs/alerts.md). */
+function changeJson(d: DueDelivery, severity: Severity): Record<string, unknown> {
   const a = d.alert;
-  return JSON.stringify({
+  return {
     id: d.changeId,
     type: `alert.${d.kind}`,
     at: new Date(d.at).toISOString(),
@@ -45,7 +46,30 @@ export function webhookBody(d: DueDelivery): string {
       openedAt: new Date(a.openedAt).toISOString(),
       resolvedAt: a.resolvedAt === null ? null : new Date(a.resolvedAt).toISOString(),
       acknowledgedBy: a.acknowledgedBy,
+      severity,
     },
+  };
+}
+
+/** The documented webhook body (docs/alerts.md): one change. */
+export function webhookBody(
+  d: DueDelivery,
+  s: Pick<AlertSettings, "severities"> = { severities: {} },
+): string {
+  return JSON.stringify(changeJson(d, severityOf(s, d.alert.rule)));
+}
+
+/**
+ * A grouped webhook's body (issue 42): the changes of one evaluation in one post. Its `id` is derived from
+ * the change ids it carries; a receiver drops repeats by each change's own id.
+ */
+export function groupedWebhookBody(ds: readonly DueDelivery[], s: Pick<AlertSettings, "severities">): string {
+  const ids = ds.map((d) => d.changeId);
+  return JSON.stringify({
+    id: `group-${createHash("sha256").update(ids.join(",")).digest("hex").slice(0, 32)}`,
+    type: "alert.changes",
+    at: new Date(Math.max(...ds.map((d) => d.at))).toISOString(),
+    changes: ds.map((d) => changeJson(d, severityOf(s, d.alert.rule))),
   });
 }
 
@@ -118,7 +142,10 @@ export interface Sender {
     html: string;
     messageId: string;
     changeIds: string[];
+    /** Routed receivers (issue 42) instead of `mail.to`. */
+    to?: string[];
   }) => Promise<void>;
+  /** `changeId`: the change's id, or the comma-separated ids of a grouped post. */
   webhook: (name: string, changeId: string, body: string) => Promise<void>;
   secrets: string[];
   close(): void;
@@ -145,7 +172,7 @@ export function makeSender(s: AlertSettings): Sender {
     mail = async (msg) => {
       await transport.sendMail({
         from: m.from,
-        to: m.to,
+        to: msg.to ?? m.to,
         subject: `${m.subjectPrefix} ${msg.subject}`.trim(),
         text: msg.text,
         html: msg.html,
@@ -223,33 +250,64 @@ export async function sendDue(
       );
     }
   };
-  for (const d of due.filter((x) => x.channel.startsWith("webhook:")))
-    await settle([d], () => sender.webhook(d.channel.slice("webhook:".length), d.changeId, webhookBody(d)));
-  const mails = due.filter((x) => x.channel === "mail");
+  const grouped = new Set(s.webhooks.filter((w) => w.group === true).map((w) => `webhook:${w.name}`));
+  const byChannelRun = (ds: readonly DueDelivery[]): DueDelivery[][] => {
+    const m = new Map<string, DueDelivery[]>();
+    for (const d of ds) {
+      const k = `${d.channel}\u0000${d.runId ?? d.changeId}`;
+      m.set(k, [...(m.get(k) ?? []), d]);
+    }
+    return [...m.values()];
+  };
+  const hooks = due.filter((x) => x.channel.startsWith("webhook:"));
+  for (const d of hooks.filter((x) => !grouped.has(x.channel)))
+    await settle([d], () =>
+      sender.webhook(d.channel.slice("webhook:".length), d.changeId, webhookBody(d, s)),
+    );
+  for (const group of byChannelRun(hooks.filter((x) => grouped.has(x.channel))))
+    await settle(group, (mine) =>
+      sender.webhook(
+        (mine[0]?.channel ?? "").slice("webhook:".length),
+        mine.map((d) => d.changeId).join(","),
+        groupedWebhookBody(mine, s),
+      ),
+    );
+  const mails = due.filter((x) => x.channel === "mail" || x.channel.startsWith("mail:"));
   const mailer = sender.mail;
   if (mails.length > 0 && mailer === undefined) {
     for (const d of mails) await settle([d], () => Promise.reject(new Error("mail is no longer configured")));
     return { sent, failed };
   }
-  const byRun = new Map<string, DueDelivery[]>();
-  for (const d of mails) {
-    const k = d.runId ?? d.changeId;
-    byRun.set(k, [...(byRun.get(k) ?? []), d]);
-  }
-  for (const group of byRun.values()) {
+  for (const group of byChannelRun(mails)) {
     if (mailer === undefined) break;
+    const channel = group[0]?.channel ?? "mail";
+    // A routed address (`mail:<address>`) gets its own mail; its Message-ID names it, so ids stay unique.
+    const to = channel === "mail" ? undefined : [channel.slice("mail:".length)];
+    const suffix =
+      to === undefined ? "" : `.${createHash("sha256").update(channel).digest("hex").slice(0, 12)}`;
+    const rcpt = to === undefined ? {} : { to };
     if (group.length > s.digestAfter) {
       await settle(group, (mine) => {
         const ids = mine.map((d) => d.changeId);
         const digestId = createHash("sha256").update(ids.join(",")).digest("hex").slice(0, 32);
         const m = digestMail(mine, s.publicUrl);
-        return mailer({ ...m, messageId: `<digest-${digestId}@vendd-fleet-alerts>`, changeIds: ids });
+        return mailer({
+          ...m,
+          ...rcpt,
+          messageId: `<digest-${digestId}${suffix}@vendd-fleet-alerts>`,
+          changeIds: ids,
+        });
       });
     } else
       for (const d of group) {
         const m = singleMail(d, s.publicUrl);
         await settle([d], () =>
-          mailer({ ...m, messageId: `<${d.changeId}@vendd-fleet-alerts>`, changeIds: [d.changeId] }),
+          mailer({
+            ...m,
+            ...rcpt,
+            messageId: `<${d.changeId}${suffix}@vendd-fleet-alerts>`,
+            changeIds: [d.changeId],
+          }),
         );
       }
   }

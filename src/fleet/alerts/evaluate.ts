@@ -8,13 +8,16 @@
 import { randomUUID } from "node:crypto";
 import type { FleetContext } from "../context.js";
 import { claimMs, makeSender, type Sender, sendDue } from "./deliver.js";
-import { planLife } from "./life.js";
+import { type LifeAction, planLife } from "./life.js";
+import { NO_SCOPE, receiversOf, silenceFor } from "./routing.js";
 import { evaluateRules } from "./rules.js";
-import { alertsDb } from "./schema.js";
+import { type AlertRule, alertsDb } from "./schema.js";
 import type { AlertSettings } from "./settings.js";
+import { activeSilences, unitScopes } from "./silenceStore.js";
 import { readSnapshot } from "./snapshotStore.js";
 import {
   applyAction,
+  type ChangeTarget,
   claimDelivery,
   type DueDelivery,
   dueDeliveries,
@@ -43,8 +46,16 @@ export interface AlertEvaluator {
   readonly holder: string;
 }
 
+/** Every channel a change may go to with these settings (routing picks among them per change). */
 export function channelsOf(s: AlertSettings): string[] {
-  return [...(s.mail === undefined ? [] : ["mail"]), ...s.webhooks.map((w) => `webhook:${w.name}`)];
+  const routed = s.routes.flatMap((r) =>
+    (s.mail === undefined ? [] : (r.mail ?? [])).map((m) => `mail:${m}`),
+  );
+  return [
+    ...(s.mail === undefined ? [] : ["mail"]),
+    ...new Set(routed),
+    ...s.webhooks.map((w) => `webhook:${w.name}`),
+  ];
 }
 
 export function alertEvaluator(
@@ -57,7 +68,6 @@ export function alertEvaluator(
   const startedAt = opts.startedAt ?? ctx.clock.now();
   const sender = opts.sender ?? makeSender(s);
   const leaseMs = s.leaseSeconds * 1000;
-  const channels = channelsOf(s);
   let held = false;
 
   async function evaluate(now: number): Promise<number> {
@@ -65,7 +75,23 @@ export function alertEvaluator(
     const openOffline = new Set(open.filter((a) => a.rule === "offline").map((a) => a.unitId));
     const snapshot = await readSnapshot(ctx, s.rules, now, startedAt, openOffline);
     const findings = evaluateRules(snapshot, s.rules);
-    const planned = planLife(open, findings, now, s.holdOffMinutes * 60_000, s.renotifyMinutes * 60_000);
+    const silences = await activeSilences(db, now);
+    const byId = new Map(open.map((a) => [a.id, a]));
+    // An open alert whose last message a silence kept back is sent at the first evaluation it is not silenced.
+    const scopesOf = async (units: readonly string[]) =>
+      silences.length === 0 && s.routes.length === 0 ? new Map() : await unitScopes(db, units);
+    const preScopes = await scopesOf(open.filter((a) => a.silenced === true).map((a) => a.unitId));
+    const planned = planLife(open, findings, now, s.holdOffMinutes * 60_000, s.renotifyMinutes * 60_000).map(
+      (a): LifeAction => {
+        if (a.kind !== "hold" || a.renotify) return a;
+        const o = byId.get(a.id);
+        if (o === undefined || o.silenced !== true || o.ackedAt !== null) return a;
+        const still = silenceFor(silences, o.unitId, o.rule, preScopes.get(o.unitId) ?? NO_SCOPE, now);
+        return still === null ? { ...a, renotify: true } : a;
+      },
+    );
+    const subjectOf = (a: LifeAction): { unitId: string; rule: AlertRule } | undefined =>
+      a.kind === "open" ? a : byId.get(a.id);
     // A hold that changes nothing but the time it last held: one statement for all of them.
     const detailOf = new Map(open.map((a) => [a.id, a.detail]));
     const quiet = planned.filter((a) => a.kind === "hold" && !a.renotify && detailOf.get(a.id) === a.detail);
@@ -76,10 +102,18 @@ export function alertEvaluator(
     );
     const actions = planned.filter((a) => !quiet.includes(a));
     const runId = randomUUID();
+    const scopes = await scopesOf(actions.flatMap((a) => subjectOf(a)?.unitId ?? []));
+    const targetOf = (a: LifeAction): ChangeTarget => {
+      const who = subjectOf(a);
+      if (who === undefined) return { channels: [], silencedBy: null };
+      const scope = scopes.get(who.unitId) ?? NO_SCOPE;
+      const silence = silenceFor(silences, who.unitId, who.rule, scope, now);
+      return { channels: receiversOf(s, who.rule, scope), silencedBy: silence?.id ?? null };
+    };
     let changes = 0;
     for (const a of actions) {
       try {
-        changes += (await applyAction(db, a, now, runId, channels)).length;
+        changes += (await applyAction(db, a, now, runId, targetOf(a))).length;
       } catch (e) {
         // An alert another evaluator opened meanwhile (the unique open index): nothing to do.
         ctx.logger.warn(

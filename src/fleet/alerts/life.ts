@@ -20,6 +20,8 @@ export interface OpenAlert {
   lastTrueAt: number;
   lastNotifiedAt: number;
   ackedAt: number | null;
+  /** Its last message was kept back by a silence (issue 42). */
+  silenced?: boolean;
 }
 
 export type LifeAction =

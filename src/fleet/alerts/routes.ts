@@ -9,6 +9,7 @@ import type { FleetContext } from "../context.js";
 import type { DashboardTools } from "../web/index.js";
 import type { PageTools } from "../web/pageTools.js";
 import { ALERT_RULES, alertsDb } from "./schema.js";
+import { mountSilencePages } from "./silenceRoutes.js";
 import { type AlertFilter, acknowledge, deliveryProblems, listAlerts } from "./store.js";
 import { renderAlertsPage } from "./views.js";
 
@@ -62,6 +63,7 @@ export function mountAlertPages(
     if (done) ctx.logger.info({ alert: a.data.id, by }, "alert acknowledged");
     return reply.redirect("/alerts", 303);
   });
+  mountSilencePages(web, ctx, t, p);
   web.get("/api/v1/alerts", async (req, reply) => {
     const q = Query.safeParse(req.query);
     if (!q.success)

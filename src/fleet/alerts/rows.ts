@@ -39,3 +39,17 @@ export interface DueDelivery {
   detail: string;
   alert: AlertView;
 }
+
+/** A change a silence kept from being sent (recorded, not delivered). */
+export interface SilencedChange {
+  changeId: string;
+  kind: string;
+  at: number;
+  detail: string;
+  alertId: string;
+  unitId: string;
+  rule: AlertRule;
+  silenceId: string;
+  silenceKind: "silence" | "maintenance" | null;
+  silenceReason: string | null;
+}

@@ -10,6 +10,8 @@
  *   (an outbox): a crash between the change and its delivery loses nothing; a delivery is marked sent only
  *   after the receiver answered, so a crash in between re-sends the same change id.
  * - `alert_lease`: the evaluator's lease: one fleet process evaluates and delivers at a time.
+ * - `alert_silences` (issue 42, `0011_alert_silences`): silences and maintenance windows by unit, group and
+ *   rule; a change they match is recorded with `silenced_by`, and gets no delivery.
  */
 import type { Kysely } from "kysely";
 import type { FleetContext } from "../context.js";
@@ -54,9 +56,11 @@ export interface AlertsTable {
   resolved_at: number | null;
   acked_by: string | null;
   acked_at: number | null;
+  /** 1: its last message was kept back by a silence (migration 0011): sent when the silence has ended. */
+  silenced: number;
 }
 
-export type ChangeKind = "opened" | "renotified" | "resolved" | "acknowledged";
+export type ChangeKind = "opened" | "renotified" | "resolved" | "acknowledged" | "unacknowledged";
 
 export interface AlertChangesTable {
   /** Random (UUID): the id a webhook or mail carries. */
@@ -69,6 +73,8 @@ export interface AlertChangesTable {
   detail: string;
   /** The evaluation run that made it (digest grouping); null for an acknowledgement. */
   run_id: string | null;
+  /** The silence or maintenance window that kept it from being sent (recorded, no delivery); migration 0011. */
+  silenced_by: string | null;
 }
 
 export interface AlertDeliveriesTable {
@@ -86,6 +92,22 @@ export interface AlertDeliveriesTable {
   created_at: number;
 }
 
+/** A silence or maintenance window (issue 42, migration `0011_alert_silences`): null matchers match any. */
+export interface AlertSilencesTable {
+  id: string;
+  kind: "silence" | "maintenance";
+  unit_id: string | null;
+  group_name: string | null;
+  rule: AlertRule | null;
+  starts_at: number;
+  ends_at: number;
+  created_by: string;
+  reason: string;
+  created_at: number;
+  updated_by: string | null;
+  updated_at: number | null;
+}
+
 export interface AlertLeaseTable {
   name: string;
   holder: string;
@@ -97,6 +119,7 @@ export interface AlertsDatabase extends FleetDatabase {
   alert_changes: AlertChangesTable;
   alert_deliveries: AlertDeliveriesTable;
   alert_lease: AlertLeaseTable;
+  alert_silences: AlertSilencesTable;
 }
 
 export type AlertsDb = Kysely<AlertsDatabase>;

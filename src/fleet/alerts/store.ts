@@ -59,7 +59,7 @@ export async function releaseLease(db: AlertsDb, name: string, holder: string): 
 export async function openAlerts(db: AlertsDb): Promise<OpenAlert[]> {
   const rows = await db
     .selectFrom("alerts")
-    .select(["id", "unit_id", "rule", "detail", "last_true_at", "last_notified_at", "acked_at"])
+    .select(["id", "unit_id", "rule", "detail", "last_true_at", "last_notified_at", "acked_at", "silenced"])
     .where("state", "=", "open")
     .execute();
   return rows.map((r) => ({
@@ -70,7 +70,17 @@ export async function openAlerts(db: AlertsDb): Promise<OpenAlert[]> {
     lastTrueAt: Number(r.last_true_at),
     lastNotifiedAt: Number(r.last_notified_at),
     ackedAt: r.acked_at === null ? null : Number(r.acked_at),
+    silenced: Number(r.silenced) === 1,
   }));
+}
+
+/**
+ * Where a change goes (issue 42): its receivers' channels (routing), or, when a silence or maintenance
+ * window matches it, no channel and that silence's id (the change is recorded, not sent).
+ */
+export interface ChangeTarget {
+  channels: readonly string[];
+  silencedBy: string | null;
 }
 
 async function addChange(
@@ -80,14 +90,16 @@ async function addChange(
   at: number,
   detail: string,
   runId: string | null,
-  channels: readonly string[],
+  target: ChangeTarget,
   actor: string | null = null,
 ): Promise<string> {
   const id = randomUUID();
+  const silencedBy = target.silencedBy;
   await tx
     .insertInto("alert_changes")
-    .values({ id, alert_id: alertId, kind, at, actor, detail, run_id: runId })
+    .values({ id, alert_id: alertId, kind, at, actor, detail, run_id: runId, silenced_by: silencedBy })
     .execute();
+  const channels = silencedBy === null ? target.channels : [];
   if (channels.length > 0)
     await tx
       .insertInto("alert_deliveries")
@@ -108,14 +120,20 @@ async function addChange(
   return id;
 }
 
-/** Applies one action of {@link planLife} in its own transaction; the change ids it made. */
+const NOWHERE: ChangeTarget = { channels: [], silencedBy: null };
+
+/**
+ * Applies one action of {@link planLife} in its own transaction; the change ids it made. A message kept
+ * back by a silence marks the alert `silenced` (sent once the silence has ended, if it is still open).
+ */
 export async function applyAction(
   db: AlertsDb,
   a: LifeAction,
   now: number,
   runId: string,
-  channels: readonly string[],
+  target: ChangeTarget,
 ): Promise<string[]> {
+  const silenced = target.silencedBy === null ? 0 : 1;
   return db.transaction().execute(async (tx) => {
     if (a.kind === "open") {
       const id = randomUUID();
@@ -133,28 +151,33 @@ export async function applyAction(
           resolved_at: null,
           acked_by: null,
           acked_at: null,
+          silenced,
         })
         .execute();
-      return [await addChange(tx, id, "opened", now, a.detail, runId, channels)];
+      return [await addChange(tx, id, "opened", now, a.detail, runId, target)];
     }
     if (a.kind === "hold") {
       const r = await tx
         .updateTable("alerts")
-        .set({ detail: a.detail, last_true_at: now, ...(a.renotify ? { last_notified_at: now } : {}) })
+        .set({
+          detail: a.detail,
+          last_true_at: now,
+          ...(a.renotify ? { last_notified_at: now, silenced } : {}),
+        })
         .where("id", "=", a.id)
         .where("state", "=", "open")
         .executeTakeFirst();
       if (!a.renotify || Number(r.numUpdatedRows) !== 1) return [];
-      return [await addChange(tx, a.id, "renotified", now, a.detail, runId, channels)];
+      return [await addChange(tx, a.id, "renotified", now, a.detail, runId, target)];
     }
     const r = await tx
       .updateTable("alerts")
-      .set({ state: "resolved", resolved_at: now })
+      .set({ state: "resolved", resolved_at: now, silenced })
       .where("id", "=", a.id)
       .where("state", "=", "open")
       .executeTakeFirst();
     if (Number(r.numUpdatedRows) !== 1) return [];
-    return [await addChange(tx, a.id, "resolved", now, a.detail, runId, channels)];
+    return [await addChange(tx, a.id, "resolved", now, a.detail, runId, target)];
   });
 }
 
@@ -180,7 +203,41 @@ export async function acknowledge(db: AlertsDb, alertId: string, by: string, now
       .where("acked_at", "is", null)
       .executeTakeFirst();
     if (Number(r.numUpdatedRows) !== 1) return false;
-    await addChange(tx, alertId, "acknowledged", now, `acknowledged by ${by}`, null, [], by);
+    await addChange(tx, alertId, "acknowledged", now, `acknowledged by ${by}`, null, NOWHERE, by);
+    return true;
+  });
+}
+
+/**
+ * Takes an acknowledgement back (issue 42): the alert is open and unacknowledged again, so re-notifications
+ * resume (the next one `renotifyMinutes` after the last message); who and when are kept as a change.
+ * False when the alert is not open or not acknowledged.
+ */
+export async function unacknowledge(
+  db: AlertsDb,
+  alertId: string,
+  by: string,
+  now: number,
+): Promise<boolean> {
+  return db.transaction().execute(async (tx) => {
+    const r = await tx
+      .updateTable("alerts")
+      .set({ acked_by: null, acked_at: null })
+      .where("id", "=", alertId)
+      .where("state", "=", "open")
+      .where("acked_at", "is not", null)
+      .executeTakeFirst();
+    if (Number(r.numUpdatedRows) !== 1) return false;
+    await addChange(
+      tx,
+      alertId,
+      "unacknowledged",
+      now,
+      `acknowledgement taken back by ${by}`,
+      null,
+      NOWHERE,
+      by,
+    );
     return true;
   });
 }

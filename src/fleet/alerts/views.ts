@@ -24,6 +24,7 @@ const KIND_WORDS: Record<string, string> = {
   renotified: "still open",
   resolved: "resolved",
   acknowledged: "acknowledged",
+  unacknowledged: "acknowledgement taken back",
 };
 
 function unitName(a: AlertView): string {
@@ -94,8 +95,9 @@ export const ALERTING_OFF =
   'Alerting is off: this fleet\'s config has no alerts section, so no rule is evaluated and nothing is sent. To turn it on, add an alerts section (see docs/alerts.md, "Switching it on") to the file given to vendd fleet serve --config, and restart it.';
 
 function ackForm(a: AlertView, csrf: string | null): Html | string {
-  if (csrf === null || a.state !== "open") return "";
-  return html`<form method="post" action="/alerts/${encodeURIComponent(a.id)}/ack" class="inline"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit">Acknowledge</button></form>`;
+  if (csrf === null || a.state === "resolved") return "";
+  const [path, label] = a.state === "open" ? ["ack", "Acknowledge"] : ["unack", "Un-acknowledge"];
+  return html`<form method="post" action="/alerts/${encodeURIComponent(a.id)}/${path}" class="inline ${path}"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit">${label}</button></form>`;
 }
 
 function unitCell(a: AlertView): Html {
@@ -131,7 +133,7 @@ export function renderAlertsPage(d: AlertsPageData): Html {
           (p) =>
             html`<tr><td>${p.channel}</td><td>${p.state === "failed" ? "failed" : "retrying"}</td><td>${p.attempts}</td><td>${p.lastError ?? ""}</td><td>${RULE_TITLES[p.rule]} · ${p.unitId}</td><td>${p.changeId}</td></tr>`,
         )}</tbody></table>`;
-  return html`<h1>Alerts</h1>${d.enabled ? "" : html`<p class="notice" id="alerting-off">${ALERTING_OFF}</p>`}${d.message === undefined ? "" : html`<p class="error" role="alert">${d.message}</p>`}${filterForm(d)}
+  return html`<h1>Alerts</h1><p><a href="/alerts/silences" id="silences-link">Silences and maintenance windows</a></p>${d.enabled ? "" : html`<p class="notice" id="alerting-off">${ALERTING_OFF}</p>`}${d.message === undefined ? "" : html`<p class="error" role="alert">${d.message}</p>`}${filterForm(d)}
 ${
   d.alerts.length === 0
     ? html`<p class="muted" id="no-alerts">No alerts.</p>`
