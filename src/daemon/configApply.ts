@@ -17,7 +17,7 @@ import { ConfigError, type ConfigIssue, parseConfig } from "../config/load.js";
 import { writeFileAtomic } from "../core/atomicFile.js";
 import { printable } from "../core/printable.js";
 import { LOCAL_INBOX } from "../update/apply.js";
-import { readEditValue } from "./configValue.js";
+import { readEditValue } from "../config/configValue.js";
 
 export interface ConfigEdit {
   key: string;

@@ -17,6 +17,7 @@ import { reconLinesCurrency, reconTables } from "./reconcile/migration.js";
 import { rolloutsUp } from "./rollouts/migration.js";
 import { salesCurrencyIndex, salesTable } from "./sales/migration.js";
 import { noncesTable, unitsTable } from "./units/migration.js";
+import { fleetValuesTable } from "./values/migration.js";
 import { accountsTables } from "./web/migration.js";
 
 export const FLEET_MIGRATIONS: readonly FleetMigration[] = [
@@ -47,6 +48,8 @@ export const FLEET_MIGRATIONS: readonly FleetMigration[] = [
   { name: "0009_unit_groups", steps: [unitGroupsTable] },
   /** Issue 41: rollouts of a bundle in phases, the steps units report, each unit's phase. */
   { name: "0010_rollouts", steps: [rolloutsUp] },
+  /** Issue 41: config values the fleet holds per group and per unit, delivered signed to each unit. */
+  { name: "0011_fleet_values", steps: [fleetValuesTable] },
 ];
 
 /**

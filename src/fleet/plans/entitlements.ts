@@ -5,10 +5,10 @@
  * units at `GET /api/unit/v1/entitlements` behind the fleet core's unit authentication.
  */
 import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
 import type { FastifyInstance, preHandlerHookHandler } from "fastify";
 import { type EntitlementList, type EntitlementMember, signEntitlements } from "../../update/entitlements.js";
-import { decryptSecretKey, type SecretKey } from "../../update/minisign.js";
+import type { SecretKey } from "../../update/minisign.js";
+import { openSecretKeyFile } from "../../update/minisignSecretKey.js";
 import type { FleetContext } from "../context.js";
 import {
   entitledMembers,
@@ -26,13 +26,8 @@ const DEFAULT_VALIDITY_MS = 7 * 86_400_000;
  * Reads the entitlement secret key (minisign, encrypted) and its passphrase from files. Errors name the
  * file, never its content or the passphrase.
  */
-export async function loadEntitlementKey(keyFile: string, passphraseFile: string): Promise<SecretKey> {
-  const [text, pass] = await Promise.all([readFile(keyFile, "utf8"), readFile(passphraseFile, "utf8")]);
-  try {
-    return await decryptSecretKey(text, pass.replace(/\r?\n$/, ""));
-  } catch {
-    throw new Error(`cannot open the entitlement key ${keyFile} with the passphrase in ${passphraseFile}`);
-  }
+export function loadEntitlementKey(keyFile: string, passphraseFile: string): Promise<SecretKey> {
+  return openSecretKeyFile(keyFile, passphraseFile, "entitlement key");
 }
 
 /** The unsigned list of entitled (active) members at `now`. */
