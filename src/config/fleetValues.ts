@@ -50,8 +50,13 @@ export const SignedValues = z.strictObject({
     .min(1)
     .max(1024 * 1024),
   signature: z.string().min(1).max(4096),
+  /** In the held file: the fleet's ETag of these values (the heartbeat's `valuesEtag`). */
+  etag: z.string().max(128).optional(),
 });
 export type SignedValues = z.infer<typeof SignedValues>;
+
+/** The ETag of a unit the fleet holds no values for; a unit without a values file holds it. */
+export const NO_VALUES_ETAG = '"v-none"';
 
 /**
  * Why a key cannot be a fleet-held value, or null when it can: an identity key, or a mapping holding one,

@@ -10,7 +10,7 @@ import { mountValuePages } from "./routes.js";
 
 export { deleteFleetGroup, renameFleetGroup, setFleetValue, unsetFleetValue } from "./actions.js";
 export { ValueRefused, type ValueScope } from "./rules.js";
-export { type HeldValue, listValues, NO_VALUES_ETAG, valuesDocumentOf, valuesEtagOf } from "./store.js";
+export { type HeldValue, listValues, valuesDocumentOf, valuesEtagOf } from "./store.js";
 
 export const valuesFeature: FleetFeature = {
   name: "values",

@@ -4,7 +4,7 @@
  */
 import { createHash } from "node:crypto";
 import type { Kysely } from "kysely";
-import type { UnitValuesDocument } from "../../config/fleetValues.js";
+import { NO_VALUES_ETAG, type UnitValuesDocument } from "../../config/fleetValues.js";
 import type { FleetDatabase } from "../db/schema.js";
 import { deleteGroup, groupNamesOfUnit, renameGroup } from "../groups/index.js";
 import type { ValueScope } from "./rules.js";
@@ -97,9 +97,6 @@ async function rowsOfUnit(db: Kysely<FleetDatabase>, unitId: string) {
     .orderBy("key")
     .execute();
 }
-
-/** The ETag of a unit that gets no values: a unit without a values file holds it. */
-export const NO_VALUES_ETAG = '"v-none"';
 
 /**
  * The ETag of a unit's values (the heartbeat's `valuesEtag`): a hash of its own and its groups' values, so
