@@ -11,14 +11,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { heldValuesFile, NO_VALUES_ETAG } from "../../src/config/fleetValues.js";
 import { rawV10, V10_ENV } from "../../src/config/fixtures.test-support.js";
+import { heldValuesFile, NO_VALUES_ETAG } from "../../src/config/fleetValues.js";
 import { systemClock } from "../../src/core/clock.js";
+import { fetchValues, readHeldValues } from "../../src/daemon/valuesFetch.js";
 import type { FleetContext } from "../../src/fleet/context.js";
 import type { FleetDb } from "../../src/fleet/db/open.js";
 import { createFleetApp } from "../../src/fleet/server.js";
 import { approveUnit } from "../../src/fleet/units/index.js";
-import { fetchValues, readHeldValues } from "../../src/daemon/valuesFetch.js";
 import { parsePublicKey } from "../../src/update/minisign.js";
 import { signUnitValues, ValuesError, verifyUnitValues } from "../../src/update/unitValues.js";
 import { makeKey, type TestKey } from "../../src/update/update.test-support.js";
@@ -147,9 +147,9 @@ describe("fleet-held values, delivered signed to one unit", () => {
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(readHeldValues(file, "vm-b").etag).toBe(hint);
     // Asked again with the ETag held: nothing new.
-    expect((await fetchValues(url, signer, { unitId: "vm-b", publicKey: pk, file, etag: hint ?? null })).status).toBe(
-      "unchanged",
-    );
+    expect(
+      (await fetchValues(url, signer, { unitId: "vm-b", publicKey: pk, file, etag: hint ?? null })).status,
+    ).toBe("unchanged");
 
     // `vendd config print --origin` shows each value's layer.
     const o = await origins(b.file);
@@ -198,7 +198,8 @@ describe("fleet-held values, delivered signed to one unit", () => {
     const un = await cli(["unset", "--unit", "vm-b", "fleet.heartbeatSeconds"]);
     expect(un.code, un.stderr).toBe(0);
     const list = await cli(["list", "--json"]);
-    const rows = (JSON.parse(list.stdout) as { values: { scope: string; target: string; key: string }[] }).values;
+    const rows = (JSON.parse(list.stdout) as { values: { scope: string; target: string; key: string }[] })
+      .values;
     expect(rows.map((r) => `${r.scope}:${r.target}:${r.key}`)).toEqual(["group:lobby:fleet.batchEvents"]);
     const b = unitConfig("vm-b");
     const pk = parsePublicKey(fleetKey.publicKeyText);
