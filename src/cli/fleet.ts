@@ -54,6 +54,9 @@ const SUBCOMMANDS: Readonly<Record<string, { load: () => Promise<Command> }>> = 
   group: {
     load: async () => (await import("./fleetRollout.js")).fleetGroupCommand,
   },
+  values: {
+    load: async () => (await import("./fleetRollout.js")).fleetValuesCommand,
+  },
   user: {
     load: async () => (await import("./fleetUser.js")).fleetUserCommand,
   },

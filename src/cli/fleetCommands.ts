@@ -124,6 +124,17 @@ export const FLEET_GROUP_OPTIONS = {
   help,
 } as const satisfies OptionSpecs;
 
+/** `vendd fleet values ...` (src/cli/fleetRollout.ts, issue 41). */
+export const FLEET_VALUES_OPTIONS = {
+  config: { type: "string", value: "FILE" },
+  db: { type: "string", value: "FILE|URL" },
+  unit: { type: "string", value: "ID" },
+  group: { type: "string", value: "NAME" },
+  by: { type: "string", value: "NAME" },
+  json: { type: "boolean" },
+  help,
+} as const satisfies OptionSpecs;
+
 /** `vendd fleet serve|units|approve|revoke|bundle upload` (src/cli/fleetServe.ts, fleetAdmin.ts). */
 export const FLEET_SERVER_OPTIONS = {
   config: { type: "string", value: "FILE" },
@@ -235,6 +246,24 @@ export const FLEET_COMMANDS: readonly CommandHelp[] = [
     },
     { words: "fleet group remove NAME UNIT...", summary: "take units out of a group" },
     { words: "fleet group list", summary: "every group and its units" },
+  ]),
+  ...helpLines("fleet", FLEET_VALUES_OPTIONS, [
+    {
+      words: "fleet values set KEY VALUE",
+      only: ["config", "db", "unit", "group", "by"],
+      summary:
+        "hold a config value for one unit (--unit ID) or a group (--group NAME), read by the key's type; never an identity key",
+    },
+    {
+      words: "fleet values unset KEY",
+      only: ["config", "db", "unit", "group"],
+      summary: "remove a unit's or group's value (back to the layers under it)",
+    },
+    {
+      words: "fleet values list",
+      only: ["config", "db", "unit", "group", "json"],
+      summary: "the values held (all, or one unit's or group's)",
+    },
   ]),
   ...helpLines("fleet", FLEET_ENROLL_OPTIONS, [
     {

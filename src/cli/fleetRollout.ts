@@ -29,9 +29,15 @@ import {
   shownState,
   updateUnitNow,
 } from "../fleet/rollouts/index.js";
+import { listValues, setFleetValue, unsetFleetValue, ValueRefused } from "../fleet/values/index.js";
 import { parsePublicKey } from "../update/minisign.js";
 import { renderCommandUsage } from "./commandTable.js";
-import { FLEET_COMMANDS, FLEET_GROUP_OPTIONS, FLEET_ROLLOUT_OPTIONS } from "./fleetCommands.js";
+import {
+  FLEET_COMMANDS,
+  FLEET_GROUP_OPTIONS,
+  FLEET_ROLLOUT_OPTIONS,
+  FLEET_VALUES_OPTIONS,
+} from "./fleetCommands.js";
 import { fleetDbTarget } from "./fleetUser.js";
 import { formatColumns } from "./table.js";
 
@@ -81,7 +87,7 @@ async function withFleet(
       process.stderr.write(`vendd fleet ${name}: refused (${e.code}): ${e.message}\n`);
       return 1;
     }
-    if (e instanceof Refused) {
+    if (e instanceof Refused || e instanceof ValueRefused) {
       process.stderr.write(`vendd fleet ${name}: ${e.message}\n`);
       return 1;
     }
@@ -273,4 +279,69 @@ export async function fleetGroupCommand(argv: string[]): Promise<number> {
     );
     return 0;
   });
+}
+
+/** `vendd fleet values set|unset|list` (issue 41): the values the fleet holds for a unit or a group. */
+export async function fleetValuesCommand(argv: string[]): Promise<number> {
+  const usage = usageOf("fleet values");
+  let p: ReturnType<typeof parseArgs<{ options: typeof FLEET_VALUES_OPTIONS; allowPositionals: true }>>;
+  try {
+    p = parseArgs({ args: argv, options: FLEET_VALUES_OPTIONS, allowPositionals: true, strict: true });
+  } catch (err) {
+    process.stderr.write(`vendd fleet values: ${err instanceof Error ? err.message : String(err)}\n${usage}`);
+    return 2;
+  }
+  const v = p.values;
+  if (v.help === true) {
+    process.stdout.write(usage);
+    return 0;
+  }
+  const [action, key, value, ...extra] = p.positionals;
+  const bad = (m: string) => {
+    process.stderr.write(`vendd fleet values: ${m}\n${usage}`);
+    return 2;
+  };
+  if (v.unit !== undefined && v.group !== undefined) return bad("--unit or --group, not both");
+  const target =
+    v.unit !== undefined
+      ? { scope: "unit" as const, target: v.unit }
+      : v.group !== undefined
+        ? { scope: "group" as const, target: v.group }
+        : null;
+  if (action === "list") {
+    return withFleet("values list", v.db, v.config, async (ctx) => {
+      const rows = await listValues(ctx.db, target ?? {});
+      if (v.json === true) process.stdout.write(`${JSON.stringify({ values: rows })}\n`);
+      else if (rows.length === 0) process.stdout.write("no values\n");
+      else
+        for (const r of rows)
+          process.stdout.write(
+            `${r.scope === "unit" ? "unit" : "group"}:${r.target} ${r.key} = ${JSON.stringify(r.value)}\n`,
+          );
+      return 0;
+    });
+  }
+  if (target === null) return bad("name the unit (--unit ID) or the group (--group NAME)");
+  const by = v.by ?? process.env.USER ?? "cli";
+  if (action === "set") {
+    if (key === undefined || value === undefined || extra.length > 0) return bad("expected set KEY VALUE");
+    return withFleet("values set", v.db, v.config, async (ctx) => {
+      const stored = await setFleetValue(ctx, target.scope, target.target, key, value, by);
+      process.stdout.write(`${target.scope} ${target.target}: ${key} = ${JSON.stringify(stored)}\n`);
+      return 0;
+    });
+  }
+  if (action === "unset") {
+    if (key === undefined || value !== undefined) return bad("expected unset KEY");
+    return withFleet("values unset", v.db, v.config, async (ctx) => {
+      const removed = await unsetFleetValue(ctx, target.scope, target.target, key, by);
+      process.stdout.write(
+        removed
+          ? `${target.scope} ${target.target}: ${key} unset\n`
+          : `${target.scope} ${target.target}: no value for ${key}\n`,
+      );
+      return 0;
+    });
+  }
+  return bad("expected set KEY VALUE, unset KEY or list");
 }

@@ -2,6 +2,7 @@
  * `vendd fleet serve`: runs the fleet server until SIGTERM or SIGINT, then closes it cleanly (in-flight
  * requests finish, the database is closed). `vendd fleet serve` alone serves ./fleet.db on 127.0.0.1:8380.
  */
+
 import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { setFlagsFromString } from "node:v8";
@@ -26,7 +27,9 @@ import { loadReportingSettings, ReportingSettingsError } from "../fleet/reconcil
 import { type RunningFleetServer, startFleetServer } from "../fleet/server.js";
 import { InvoicesClient } from "../payment/invoices/client.js";
 import { SubscriptionsClient } from "../payment/subscriptions/client.js";
+import type { SecretKey } from "../update/minisign.js";
 import { type PublicKey, parsePublicKey } from "../update/minisign.js";
+import { openSecretKeyFile } from "../update/minisignSecretKey.js";
 import {
   checkTimeZone,
   FLEET_SERVER_USAGE,
@@ -121,6 +124,20 @@ export async function servicesOf(cfg: FleetConfig, problems: string[]): Promise<
   if (services.plans !== undefined || services.invoices !== undefined)
     services.callbacks = new CallbackChecks();
   return services;
+}
+
+/** The values key (issue 41, `values` of the fleet config), opened at start; a problem refuses to serve. */
+async function valuesKeyOf(cfg: FleetConfig, problems: string[]): Promise<SecretKey | undefined> {
+  if (cfg.values === undefined) return undefined;
+  try {
+    return await openSecretKeyFile(cfg.values.keyFile, cfg.values.passphraseFile, "values key");
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    problems.push(
+      `values.keyFile: ${code === undefined ? (e as Error).message : `${code} reading the key or passphrase file`}`,
+    );
+    return undefined;
+  }
 }
 
 /**
@@ -224,6 +241,8 @@ interface ServeSettings {
   cfg: FleetConfig;
   services: FleetServices;
   https: { cert: Buffer; key: Buffer } | undefined;
+  /** The values key (issue 41), when the config has a `values` section. */
+  valuesKey: SecretKey | undefined;
 }
 
 /** The settings from the arguments and the config file, or the exit code (help, a usage or config error). */
@@ -263,10 +282,11 @@ async function serveSettings(argv: string[]): Promise<ServeSettings | number> {
     const cert = tls === undefined ? undefined : attempt(() => readPem(tls.cert, "cert"));
     const key = tls === undefined ? undefined : attempt(() => readPem(tls.key, "key"));
     const services = await servicesOf(cfg, problems);
+    const valuesKey = await valuesKeyOf(cfg, problems);
     if (problems.length > 0 || listen === undefined || timeZone === undefined)
       throw new FleetConfigError(problemsMessage(cfg.path ?? "(flags)", problems));
     const https = cert === undefined || key === undefined ? undefined : { cert, key };
-    return { args, listen, timeZone, bundleKeys, cfg, services, https };
+    return { args, listen, timeZone, bundleKeys, cfg, services, https, valuesKey };
   } catch (err) {
     if (err instanceof FleetUsageError) {
       process.stderr.write(`vendd fleet serve: ${err.message}\n${FLEET_SERVER_USAGE}`);
@@ -340,6 +360,7 @@ export async function fleetServeCommand(argv: string[]): Promise<number> {
       bundleKeys,
       plugins: fleetPlugins(services, { secureCookies: https !== undefined || cfg.trustProxy }),
       entitlements: services.plans !== undefined,
+      ...(settings.valuesKey === undefined ? {} : { valuesKey: settings.valuesKey }),
       trustProxy: cfg.trustProxy,
       ...(cfg.maxPendingEnrolments === undefined ? {} : { maxPendingEnrolments: cfg.maxPendingEnrolments }),
       secrets: cfg.secrets,

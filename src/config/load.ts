@@ -15,6 +15,7 @@ import {
   mergeUnder,
 } from "./boards.js";
 import { type KeyLine, readStructuredFile, secretsModeCheck } from "./files.js";
+import { heldValuesFile, parseValuesDocument, SignedValues, valuesLayers } from "./fleetValues.js";
 import { identityFileOf, nonIdentityPaths } from "./identity.js";
 import { ConfigError, type ConfigIssue, describeIssue, toConfigIssues } from "./issues.js";
 import { type Layer, type LayerName, type Merged, mergeLayers } from "./layers.js";
@@ -26,6 +27,7 @@ import {
   type VenddConfig,
   type VenddConfigInput,
 } from "./schema.js";
+import { DEFAULT_UNIT_KEY_FILE } from "./schema-fleet.js";
 import { DEFAULT_PAYMENT_DRIVER } from "./schema-payment.js";
 import { resolveSecrets, SECRETS_FILE_ENV, type Secrets } from "./secrets.js";
 
@@ -70,6 +72,8 @@ export interface LoadOptions {
   maxFileBytes?: number;
   /** The unit's identity file; default `identity.yaml` next to the config file (src/config/identity.ts). */
   identityFile?: string;
+  /** The fleet values file (group and unit layers); default `fleet-values.json` beside `fleet.keyFile`. */
+  valuesFile?: string;
 }
 
 /** Options of `parseConfig` and `buildConfig`. */
@@ -118,6 +122,10 @@ export function loadConfig(file: string, opts: LoadOptions = {}): LoadedConfig {
       });
     layers.push({ name: "identity", source: identityFile, values: read.value });
   }
+  // The fleet's values for this unit (group and unit layers), under the identity (src/config/fleetValues.ts).
+  const held = heldValues(mergeLayers(layers).raw, opts.valuesFile);
+  if (held.warning !== null) warnings.push(held.warning);
+  if (held.layers.length > 0) layers.splice(1, 0, ...held.layers);
   const merged = mergeLayers(layers);
 
   let secretsRaw: unknown;
@@ -147,6 +155,33 @@ export function loadConfig(file: string, opts: LoadOptions = {}): LoadedConfig {
     layers,
     originOf: (path) => merged.originOf(path)?.name ?? result.boardOrigin(path),
   };
+}
+
+/**
+ * The group and unit layers of the values file the daemon keeps beside the unit key (written only after it
+ * verified the fleet's signature and this unit's id: src/daemon/valuesFetch.ts). A file that cannot be used
+ * is a warning, never a refusal: the unit runs on its file's values rather than not at all.
+ */
+function heldValues(raw: unknown, file: string | undefined): { layers: Layer[]; warning: string | null } {
+  const fleet = isRecord(raw) ? raw.fleet : undefined;
+  if (file === undefined && !isRecord(fleet)) return { layers: [], warning: null };
+  const keyFile =
+    isRecord(fleet) && typeof fleet.keyFile === "string" ? fleet.keyFile : DEFAULT_UNIT_KEY_FILE;
+  const valuesFile = file ?? heldValuesFile(keyFile);
+  if (!existsSync(valuesFile)) return { layers: [], warning: null };
+  const unit = isRecord(raw) && isRecord(raw.unit) ? raw.unit.id : undefined;
+  try {
+    const read = readStructuredFile(valuesFile, { label: "(fleet values)" });
+    if (!read.ok) throw new Error(read.issues.map((i) => i.message).join("; "));
+    const signed = SignedValues.parse(read.value);
+    const doc = parseValuesDocument(signed.document, typeof unit === "string" ? unit : "");
+    return { layers: valuesLayers(doc, valuesFile), warning: null };
+  } catch (err) {
+    return {
+      layers: [],
+      warning: `the fleet values in ${printable(valuesFile)} are not used: ${err instanceof Error ? err.message : String(err)}`,
+    };
+  }
 }
 
 /** An issue of a layered config names the layer (and file) the offending value came from. */

@@ -6,19 +6,29 @@
 import * as z from "zod";
 import { MAX_BATCH_EVENTS } from "../core/fleetWire.js";
 import { ALWAYS, crossCheck, httpUrl, intIn, nonEmpty } from "./rules.js";
+import { entitlementKeySchema } from "./schema-entitlements.js";
+
+/** Where the unit key is when the config does not say (`fleet.keyFile`). */
+export const DEFAULT_UNIT_KEY_FILE = "/var/lib/vendd/fleet.key";
 
 export const fleetSchema = z
   .strictObject({
     /** The fleet server's base URL; the unit API is under `/api/unit/v1`. */
     url: httpUrl().refine((u) => !/[?#]/.test(u), "must be a base URL without a query or fragment"),
     /** The unit's Ed25519 private key (PKCS#8 PEM, mode 0600), made by `vendd fleet enroll`. */
-    keyFile: nonEmpty(4096).default("/var/lib/vendd/fleet.key"),
+    keyFile: nonEmpty(4096).default(DEFAULT_UNIT_KEY_FILE),
     /**
      * A private certificate authority for an `https` fleet (PEM file): the unit trusts the fleet's
      * certificate when it chains to this CA, and only then (src/core/fleetCa.ts). Absent: the system's
      * public authorities.
      */
     caFile: nonEmpty(4096).optional(),
+    /**
+     * The fleet's values public key (issue 41): a minisign key line (RW...) or the absolute path of a .pub
+     * file. The unit fetches the values the fleet holds for it (its groups' and its own) and takes them only
+     * signed by this key and made for this unit. Absent: the unit takes no fleet-held values.
+     */
+    valuesKey: entitlementKeySchema.optional(),
     /** Seconds between heartbeats. */
     heartbeatSeconds: intIn(5, 3600).default(60),
     /** Most events per batch. */

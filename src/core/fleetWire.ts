@@ -227,6 +227,11 @@ export const HeartbeatResponse = z.strictObject({
    * `GET /entitlements` when it differs from the list it holds. Absent from fleets without plans.
    */
   entitlementsEtag: z.string().max(128).nullable().optional(),
+  /**
+   * ETag of the values the fleet holds for this unit (issue 41): the unit fetches `GET /values` when it
+   * differs from the one it holds. Absent from fleets without a values key.
+   */
+  valuesEtag: z.string().max(128).optional(),
 });
 export type HeartbeatResponse = z.infer<typeof HeartbeatResponse>;
 

@@ -15,12 +15,11 @@ import { createHash } from "node:crypto";
 import { closeSync, createWriteStream, fsyncSync, openSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { pipeline } from "node:stream/promises";
-import { type Dispatcher, request } from "undici";
+import type { Dispatcher } from "undici";
 import { writeFileAtomic } from "../core/atomicFile.js";
-import type { Clock } from "../core/clock.js";
-import { signRequest, type UnitKeyPair } from "../core/fleetAuth.js";
 import { fleetBundleUrl, UNIT_API } from "../core/fleetWire.js";
 import { MAX_BUNDLE_BYTES } from "../update/bundle.js";
+import { signedGet, type UnitSigner } from "./signedGet.js";
 
 export type BundleFetchResult =
   | { status: "fetched"; etag: string | null; sha256: string; file: string }
@@ -53,33 +52,21 @@ export function writeHeldBundleEtag(file: string, etag: string): void {
  */
 export async function fetchBundleToInbox(
   baseUrl: string,
-  signer: { key: UnitKeyPair; clock: Clock },
+  signer: UnitSigner,
   etag: string | null,
   inbox: string,
   opts: { timeoutMs?: number; signal?: AbortSignal; dispatcher?: Dispatcher | undefined } = {},
 ): Promise<BundleFetchResult> {
   const path = `${UNIT_API}/bundle`;
-  // Signed as the fleet link signs its POSTs: the unit API's own path (fleetLink.ts post).
-  const url = fleetBundleUrl(baseUrl);
-  const headers: Record<string, string> = signRequest(signer.key, "GET", path, "", signer.clock.now());
-  if (etag !== null) headers["if-none-match"] = etag;
-  const timeoutMs = opts.timeoutMs ?? 120_000;
-  const res = await request(url, {
+  // The fleet's bundle address (fleetWire.ts fleetBundleUrl), signed over the unit API's own path.
+  const got = await signedGet(baseUrl, signer, "bundle", etag, {
+    timeoutMs: opts.timeoutMs ?? 120_000,
+    url: fleetBundleUrl(baseUrl),
     ...(opts.dispatcher === undefined ? {} : { dispatcher: opts.dispatcher }),
-    method: "GET",
-    headers,
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
     ...(opts.signal === undefined ? {} : { signal: opts.signal }),
   });
-  if (res.statusCode === 304 || res.statusCode === 404) {
-    await res.body.dump();
-    return { status: res.statusCode === 304 ? "unchanged" : "none" };
-  }
-  if (res.statusCode !== 200) {
-    await res.body.dump();
-    throw new Error(`GET ${path}: HTTP ${res.statusCode}`);
-  }
+  if (got.status !== "ok") return got;
+  const res = got;
   const declared = res.headers["content-length"];
   const expected = typeof declared === "string" ? Number(declared) : null;
   if (expected !== null && (!Number.isSafeInteger(expected) || expected > MAX_BUNDLE_BYTES)) {
@@ -107,8 +94,7 @@ export async function fetchBundleToInbox(
     const sha256 = hash.digest("hex");
     const file = join(inbox, `fleet-${sha256.slice(0, 16)}.vbundle`);
     renameSync(tmp, file);
-    const tag = res.headers.etag;
-    return { status: "fetched", etag: typeof tag === "string" ? tag : null, sha256, file };
+    return { status: "fetched", etag: res.etag, sha256, file };
   } finally {
     rmSync(tmp, { force: true });
   }

@@ -10,6 +10,7 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseDocument, parse as parseYaml } from "yaml";
+import { readEditValue } from "../config/configValue.js";
 import { readStructuredFile } from "../config/files.js";
 import { identityFileOf } from "../config/identity.js";
 import { mergeLayers } from "../config/layers.js";
@@ -17,7 +18,6 @@ import { ConfigError, type ConfigIssue, parseConfig } from "../config/load.js";
 import { writeFileAtomic } from "../core/atomicFile.js";
 import { printable } from "../core/printable.js";
 import { LOCAL_INBOX } from "../update/apply.js";
-import { readEditValue } from "./configValue.js";
 
 export interface ConfigEdit {
   key: string;

@@ -100,6 +100,13 @@ export interface FleetLinkOptions {
    * heartbeat; it never fails the round and never touches vending.
    */
   steps?: StepSource;
+  /**
+   * Issue 41: fetches, verifies and stores the values the fleet holds for this unit (valuesFetch.ts) when a
+   * heartbeat answer advertises a `valuesEtag` other than the one held. `fetch` gets the ETag held and
+   * returns the one now held (null: keep the advertised one). A failure is logged and tried again at the
+   * next heartbeat; the values held stay in force.
+   */
+  values?: { held: string; fetch: (held: string) => Promise<string | null> };
   bundles?: {
     held: string | null;
     jitterMs: number;
@@ -178,6 +185,7 @@ export class FleetLink {
   private readonly base: string;
   private signal: AbortSignal | undefined;
   private entitlementsEtag: string | null = null;
+  private valuesEtag: string | null;
   private bundleEtag: string | null;
   /** The advertised bundle ETag waiting for its fetch, and when that fetch is due (its jitter drawn). */
   private bundleWanted: { etag: string; dueAt: number } | null = null;
@@ -186,6 +194,7 @@ export class FleetLink {
     this.transport = o.transport ?? undiciTransport;
     this.base = o.url.replace(/\/+$/, "");
     this.bundleEtag = o.bundles?.held ?? null;
+    this.valuesEtag = o.values?.held ?? null;
   }
 
   status(): FleetStatus {
@@ -310,7 +319,22 @@ export class FleetLink {
     this.lastAckAt = this.o.clock.now();
     this.committed(parsed.value.committed);
     await this.syncEntitlements(parsed.value.entitlementsEtag ?? null);
+    await this.syncValues(parsed.value.valuesEtag ?? null);
     this.noteBundleHint(parsed.value.bundleEtag);
+  }
+
+  private async syncValues(advertised: string | null): Promise<void> {
+    const v = this.o.values;
+    if (v === undefined || advertised === null || advertised === this.valuesEtag) return;
+    try {
+      this.valuesEtag = (await v.fetch(this.valuesEtag ?? v.held)) ?? advertised;
+    } catch (err) {
+      if (this.signal?.aborted === true) return;
+      this.o.logger.warn(
+        { err: err instanceof Error ? err.message : String(err) },
+        "the fleet's values for this unit could not be taken: the values held stay, tried again at the next heartbeat",
+      );
+    }
   }
 
   /** The ETag of the bundle the unit last handed to its applier (null before the first). */

@@ -14,6 +14,7 @@ import { loadUnitKey, type UnitKeyPair } from "../core/fleetAuth.js";
 import { fleetDispatcher } from "../core/fleetCa.js";
 import type { FaultData, Heartbeat, ServiceData } from "../core/fleetWire.js";
 import type { SqliteJournal } from "../journal/sqlite.js";
+import type { PublicKey } from "../update/minisign.js";
 import { readUpdateOutcome } from "../update/state.js";
 import { dropSpooledStep, spooledSteps, spoolStep } from "../update/stepSpool.js";
 import {
@@ -22,9 +23,18 @@ import {
   readHeldBundleEtag,
   writeHeldBundleEtag,
 } from "./bundleFetch.js";
+import { loadEntitlementKey } from "./entitlementStore.js";
 import { type EntitlementStore, fetchEntitlements } from "./entitlements.js";
-import { BUNDLE_HINT_JITTER_MS, FleetLink, type FleetStatus, undiciTransportVia } from "./fleetLink.js";
+import {
+  BUNDLE_HINT_JITTER_MS,
+  FleetLink,
+  type FleetLinkOptions,
+  type FleetStatus,
+  undiciTransportVia,
+} from "./fleetLink.js";
+import type { UnitSigner } from "./signedGet.js";
 import type { ReasonCode, UnitStatus } from "./status.js";
+import { fetchValues, heldValuesFile, readHeldValues } from "./valuesFetch.js";
 
 /** A session open longer than this counts as unresolved in the heartbeat (longer than any timeout). */
 const STALE_OPEN_MS = 15 * 60_000;
@@ -174,6 +184,60 @@ function heartbeatOf(d: FleetUnitDeps): Omit<Heartbeat, "unitId" | "at" | "backl
   };
 }
 
+/**
+ * Issue 41: the fleet's values for this unit, kept current from the heartbeat's `valuesEtag` when the
+ * config names the fleet's values key (valuesFetch.ts). A key that cannot be read is logged: no values are
+ * taken (those held stay in force).
+ */
+function valuesSync(
+  d: FleetUnitDeps,
+  fleet: NonNullable<VenddConfig["fleet"]>,
+  signer: UnitSigner,
+  logger: Logger,
+  signal: AbortSignal,
+  dispatcher: Dispatcher | undefined,
+): { values?: NonNullable<FleetLinkOptions["values"]> } {
+  if (fleet.valuesKey === undefined) return {};
+  let publicKey: PublicKey;
+  try {
+    publicKey = loadEntitlementKey(fleet.valuesKey);
+  } catch (err) {
+    logger.error(
+      { err: err instanceof Error ? err.message : String(err) },
+      "fleet.valuesKey cannot be read: the fleet's values are not taken",
+    );
+    return {};
+  }
+  const unitId = d.config.unit.id;
+  const file = heldValuesFile(fleet.keyFile);
+  return {
+    values: {
+      held: readHeldValues(file, unitId).etag,
+      fetch: async (held) => {
+        const r = await fetchValues(
+          fleet.url,
+          signer,
+          { unitId, publicKey, file, etag: held },
+          {
+            signal,
+            dispatcher,
+          },
+        );
+        if (r.status !== "stored") return null;
+        logger.info(
+          {
+            file,
+            groups: r.document.groups.map((g) => g.name),
+            unitKeys: Object.keys(r.document.unit).length,
+          },
+          "the fleet's values for this unit stored: they take effect when the daemon restarts (systemctl restart vendd); vendd config print --origin shows them now",
+        );
+        return r.etag;
+      },
+    },
+  };
+}
+
 export function startFleetUnit(d: FleetUnitDeps): FleetUnit | null {
   const fleet = d.config.fleet;
   if (fleet === undefined) return null;
@@ -273,6 +337,7 @@ export function startFleetUnit(d: FleetUnitDeps): FleetUnit | null {
         return etag;
       },
     },
+    ...valuesSync(d, fleet, signer, logger, stopping.signal, dispatcher),
     ...(store === undefined
       ? {}
       : {

@@ -109,6 +109,11 @@ const Main = z.strictObject({
     .optional(),
   /** Alerts (issue 37): rules, thresholds, mail and webhooks; docs/alerts.md. Absent: no evaluation. */
   alerts: AlertsSection.optional(),
+  /**
+   * Issue 41: the encrypted minisign key that signs each unit's values (and the file with its passphrase).
+   * Absent: values are held and edited, but not sent to units.
+   */
+  values: z.strictObject({ keyFile: file, passphraseFile: file }).optional(),
   schedules: z
     .strictObject({
       /** Nightly reconciliation (cron, fleet time zone; default '30 4 * * *'), `false` to switch off. */
@@ -201,6 +206,8 @@ export interface FleetConfig {
   alerts?: AlertSettings;
   /** The bearer token of `GET /metrics` (secrets file or $VENDD_METRICS_TOKEN); absent: managers only. */
   metricsToken?: string;
+  /** The values key's files (issue 41), resolved; absent when the section is. */
+  values?: { keyFile: string; passphraseFile: string };
   schedules: {
     reconcile: string | false;
     reconcileDays: number;
@@ -340,6 +347,8 @@ export function readFleetConfig(
     secrets: [],
   };
   if (m.maxPendingEnrolments !== undefined) cfg.maxPendingEnrolments = m.maxPendingEnrolments;
+  if (m.values !== undefined)
+    cfg.values = { keyFile: at(m.values.keyFile), passphraseFile: at(m.values.passphraseFile) };
   if (m.db !== undefined) cfg.db = /^postgres(ql)?:\/\//.test(m.db) || m.db === ":memory:" ? m.db : at(m.db);
   if (m.listen !== undefined) cfg.listen = m.listen;
   if (m.timeZone !== undefined) cfg.timeZone = m.timeZone;

@@ -17,6 +17,7 @@ import { reconLinesCurrency, reconTables } from "./reconcile/migration.js";
 import { rolloutsUp } from "./rollouts/migration.js";
 import { salesCurrencyIndex, salesTable } from "./sales/migration.js";
 import { noncesTable, unitsTable } from "./units/migration.js";
+import { fleetValuesTable } from "./values/migration.js";
 import { accountsTables } from "./web/migration.js";
 
 export const FLEET_MIGRATIONS: readonly FleetMigration[] = [
@@ -49,6 +50,8 @@ export const FLEET_MIGRATIONS: readonly FleetMigration[] = [
   { name: "0010_rollouts", steps: [rolloutsUp] },
   /** Issue 42: alert silences and maintenance windows; which change a silence kept from being sent. */
   { name: "0011_alert_silences", steps: [alertSilencesUp] },
+  /** Issue 41: config values the fleet holds per group and per unit, delivered signed to each unit. */
+  { name: "0012_fleet_values", steps: [fleetValuesTable] },
 ];
 
 /**

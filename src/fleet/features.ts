@@ -27,6 +27,7 @@ import { salesFeature } from "./sales/index.js";
 import type { FleetPlugin } from "./server.js";
 import type { FleetServices } from "./services.js";
 import { unitsFeature } from "./units/index.js";
+import { valuesFeature } from "./values/index.js";
 import { type DashboardOptions, type DashboardTools, registerDashboard } from "./web/index.js";
 import { pageTools } from "./web/pageTools.js";
 
@@ -46,6 +47,7 @@ function fleetFeatures(s: FleetServices): FleetFeature[] {
     invoicesFeature(s.invoices),
     bundlesFeature,
     groupsFeature,
+    valuesFeature,
     rolloutsFeature,
     alertsFeature(s.alerts),
     metricsFeature(s.metricsToken ?? null),

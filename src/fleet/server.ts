@@ -10,7 +10,7 @@ import { systemClock, type Timer } from "../core/clock.js";
 import { type FleetServerFaultPoints, NO_FLEET_SERVER_FAULTS } from "../core/faults.js";
 import { KEY_CACHE_MAX, publicKeyFromRaw } from "../core/fleetAuth.js";
 import { createLogger } from "../core/log.js";
-import type { PublicKey } from "../update/minisign.js";
+import type { PublicKey, SecretKey } from "../update/minisign.js";
 import type { FleetContext } from "./context.js";
 import { openFleetDb } from "./database.js";
 import { isPostgresUrl } from "./db/open.js";
@@ -35,6 +35,8 @@ export interface FleetAppOptions {
   noncePurgeMs?: number;
   /** Heartbeat answers carry the entitlement list's ETag (plans configured). */
   entitlements?: boolean;
+  /** The values key (issue 41): heartbeat answers carry `valuesEtag`, `GET /values` serves signed values. */
+  valuesKey?: SecretKey;
   /** Serve HTTPS with this PEM certificate chain and key. */
   https?: { cert: Buffer; key: Buffer };
   /** Trust X-Forwarded-* from a TLS-terminating proxy (request protocol and address). */
@@ -79,6 +81,7 @@ export async function createFleetApp(
     onIngest: metrics.observeIngest,
     faults: opts.faults ?? NO_FLEET_SERVER_FAULTS,
     ...(opts.entitlements === undefined ? {} : { entitlements: opts.entitlements }),
+    ...(opts.valuesKey === undefined ? {} : { valuesKey: opts.valuesKey }),
     ...(opts.maxPendingEnrolments === undefined ? {} : { maxPendingEnrolments: opts.maxPendingEnrolments }),
   });
   for (const plugin of opts.plugins ?? []) await plugin(app, ctx, { unitAuth, metrics });
@@ -119,6 +122,7 @@ export interface FleetServerOptions {
   /** Keys an uploaded bundle must be signed by (FleetContext.bundleKeys). */
   bundleKeys?: readonly PublicKey[];
   entitlements?: boolean;
+  valuesKey?: SecretKey;
   https?: { cert: Buffer; key: Buffer };
   trustProxy?: boolean;
   maxPendingEnrolments?: number;
@@ -176,6 +180,7 @@ export async function startFleetServer(opts: FleetServerOptions): Promise<Runnin
       ...(opts.plugins === undefined ? {} : { plugins: opts.plugins }),
       ...(opts.faults === undefined ? {} : { faults: opts.faults }),
       ...(opts.entitlements === undefined ? {} : { entitlements: opts.entitlements }),
+      ...(opts.valuesKey === undefined ? {} : { valuesKey: opts.valuesKey }),
       ...(opts.https === undefined ? {} : { https: opts.https }),
       ...(opts.trustProxy === undefined ? {} : { trustProxy: opts.trustProxy }),
       ...(opts.maxPendingEnrolments === undefined ? {} : { maxPendingEnrolments: opts.maxPendingEnrolments }),

@@ -3,7 +3,9 @@
  * (libsodium's opslimit/memlimit mapped to scrypt's N, r, p), its BLAKE2b-256 checksum, reading and
  * decrypting a key, and generating a new key pair.
  */
+
 import { createPublicKey, generateKeyPairSync, randomBytes, scrypt } from "node:crypto";
+import { readFile } from "node:fs/promises";
 import { blake2b } from "@noble/hashes/blake2b";
 import {
   base64Strict,
@@ -183,4 +185,21 @@ export async function generateKeys(
     publicKeyText: formatPublicKey(pk),
     secretKeyText: `${UNTRUSTED}minisign encrypted secret key\n${bytes.toString("base64")}\n`,
   };
+}
+
+/**
+ * Opens an encrypted secret key file with the passphrase in another file (one trailing newline dropped): the
+ * fleet's signing keys (entitlement lists, unit values). Errors name the files, never their content.
+ */
+export async function openSecretKeyFile(
+  keyFile: string,
+  passphraseFile: string,
+  what: string,
+): Promise<SecretKey> {
+  const [text, pass] = await Promise.all([readFile(keyFile, "utf8"), readFile(passphraseFile, "utf8")]);
+  try {
+    return await decryptSecretKey(text, pass.replace(/\r?\n$/, ""));
+  } catch {
+    throw new Error(`cannot open the ${what} ${keyFile} with the passphrase in ${passphraseFile}`);
+  }
 }

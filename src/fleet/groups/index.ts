@@ -8,9 +8,11 @@ import { mountGroupPages } from "./routes.js";
 export { GROUP_NAME, GROUP_NAME_RULE, groupNameProblem } from "./rules.js";
 export {
   addToGroup,
+  deleteGroup,
   groupNamesOfUnit,
   listGroups,
   removeFromGroup,
+  renameGroup,
   unitIdsInGroups,
   unknownUnits,
 } from "./store.js";

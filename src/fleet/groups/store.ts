@@ -90,3 +90,19 @@ export async function unknownUnits(db: Kysely<FleetDatabase>, unitIds: readonly 
   );
   return unitIds.filter((u) => !known.has(u));
 }
+
+/** Renames a group (every unit in it); returns how many units it holds. Refused by the caller when `to` exists. */
+export async function renameGroup(db: Kysely<FleetDatabase>, from: string, to: string): Promise<number> {
+  const r = await db
+    .updateTable("unit_groups")
+    .set({ group_name: to })
+    .where("group_name", "=", from)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows);
+}
+
+/** Deletes a group (takes every unit out of it); returns how many units it held. */
+export async function deleteGroup(db: Kysely<FleetDatabase>, name: string): Promise<number> {
+  const r = await db.deleteFrom("unit_groups").where("group_name", "=", name).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}

@@ -5,11 +5,11 @@
  * units at `GET /api/unit/v1/entitlements` behind the fleet core's unit authentication.
  */
 import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
 import type { FastifyInstance, preHandlerHookHandler } from "fastify";
 import { DAY_MS } from "../../core/days.js";
 import { type EntitlementList, type EntitlementMember, signEntitlements } from "../../update/entitlements.js";
-import { decryptSecretKey, type SecretKey } from "../../update/minisign.js";
+import type { SecretKey } from "../../update/minisign.js";
+import { openSecretKeyFile } from "../../update/minisignSecretKey.js";
 import type { FleetContext } from "../context.js";
 import {
   entitledMembers,
@@ -27,13 +27,8 @@ const DEFAULT_VALIDITY_MS = 7 * DAY_MS;
  * Reads the entitlement secret key (minisign, encrypted) and its passphrase from files. Errors name the
  * file, never its content or the passphrase.
  */
-export async function loadEntitlementKey(keyFile: string, passphraseFile: string): Promise<SecretKey> {
-  const [text, pass] = await Promise.all([readFile(keyFile, "utf8"), readFile(passphraseFile, "utf8")]);
-  try {
-    return await decryptSecretKey(text, pass.replace(/\r?\n$/, ""));
-  } catch {
-    throw new Error(`cannot open the entitlement key ${keyFile} with the passphrase in ${passphraseFile}`);
-  }
+export function loadEntitlementKey(keyFile: string, passphraseFile: string): Promise<SecretKey> {
+  return openSecretKeyFile(keyFile, passphraseFile, "entitlement key");
 }
 
 /** The unsigned list of entitled (active) members at `now`. */

@@ -16,12 +16,15 @@ import type {
 import { type FleetServerFaultPoints, NO_FLEET_SERVER_FAULTS } from "../../core/faults.js";
 import { MAX_SKEW_MS } from "../../core/fleetAuth.js";
 import { EnrollRequest, EventBatch, Heartbeat, StepReport, UNIT_API } from "../../core/fleetWire.js";
+import type { SecretKey } from "../../update/minisign.js";
+import { signUnitValues } from "../../update/unitValues.js";
 import { bundleBytes, bundleIndex, markPending, newestBundleFor } from "../bundles/index.js";
 import type { FleetContext } from "../context.js";
 import { type HotPath, kyselyHotPath, type UnitAuthRow } from "../db/unitStatements.js";
 import { claimAndIngest, type IngestResult, ingestBatch } from "../ingest/index.js";
 import { newestEntitlementEtag } from "../plans/index.js";
 import { recordStep, rolloutGate } from "../rollouts/index.js";
+import { valuesDocumentOf, valuesEtagOf } from "../values/index.js";
 import { enrol } from "./enrol.js";
 import { admitted, ownUnit, type UnitGate, unitGate } from "./gate.js";
 import { decode, etagOf, fleetNameOf, heartbeatRow, malformed, matchesEtag, refuse } from "./wireReplies.js";
@@ -45,6 +48,12 @@ export interface UnitApiOptions {
   maxPendingEnrolments?: number;
   /** Called with the seconds each stored batch of events took (`POST /events`, the fleet's metrics). */
   onIngest?: (seconds: number) => void;
+  /**
+   * The fleet's values key (issue 41; `values.keyFile` of the fleet config): the heartbeat answer carries
+   * `valuesEtag`, and `GET /values` serves each unit the values held for it, signed for it alone. Absent:
+   * neither (the values are still held and edited).
+   */
+  valuesKey?: SecretKey;
 }
 
 /** How many enrolments may wait for approval at once, unless the fleet config says otherwise. */
@@ -60,6 +69,7 @@ interface UnitRoutes {
   bundles: ReturnType<typeof bundleIndex>;
   entitlementsEtag: (() => Promise<string | null>) | undefined;
   onIngest: ((seconds: number) => void) | undefined;
+  valuesKey: SecretKey | undefined;
 }
 
 /** Registers the unit API on `app` (in its own scope: the raw-body JSON parser stays inside it). */
@@ -87,6 +97,7 @@ export async function registerUnitApi(
         bundles,
         entitlementsEtag: opts.entitlements === true ? () => newestEntitlementEtag(ctx) : undefined,
         onIngest: opts.onIngest,
+        valuesKey: opts.valuesKey,
       };
       api.removeAllContentTypeParsers(); // JSON only (415 for anything else), kept as bytes
       api.addContentTypeParser(
@@ -107,6 +118,7 @@ export async function registerUnitApi(
       api.post("/events", (req, reply) => postEvents(u, req, reply));
       api.post("/heartbeat", (req, reply) => postHeartbeat(u, req, reply));
       api.get("/bundle", (req, reply) => getBundle(u, req, reply));
+      api.get("/values", (req, reply) => getValues(u, req, reply));
       api.post("/steps", async (req, reply) => {
         const p = gate.parsed(req, reply, StepReport);
         if (p === null || p.a.unit === null) return reply;
@@ -185,7 +197,7 @@ async function postEvents(u: UnitRoutes, req: FastifyRequest, reply: FastifyRepl
 
 /** `POST /heartbeat`: the unit's row updated; the answer names its newest bundle (and entitlement list). */
 async function postHeartbeat(u: UnitRoutes, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-  const { ctx, hot, claimHeartbeat, bundles, entitlementsEtag } = u;
+  const { ctx, hot, claimHeartbeat, bundles, entitlementsEtag, valuesKey } = u;
   const { deferred, claim, parsed } = u.gate;
   const now = ctx.clock.now();
   let unitId: string;
@@ -225,12 +237,31 @@ async function postHeartbeat(u: UnitRoutes, req: FastifyRequest, reply: FastifyR
   const bundle = await bundles.newestFor(unitId, hb.fleet ?? null, await rolloutGate(ctx, unitId));
   // The plans feature's query (plans/entitlements.ts), when plans are on.
   const etag = entitlementsEtag === undefined ? undefined : await entitlementsEtag();
+  // The values held for this unit (issue 41), when the fleet has a values key to sign them with.
+  const valuesEtag = valuesKey === undefined ? undefined : await valuesEtagOf(ctx.db, unitId);
   return reply.send({
     now: ctx.clock.now(),
     committed,
     bundleEtag: bundle === null ? null : etagOf(bundle.sha256),
     ...(entitlementsEtag !== undefined ? { entitlementsEtag: etag ?? null } : {}),
+    ...(valuesEtag !== undefined ? { valuesEtag } : {}),
   });
+}
+
+/**
+ * `GET /values` (issue 41): the values the fleet holds for the signing unit (its groups' and its own), in a
+ * document naming it, signed with the values key; conditional on the ETag the heartbeat advertises.
+ */
+async function getValues(u: UnitRoutes, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const { ctx, valuesKey } = u;
+  const a = u.gate.auth.get(req);
+  if (a === undefined || a.unit === null) return refuse(reply, 401, "unsigned", "not signed");
+  if (valuesKey === undefined)
+    return refuse(reply, 404, "no_values", "this fleet has no values key: it sends no values");
+  const { document, etag } = await valuesDocumentOf(ctx.db, a.unit.id, ctx.clock.now());
+  reply.header("etag", etag).header("cache-control", "no-cache");
+  if (matchesEtag(req.headers["if-none-match"], etag)) return reply.code(304).send();
+  return reply.send(signUnitValues(document, valuesKey));
 }
 
 /** `GET /bundle`: the newest bundle targeting the unit, conditional on its ETag; marks its rollout pending. */

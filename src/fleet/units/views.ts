@@ -190,6 +190,12 @@ export function unitPage(pc: PageContext, d: UnitDetail): string {
 <tr><th>Unresolved sessions</th><td>${u.unresolved}</td></tr>
 <tr><th>Needs a look</th><td class="warn">${u.attention.join("; ") || "no"}</td></tr>
 ${dexRow(pc, d.dex)}
+${
+  // Issue 41: the values the fleet holds for it (the server with groups and values; not the demo's).
+  pc.extraNav?.some(([href]) => href === "/groups") === true
+    ? html`<tr><th>Config values</th><td><a id="unit-values" href="/units/${encodeURIComponent(u.id)}/values">this unit's and its groups' values</a></td></tr>`
+    : ""
+}
 </tbody></table>
 <h2>Net sales per day, last 30 days</h2>${chart("unit-chart", d.chart)}
 ${totalsTable(d.totals30, "No sales in the last 30 days.")}

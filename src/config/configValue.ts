@@ -6,7 +6,8 @@
  * Keys the schema does not describe by one plain type (lists, maps, unions) take a YAML flow value.
  */
 import { parse as parseYaml } from "yaml";
-import { configSchema } from "../config/schema.js";
+import * as z from "zod";
+import { configSchema } from "./schema.js";
 
 /** What `config set` does to a key: set a value, or delete it from the file (back to the default). */
 export type EditValue = { value: unknown } | { remove: true };
@@ -38,8 +39,8 @@ function unwrap(s: Walked): { core: Walked; nullable: boolean } {
   return { core: cur, nullable };
 }
 
-/** The schema type of a dotted key: `string`, `number`, `boolean`, `enum`, ... or null when unknown. */
-export function keyType(key: string): { type: string; nullable: boolean } | null {
+/** The schema of a dotted key (with its wrappers), or null when the config has no such key. */
+function keySchema(key: string): Walked | null {
   let s: unknown = configSchema;
   for (const part of key.split(".")) {
     if (!isWalked(s)) return null;
@@ -48,9 +49,29 @@ export function keyType(key: string): { type: string; nullable: boolean } | null
     if (core._zod.def.type !== "object" || shape === undefined || !Object.hasOwn(shape, part)) return null;
     s = shape[part];
   }
-  if (!isWalked(s)) return null;
+  return isWalked(s) ? s : null;
+}
+
+/** The schema type of a dotted key: `string`, `number`, `boolean`, `enum`, ... or null when unknown. */
+export function keyType(key: string): { type: string; nullable: boolean } | null {
+  const s = keySchema(key);
+  if (s === null) return null;
   const { core, nullable } = unwrap(s);
   return { type: core._zod.def.type, nullable };
+}
+
+/**
+ * Whether `value` is valid for `key` by the key's own schema (its type, range, pattern), or why not. Checks
+ * that look across keys are the whole config's, made where it is loaded.
+ */
+export function keyValueProblem(key: string, value: unknown): string | null {
+  const s = keySchema(key);
+  if (!(s instanceof z.ZodType)) return `${key} is not a key of the unit config`;
+  const r = s.safeParse(value);
+  if (r.success) return null;
+  const first = r.error.issues[0];
+  const at = first !== undefined && first.path.length > 0 ? `.${first.path.join(".")}` : "";
+  return `${key}${at}: ${first?.message ?? "invalid value"}`;
 }
 
 function unquoted(text: string): string {
