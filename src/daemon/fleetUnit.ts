@@ -20,7 +20,7 @@ import {
   writeHeldBundleEtag,
 } from "./bundleFetch.js";
 import { type EntitlementStore, fetchEntitlements } from "./entitlements.js";
-import { BUNDLE_HINT_JITTER_MS, FleetLink, type FleetStatus } from "./fleetLink.js";
+import { FleetLink, type FleetStatus } from "./fleetLink.js";
 import type { ReasonCode, UnitStatus } from "./status.js";
 
 /** A session open longer than this counts as unresolved in the heartbeat (longer than any timeout). */
@@ -247,7 +247,7 @@ export function startFleetUnit(d: FleetUnitDeps): FleetUnit | null {
     },
     bundles: {
       held: readHeldBundleEtag(heldFile),
-      jitterMs: BUNDLE_HINT_JITTER_MS,
+      jitterMs: fleet.bundleJitterSeconds * 1000,
       fetch: async (held) => {
         const r = await fetchBundleToInbox(fleet.url, signer, held, inbox, { signal: stopping.signal });
         if (r.status !== "fetched") return null;
