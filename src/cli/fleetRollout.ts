@@ -8,6 +8,7 @@ import { parseArgs } from "node:util";
 import { systemClock } from "../core/clock.js";
 import { createLogger } from "../core/log.js";
 import { printable } from "../core/printable.js";
+import { listBundles } from "../fleet/bundles/listStore.js";
 import { BundleUploadError, storeBundle } from "../fleet/bundles/store.js";
 import { FleetConfigError, fleetConfigBundleKeys, fleetConfigDb } from "../fleet/config.js";
 import type { FleetContext } from "../fleet/context.js";
@@ -165,7 +166,7 @@ export async function fleetRolloutCommand(argv: string[]): Promise<number> {
         const id = args[0] ?? "";
         return await withFleet("rollout status", v.db, v.config, async (ctx) => {
           const r = await rolloutStatus(ctx, id);
-          if (r === null) throw new Refused(`no rollout of ${printable(id, 128)}`);
+          if (r === null) return await directStatus(ctx, id, v.json === true);
           if (v.json === true) {
             const units = r.units.map((u) => ({ ...u, state: shownState(u.state) }));
             process.stdout.write(`${JSON.stringify({ ...r, units })}\n`);
@@ -344,4 +345,40 @@ export async function fleetValuesCommand(argv: string[]): Promise<number> {
     });
   }
   return bad("expected set KEY VALUE, unset KEY or list");
+}
+
+/**
+ * `rollout status` of a bundle uploaded without a rollout: it is offered to the units its targets name, and
+ * each unit's steps are shown the same way (its state and reason: a refusal says why).
+ */
+async function directStatus(ctx: FleetContext, id: string, json: boolean): Promise<number> {
+  const b = (await listBundles(ctx)).find((x) => x.id === id);
+  if (b === undefined) throw new Refused(`no bundle and no rollout ${printable(id, 128)}`);
+  const units = b.rollouts.map((u) => ({
+    unitId: u.unitId,
+    phase: null,
+    state: shownState(u.state),
+    reason: u.reason,
+    updatedAt: u.updatedAt,
+  }));
+  const reason = `no rollout: offered to the units its targets name (${b.targets.join(", ")})`;
+  if (json) {
+    process.stdout.write(
+      `${JSON.stringify({ bundleId: b.id, kind: b.kind, version: b.version, state: "direct", reason, units })}\n`,
+    );
+    return 0;
+  }
+  const counts = new Map<string, number>();
+  for (const u of units) counts.set(u.state, (counts.get(u.state) ?? 0) + 1);
+  process.stdout.write(
+    `bundle ${b.id} (${b.kind} ${b.version}): ${printable(reason, 300)}; ${[...counts].map(([st, n]) => `${n} ${st}`).join(", ") || "no unit reported yet"}\n`,
+  );
+  process.stdout.write(
+    formatColumns(
+      ["UNIT", "PHASE", "STATE", "REASON"],
+      units.map((u) => [printable(u.unitId, 64), "-", u.state, printable(u.reason, 300)]),
+      { flex: 3, width: 140 },
+    ),
+  );
+  return 0;
 }

@@ -31,6 +31,11 @@ export const fleetSchema = z
     valuesKey: entitlementKeySchema.optional(),
     /** Seconds between heartbeats. */
     heartbeatSeconds: intIn(5, 3600).default(60),
+    /**
+     * Issue 41: the bound of the jitter before the daemon fetches a bundle a heartbeat answer hints, seconds
+     * (drawn from [0, this)): 60 spreads 10,000 units told in the same minute over that minute.
+     */
+    bundleJitterSeconds: intIn(0, 600).default(60),
     /** Most events per batch. */
     batchEvents: intIn(1, MAX_BATCH_EVENTS).default(200),
     /** `vendd status` warns when more events than this wait to be delivered… */

@@ -122,9 +122,6 @@ export interface StepSource {
   done(name: string): void;
 }
 
-/** The default bound of the bundle hint's jitter: 10,000 units spread over a minute, about 170 a second. */
-export const BUNDLE_HINT_JITTER_MS = 60_000;
-
 export const DEFAULT_FLEET_BACKOFF: Backoff = { baseDelayMs: 5_000, maxDelayMs: 600_000 };
 
 class FleetRefused extends Error {

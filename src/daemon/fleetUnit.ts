@@ -25,13 +25,7 @@ import {
 } from "./bundleFetch.js";
 import { loadEntitlementKey } from "./entitlementStore.js";
 import { type EntitlementStore, fetchEntitlements } from "./entitlements.js";
-import {
-  BUNDLE_HINT_JITTER_MS,
-  FleetLink,
-  type FleetLinkOptions,
-  type FleetStatus,
-  undiciTransportVia,
-} from "./fleetLink.js";
+import { FleetLink, type FleetLinkOptions, type FleetStatus, undiciTransportVia } from "./fleetLink.js";
 import type { UnitSigner } from "./signedGet.js";
 import type { ReasonCode, UnitStatus } from "./status.js";
 import { fetchValues, heldValuesFile, readHeldValues } from "./valuesFetch.js";
@@ -323,7 +317,7 @@ export function startFleetUnit(d: FleetUnitDeps): FleetUnit | null {
     },
     bundles: {
       held: readHeldBundleEtag(heldFile),
-      jitterMs: BUNDLE_HINT_JITTER_MS,
+      jitterMs: fleet.bundleJitterSeconds * 1000,
       fetch: async (held) => {
         const r = await fetchBundleToInbox(fleet.url, signer, held, inbox, {
           signal: stopping.signal,
