@@ -74,6 +74,7 @@ export const FLEET_FEATURES: ReadonlySet<string> = new Set([
   "ingest",
   "invoices",
   "metrics",
+  "values",
   "plans",
   "reconcile",
   "rollouts",

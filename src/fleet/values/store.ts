@@ -7,17 +7,11 @@ import type { Kysely } from "kysely";
 import { NO_VALUES_ETAG, type UnitValuesDocument } from "../../config/fleetValues.js";
 import type { FleetDatabase } from "../db/schema.js";
 import { deleteGroup, groupNamesOfUnit, renameGroup } from "../groups/index.js";
+import type { HeldValue } from "./rows.js";
 import type { ValueScope } from "./rules.js";
 import "./schema.js";
 
-export interface HeldValue {
-  scope: ValueScope;
-  target: string;
-  key: string;
-  value: unknown;
-  updatedAt: number;
-  updatedBy: string;
-}
+export type { HeldValue } from "./rows.js";
 
 /** Sets (or replaces) a value; the caller checked key, value and target (rules.ts). */
 export async function setValue(

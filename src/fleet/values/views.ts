@@ -4,7 +4,7 @@
  */
 import { type Html, html } from "../web/html.js";
 import { layout, type PageContext, time, unitHref } from "../web/pages.js";
-import type { HeldValue } from "./store.js";
+import type { HeldValue } from "./rows.js";
 
 function csrf(pc: PageContext): Html {
   return html`<input type="hidden" name="_csrf" value="${pc.session.csrf}">`;
