@@ -186,6 +186,10 @@ const NOT_RUN: readonly [RegExp, string][] = [
     "talks to the payment services a fleet config names (test/fleet/callback-refused.test.ts)",
   ],
   [
+    /^vendd fleet alerts (silence|ack|unack)\b/,
+    "acts on an alerting fleet's alerts by id (test/fleet/alerts-routing-pg.test.ts runs each on a real fleet)",
+  ],
+  [
     /^vendd fleet (revoke|dex-g85|invoice)\b/,
     "takes a unit out of the fleet, flags its audits or makes invoices: test/fleet runs each on a real fleet",
   ],

@@ -129,8 +129,12 @@ async function consoleRead(u: E2eUnit): Promise<void> {
 
 /** A cashless vend through the unit over MDB: the customer pays in the app, the machine delivers. */
 async function cardVend(u: E2eUnit, item: number, price: number): Promise<void> {
+  const finished = () => u.daemon.current.out.split('"msg":"session finished"').length;
+  const before = finished();
   const r = await selectionVend(u.actor, item, price, 1);
   expect(r.outcome, u.daemon.current.out.slice(-3000)).toBe("success");
+  // the machine's VEND SUCCESS read by the daemon too: a `dex read` typed before that says a vend is in progress
+  await expect.poll(finished, { timeout: 20_000 }).toBeGreaterThan(before);
 }
 
 /** Waits until the fleet holds `reads` DEX reads and `sales` sales of the unit (its outbox drained). */
