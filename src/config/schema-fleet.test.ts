@@ -21,6 +21,7 @@ describe("fleet", () => {
       backlogWarnHours: 24,
       retentionDays: 35,
       maxBacklogDays: 42,
+      bundleJitterSeconds: 60,
     });
   });
 

@@ -44,6 +44,7 @@ describe("the unit's parts (docs/developers.md, The daemon's parts)", () => {
       "dex",
       "housekeeping",
       "update",
+      "metrics",
       "service",
       "control",
     ]);
